@@ -1,0 +1,142 @@
+// Wire types of the TxIntent and what is derived from it. The JSON Schemas in
+// ./schemas validate exactly these shapes; keep both in step.
+
+export type Address = `0x${string}`
+export type Hex = `0x${string}`
+
+export const SUPPORTED_CHAIN_IDS = [1, 10, 42161, 8453] as const
+export type ChainId = (typeof SUPPORTED_CHAIN_IDS)[number]
+
+export interface Asset {
+  kind: 'erc20'
+  address: Address
+  /** Declared by the client; never trusted for anything but display. */
+  symbol?: string
+  decimals?: number
+}
+
+export type SwapProvider = 'v3_router' | 'aggregator'
+
+export interface TransferAction {
+  type: 'transfer'
+  asset: Asset
+  to: Address
+  amount: string
+}
+export interface TransferNativeAction {
+  type: 'transfer_native'
+  to: Address
+  amount: string
+}
+export interface ApproveAction {
+  type: 'approve'
+  asset: Asset
+  spender: Address
+  amount: string
+}
+export interface SwapExactInAction {
+  type: 'swap_exact_in'
+  router: Address
+  provider?: SwapProvider
+  assetIn: Asset
+  assetOut: Asset
+  amountIn: string
+  minAmountOut: string
+}
+export interface SwapExactOutAction {
+  type: 'swap_exact_out'
+  router: Address
+  provider?: SwapProvider
+  assetIn: Asset
+  assetOut: Asset
+  amountOut: string
+  maxAmountIn: string
+}
+export type Action =
+  | TransferAction
+  | TransferNativeAction
+  | ApproveAction
+  | SwapExactInAction
+  | SwapExactOutAction
+export type ActionType = Action['type']
+export const ACTION_TYPES: readonly ActionType[] = [
+  'transfer',
+  'transfer_native',
+  'approve',
+  'swap_exact_in',
+  'swap_exact_out',
+]
+
+export interface TxIntent {
+  version: '1'
+  id: string
+  /** Unix seconds or milliseconds (>= 1e12 means ms); see normaliseTimestampMs. */
+  timestamp: number
+  chain: { type: 'evm'; chainId: ChainId; rpcHint?: string }
+  wallet: { address: Address; profile?: string }
+  action: Action
+  constraints: { maxGasWei: string; deadline: number; maxSlippageBps: number }
+  metadata?: { source?: string; note?: string }
+  preferences?: { speed?: 'slow' | 'normal' | 'fast'; privateRelay?: boolean }
+}
+
+/** The unsigned transaction a builder derives from an intent (SPEC "Build result"). */
+export interface TxRequest {
+  to: Address
+  data: Hex
+  value: string
+  chainId: number
+  type: 'eip1559'
+}
+
+export interface BuiltTx {
+  txRequest: TxRequest
+  txRequestHash: Hex
+  description: string
+}
+
+export type Decision = 'allow' | 'deny' | 'require_approval'
+
+export interface PolicyDecision {
+  decision: Decision
+  /** Human-readable reason texts, in rule order. */
+  reasons: string[]
+  /** Stable machine codes, one per reason, same order (audit uses these). */
+  reasonCodes: string[]
+  policyVersion: '1'
+}
+
+/** Per-token limits; amounts in the token's smallest unit. */
+export interface TokenLimit {
+  maxAmount?: string
+  requireApprovalAbove?: string
+  maxApprovalAmount?: string
+}
+
+export interface PolicyConfig {
+  allowedChains: number[]
+  tokenAllowlist: Address[]
+  contractAllowlist: Address[]
+  recipientAllowlist: Address[]
+  /** Native value cap in wei; null means no cap. */
+  maxValueWei: string | null
+  /** Approve amount cap in the token's smallest unit; null means no cap. */
+  maxApprovalAmount: string | null
+  requireApprovalAbove: { valueWei: string }
+  maxRiskScore: number
+  maxTxPerHour: number
+  /** Keys are token addresses (any case). */
+  tokenLimits: Record<string, TokenLimit>
+}
+
+export interface AuditEvent {
+  id: string
+  timestamp: number
+  intentId: string
+  event: string
+  data: Record<string, unknown>
+}
+
+/** Injected wherever time matters, so tests never sleep. Milliseconds. */
+export type Clock = () => number
+export const systemClock: Clock = () => Date.now()

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+// One runner for every tier: unit tests beside the code (src/**/*.test.ts),
+// system tests that start real processes in test/.
+export default defineConfig({
+  test: {
+    include: ['shared/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+  },
+})
