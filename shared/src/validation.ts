@@ -1,0 +1,45 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+
+// ajv-formats ships CommonJS with a default export; under NodeNext the callable
+// sits on .default.
+const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule }).default ?? addFormatsModule
+
+/**
+ * The one ajv configuration every process validates with: strict schemas, no
+ * coercion, no silent removal of unknown properties, all errors collected.
+ */
+export function createAjv(): Ajv {
+  const ajv = new Ajv({
+    strict: true,
+    allErrors: false,
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: false,
+    allowUnionTypes: true,
+  })
+  ;(addFormats as unknown as (a: Ajv, f: string[]) => void)(ajv, ['uuid', 'email'])
+  return ajv
+}
+
+/** Turns ajv errors into one message naming the failing path, e.g. "body/action/to must match pattern ...". */
+export function describeValidationErrors(errors: ErrorObject[] | null | undefined, root = 'body'): string {
+  if (!errors || errors.length === 0) return `${root} is invalid`
+  return errors.map((e) => describeOne(e, root)).join(', ')
+}
+
+function describeOne(e: ErrorObject, root: string): string {
+  const path = `${root}${e.instancePath}`
+  if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty
+    return `${path} must NOT have additional property '${extra}'`
+  }
+  return `${path} ${e.message ?? 'is invalid'}`
+}
+
+/** Validation errors as a list, one string per failing path (skill registration reports all). */
+export function listValidationErrors(errors: ErrorObject[] | null | undefined, root = 'manifest'): string[] {
+  return (errors ?? []).map((e) => describeOne(e, root))
+}
+
+export type Validator<T> = ValidateFunction<T>
