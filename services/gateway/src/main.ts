@@ -1,1 +1,71 @@
-export {}
+import { chmodSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import {
+  SIGNER_SOCKET,
+  createRpcClient,
+  defaultPolicyConfig,
+  loadPolicyFile,
+  openAuditLog,
+  routerTableFromEnv,
+} from '@countersign/shared'
+import { buildGatewayApp } from './app.js'
+import { createChainClients, verifyChainIds } from './chain/chainClients.js'
+import { ConfigError, loadGatewayConfig } from './config.js'
+import { openGatewayDb } from './store/gatewayDb.js'
+import { createRateLimitStore } from './store/rateLimits.js'
+import { createSentTxs } from './store/sentTxs.js'
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig(process.env)
+  const routers = routerTableFromEnv(process.env)
+  const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
+  const chains = createChainClients(config.rpcUrls)
+  await verifyChainIds(chains, config.rpcUrlSources)
+
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(config.dataDir, 0o700)
+  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
+  const signer = createRpcClient({ socketPath: path.join(config.dataDir, 'run', SIGNER_SOCKET), timeoutMs: 15_000 })
+  const app = await buildGatewayApp({
+    host: config.host,
+    bodyLimitBytes: config.bodyLimitBytes,
+    audit,
+    rateLimits: createRateLimitStore(db),
+    sentTxs: createSentTxs(db),
+    policy,
+    routers,
+    chains,
+    signer,
+    logger: { level: config.logLevel },
+  })
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    await app.close()
+    signer.close()
+    audit.close()
+    db.close()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  await app.listen({ host: config.host, port: config.port })
+  app.log.info(
+    { dataDir: config.dataDir, policyFile: config.policyFile ?? '(defaults)', chains: chains.configured() },
+    'countersign gateway ready',
+  )
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof Error && err.name.endsWith('ConfigError')) {
+    process.stderr.write(`countersign gateway: configuration error: ${err.message}\n`)
+  } else if (err instanceof ConfigError) {
+    process.stderr.write(`countersign gateway: configuration error: ${err.message}\n`)
+  } else {
+    process.stderr.write(`countersign gateway: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`)
+  }
+  process.exit(1)
+})

@@ -1,0 +1,74 @@
+// POST /v1/tx/build on the real gateway (audit on, default durability) against
+// a bare fastify route, both at 32 connections, in the same run.
+import { randomUUID } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fmt, freePort, load, ratio, root, startNode, tempDir } from './lib.mjs'
+
+function intentBody() {
+  const now = Math.floor(Date.now() / 1000)
+  return JSON.stringify({
+    version: '1',
+    id: randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId: 8453 },
+    wallet: { address: '0x1111111111111111111111111111111111111111' },
+    action: {
+      type: 'transfer',
+      asset: { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 },
+      to: '0x2222222222222222222222222222222222222222',
+      amount: '5000000',
+    },
+    constraints: { maxGasWei: '1000000000000000', deadline: now + 3600, maxSlippageBps: 0 },
+  })
+}
+
+export async function benchBuild({ duration = 8 } = {}) {
+  const dataDir = tempDir()
+  // A policy that never rate-limits, so every request does the full work.
+  const policyFile = path.join(dataDir, 'policy.json')
+  writeFileSync(policyFile, JSON.stringify({ maxTxPerHour: 100000000 }))
+
+  const barePort = await freePort()
+  const bare = await startNode(path.join(root, 'bench/bare-server.mjs'), {
+    env: { PORT: String(barePort) },
+    url: `http://127.0.0.1:${barePort}/ready`,
+  })
+  let bareResult
+  try {
+    bareResult = await load({
+      url: `http://127.0.0.1:${barePort}/bare`,
+      duration,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: intentBody() }) }],
+    })
+  } finally {
+    await bare.stop()
+  }
+
+  const port = await freePort()
+  const gw = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
+    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_LOG_LEVEL: 'warn' },
+    url: `http://127.0.0.1:${port}/v1/health`,
+  })
+  let buildResult
+  try {
+    buildResult = await load({
+      url: `http://127.0.0.1:${port}/v1/tx/build`,
+      duration,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: intentBody() }) }],
+    })
+  } finally {
+    await gw.stop()
+  }
+  const r = ratio(buildResult.rps, bareResult.rps)
+  console.log('\nPOST /v1/tx/build vs bare fastify route, 32 connections')
+  console.log(`  bare fastify route   ${fmt(bareResult.rps).padStart(8)} req/s   p50 ${bareResult.p50} ms  p99 ${bareResult.p99} ms`)
+  console.log(`  /v1/tx/build         ${fmt(buildResult.rps).padStart(8)} req/s   p50 ${buildResult.p50} ms  p99 ${buildResult.p99} ms  (non-2xx ${buildResult.non2xx}, errors ${buildResult.errors})`)
+  console.log(`  ratio build / bare   ${fmt(r * 100, 1)} %   (goal: >= 30 %)`)
+  if (buildResult.non2xx > 0 || buildResult.errors > 0) throw new Error('build benchmark saw failed requests')
+  return { bare: bareResult, build: buildResult, ratio: r }
+}

@@ -1,0 +1,10 @@
+// npm run bench: every benchmark, each reported against a ceiling measured in
+// the same run so the figures survive a noisy machine. See bench/RESULTS.md.
+import os from 'node:os'
+import { benchBuild } from './build.mjs'
+
+const only = process.argv.slice(2)
+const wanted = (name) => only.length === 0 || only.includes(name)
+
+console.log(`countersign benchmarks — node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'})`)
+if (wanted('build')) await benchBuild()

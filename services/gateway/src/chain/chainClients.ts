@@ -1,0 +1,83 @@
+import { createPublicClient, defineChain, http, type PublicClient } from 'viem'
+import type { ChainId } from '@countersign/shared'
+import { HttpError } from '../plugins/errors.js'
+import { ConfigError } from '../config.js'
+
+export interface ChainClient {
+  chainId: ChainId
+  client: PublicClient
+  /** Loopback RPC: the development chain, where dev keys may sign. */
+  local: boolean
+  url: string
+}
+
+export interface ChainClients {
+  configured(): ChainId[]
+  /** The client for a chain, or a 502 no_rpc_client naming it. */
+  get(chainId: number): ChainClient
+  has(chainId: number): boolean
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
+
+export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, opts: { timeoutMs?: number } = {}): ChainClients {
+  const clients = new Map<number, ChainClient>()
+  for (const [id, url] of Object.entries(rpcUrls) as Array<[string, string]>) {
+    const chainId = Number(id) as ChainId
+    const chain = defineChain({
+      id: chainId,
+      name: `chain ${chainId}`,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [url] } },
+    })
+    const client = createPublicClient({
+      chain,
+      transport: http(url, { timeout: opts.timeoutMs ?? 10_000, retryCount: 1 }),
+      cacheTime: 0,
+    }) as PublicClient
+    clients.set(chainId, { chainId, client, url, local: LOOPBACK.has(new URL(url).hostname) })
+  }
+  return {
+    configured: () => [...clients.keys()] as ChainId[],
+    has: (chainId) => clients.has(chainId),
+    get(chainId) {
+      const c = clients.get(chainId)
+      if (!c) {
+        throw new HttpError(502, {
+          error: 'no_rpc_client',
+          message: `no RPC endpoint is configured for chain ${chainId}; set SERVICE_RPC_URL_${chainId}`,
+        })
+      }
+      return c
+    },
+  }
+}
+
+/** At start: each endpoint must answer eth_chainId with the chain it is configured for. */
+export async function verifyChainIds(clients: ChainClients, sources: Partial<Record<ChainId, string>>): Promise<void> {
+  await Promise.all(
+    clients.configured().map(async (chainId) => {
+      const variable = sources[chainId] ?? `SERVICE_RPC_URL_${chainId}`
+      let actual: number
+      try {
+        actual = await clients.get(chainId).client.getChainId()
+      } catch (err) {
+        throw new ConfigError(`${variable}: the RPC endpoint did not answer eth_chainId (${rpcMessage(err)})`)
+      }
+      if (actual !== chainId) {
+        throw new ConfigError(`${variable} points at chain ${actual}, but it is configured for chain ${chainId}`)
+      }
+    }),
+  )
+}
+
+/** A provider failure as the client sees it: 502 rpc_error with the provider's message. */
+export function rpcFailure(err: unknown, chainId: number): HttpError {
+  return new HttpError(502, { error: 'rpc_error', message: `chain ${chainId}: ${rpcMessage(err)}` })
+}
+
+export function rpcMessage(err: unknown): string {
+  const e = err as { shortMessage?: string; details?: string; message?: string }
+  const base = e?.shortMessage ?? e?.message ?? String(err)
+  return e?.details && !base.includes(e.details) ? `${base} (${e.details})` : base
+}

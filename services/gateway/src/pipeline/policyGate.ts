@@ -1,0 +1,54 @@
+import {
+  POLICY_VERSION,
+  contractOf,
+  evaluatePolicy,
+  type AuditLog,
+  type Clock,
+  type PolicyConfig,
+  type PolicyDecision,
+  type RouterTable,
+  type TxIntent,
+} from '@countersign/shared'
+import type { RateLimitStore } from '../store/rateLimits.js'
+
+export interface PolicyGate {
+  /**
+   * Counts the wallet's recent intents, evaluates policy, audits
+   * `policy_evaluated` and, unless denied, records the intent for the rate
+   * limit. Count, evaluation and record happen in one SQLite transaction so
+   * concurrent requests for one wallet cannot both slip under the limit.
+   */
+  check(intent: TxIntent, extra?: { riskScore?: number }): Promise<PolicyDecision>
+}
+
+export function createPolicyGate(deps: {
+  policy: PolicyConfig
+  routers: RouterTable
+  rateLimits: RateLimitStore
+  audit: AuditLog
+  clock: Clock
+}): PolicyGate {
+  return {
+    async check(intent, extra = {}) {
+      const contract = contractOf(intent, deps.routers)
+      const decision = deps.rateLimits.atomically(() => {
+        const nowMs = deps.clock()
+        const recentTxCount = deps.rateLimits.countOthers(intent.wallet.address, intent.id, nowMs)
+        const d = evaluatePolicy(deps.policy, intent, { nowMs, recentTxCount, contract, riskScore: extra.riskScore })
+        if (d.decision !== 'deny') deps.rateLimits.record(intent.wallet.address, intent.id, nowMs)
+        return d
+      })
+      await deps.audit.append({
+        intentId: intent.id,
+        event: 'policy_evaluated',
+        data: { decision: decision.decision, reasons: decision.reasons, reasonCodes: decision.reasonCodes },
+      })
+      return decision
+    },
+  }
+}
+
+/** SPEC "Policy error (403)". */
+export function policyDeniedBody(decision: PolicyDecision) {
+  return { error: 'policy_denied', decision: 'deny' as const, reasons: decision.reasons, policyVersion: POLICY_VERSION }
+}

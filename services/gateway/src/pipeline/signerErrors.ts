@@ -1,0 +1,36 @@
+import {
+  POLICY_VERSION,
+  RpcError,
+  RpcTimeoutError,
+  RpcUnavailableError,
+  SIGNING_REFUSED,
+  type SigningRefusalData,
+} from '@countersign/shared'
+import { HttpError } from '../plugins/errors.js'
+
+/** Maps what the signer answered to the spec's sign-and-send errors. */
+export function signerFailure(err: unknown): HttpError | null {
+  if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) {
+    return new HttpError(503, {
+      error: 'signer_unavailable',
+      message: 'the signer is not reachable; nothing was signed for this request, retry the same intent later',
+    })
+  }
+  if (!(err instanceof RpcError) || err.code !== SIGNING_REFUSED) return null
+  const data = (err.data ?? {}) as Partial<SigningRefusalData>
+  switch (data.reason) {
+    case 'policy_deny':
+      return new HttpError(403, { error: 'policy_denied', reasons: data.reasons ?? [err.message], policyVersion: POLICY_VERSION })
+    case 'gas_cost_exceeds_max':
+      return new HttpError(403, { error: 'policy_denied', reasons: [err.message], policyVersion: POLICY_VERSION })
+    case 'missing_approval_token':
+      return new HttpError(403, { error: 'approval_required', message: err.message, txRequestHash: data.txRequestHash })
+    case 'invalid_approval_token':
+      return new HttpError(403, { error: 'invalid_approval_token', message: err.message })
+    case 'intent_conflict':
+      return new HttpError(409, { error: 'intent_conflict', message: err.message })
+    default:
+      // key_locked, dev_key_on_remote_chain, tx_mismatch, missing_policy_decision
+      return new HttpError(403, { error: 'signing_failed', message: err.message })
+  }
+}

@@ -1,0 +1,77 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { BuildError, describeValidationErrors, SERVICE_VERSION } from '@countersign/shared'
+import { STATUS_CODES } from 'node:http'
+
+/**
+ * An error whose body a route chose (SPEC "Simple error" and friends). Thrown
+ * from anywhere below a route; the handler sends it as is.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(typeof body.message === 'string' ? body.message : String(body.error))
+  }
+}
+
+/**
+ * Error bodies of SPEC "Errors": validation failures are exactly
+ * {statusCode, error, message}; anything a client could not have caused is a
+ * 500 {error: "internal_error", message} without internals (and is a bug).
+ * Registered on the root instance, so it also covers 404s and every plugin.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.header('x-service-version', SERVICE_VERSION)
+  })
+
+  app.setSchemaErrorFormatter((errors, dataVar) => new Error(describeValidationErrors(errors, dataVar)))
+
+  app.setNotFoundHandler((req, reply) => {
+    reply
+      .header('x-service-version', SERVICE_VERSION)
+      .code(404)
+      .send({ error: 'not_found', message: `route ${req.method} ${req.url.split('?')[0]} does not exist` })
+  })
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    reply.header('x-service-version', SERVICE_VERSION)
+    if (err.validation) {
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message })
+    }
+    if ((err as unknown) instanceof HttpError) {
+      const e = err as unknown as HttpError
+      return reply.code(e.statusCode).send(e.body)
+    }
+    // A builder rejects what a schema cannot express (a router of another
+    // chain, an amount beyond uint256): a client mistake, so a 400 in the
+    // validation shape.
+    if ((err as unknown) instanceof BuildError) {
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message })
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      return reply
+        .code(status)
+        .send({ statusCode: status, error: STATUS_CODES[status] ?? 'Bad Request', message: clientMessage(err) })
+    }
+    req.log.error({ err }, 'unhandled error')
+    return reply.code(500).send({ error: 'internal_error', message: 'internal error; see the service log' })
+  })
+}
+
+function clientMessage(err: FastifyError): string {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'body is not valid JSON'
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'body is empty; send a JSON object'
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'content type not supported; send application/json'
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'body is larger than the limit'
+    default:
+      return err.message
+  }
+}

@@ -1,0 +1,107 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { erc20Abi, type Address } from 'viem'
+import {
+  NATIVE_TOKEN_ADDRESS,
+  SUPPORTED_CHAIN_IDS,
+  balanceParamsSchema,
+  balanceQuerySchema,
+  txHashParamsSchema,
+  txReceiptQuerySchema,
+  type Hex,
+} from '@countersign/shared'
+import type { ChainClient, ChainClients } from '../chain/chainClients.js'
+import { rpcFailure } from '../chain/chainClients.js'
+import { HttpError } from '../plugins/errors.js'
+
+const badRequest = (message: string) => new HttpError(400, { statusCode: 400, error: 'Bad Request', message })
+
+/** `?chainId=` must name a supported chain; the schema already checked it is numeric. */
+function requestedChain(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const id = Number(raw)
+  if (!(SUPPORTED_CHAIN_IDS as readonly number[]).includes(id)) {
+    throw badRequest(`querystring/chainId must be one of ${SUPPORTED_CHAIN_IDS.join(', ')}`)
+  }
+  return id
+}
+
+export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = async (app, { chains }) => {
+  app.get(
+    '/v1/tx/:hash',
+    { schema: { params: txHashParamsSchema, querystring: txReceiptQuerySchema } },
+    async (req) => {
+      const { hash } = req.params as { hash: Hex }
+      const chainId = requestedChain((req.query as { chainId?: string }).chainId)
+      const candidates: ChainClient[] = chainId !== undefined ? [chains.get(chainId)] : chains.configured().map((c) => chains.get(c))
+      if (candidates.length === 0) {
+        throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
+      }
+      const lookups = await Promise.all(
+        candidates.map(async (c) => {
+          try {
+            return { chain: c, receipt: await c.client.getTransactionReceipt({ hash }) }
+          } catch (err) {
+            const name = (err as { name?: string }).name
+            if (name === 'TransactionReceiptNotFoundError') return { chain: c, receipt: null }
+            return { chain: c, error: err }
+          }
+        }),
+      )
+      const found = lookups.find((l) => 'receipt' in l && l.receipt)
+      if (found && 'receipt' in found && found.receipt) {
+        const r = found.receipt
+        return {
+          txHash: r.transactionHash,
+          status: r.status === 'success' ? 'success' : 'reverted',
+          blockNumber: Number(r.blockNumber),
+          gasUsed: r.gasUsed.toString(),
+          from: r.from,
+          to: r.to,
+          chainId: found.chain.chainId,
+          effectiveGasPrice: r.effectiveGasPrice.toString(),
+        }
+      }
+      const failed = lookups.filter((l) => 'error' in l)
+      if (failed.length === lookups.length) {
+        const first = failed[0] as { chain: ChainClient; error: unknown }
+        throw rpcFailure(first.error, first.chain.chainId)
+      }
+      throw new HttpError(404, { error: 'not_found', message: `no receipt for ${hash} (pending or unknown)` })
+    },
+  )
+
+  app.get(
+    '/v1/balance/:token/:account',
+    { schema: { params: balanceParamsSchema, querystring: balanceQuerySchema } },
+    async (req) => {
+      const { token, account } = req.params as { token: Address; account: Address }
+      let chainId = requestedChain((req.query as { chainId?: string }).chainId)
+      if (chainId === undefined) {
+        const configured = chains.configured()
+        if (configured.length === 0) {
+          throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
+        }
+        if (configured.length > 1) {
+          throw badRequest(`querystring/chainId is required when several chains are configured; one of ${configured.join(', ')}`)
+        }
+        chainId = configured[0]!
+      }
+      const chain = chains.get(chainId)
+      const native = token.toLowerCase() === NATIVE_TOKEN_ADDRESS.toLowerCase()
+      let balance: bigint
+      try {
+        if (native) {
+          balance = await chain.client.getBalance({ address: account })
+        } else {
+          const code = await chain.client.getCode({ address: token })
+          if (!code || code === '0x') throw badRequest(`token ${token} has no contract code on chain ${chainId}; it is not an ERC-20`)
+          balance = await chain.client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [account] })
+        }
+      } catch (err) {
+        if (err instanceof HttpError) throw err
+        throw rpcFailure(err, chainId)
+      }
+      return { token, account, balance: balance.toString(), chainId }
+    },
+  )
+}

@@ -1,0 +1,156 @@
+import type { FastifyPluginAsync } from 'fastify'
+import {
+  POLICY_VERSION,
+  buildTransaction,
+  signAndSendBodySchema,
+  signerMethods,
+  type AuditLog,
+  type Clock,
+  type Hex,
+  type RouterTable,
+  type SignParams,
+  type SignResult,
+  type TxIntent,
+} from '@countersign/shared'
+import type { ChainClients } from '../chain/chainClients.js'
+import { rpcFailure, rpcMessage } from '../chain/chainClients.js'
+import { broadcastSignedTx } from '../chain/broadcast.js'
+import { estimateFees, gasLimitFor } from '../chain/fees.js'
+import type { WalletQueue } from '../chain/walletQueue.js'
+import { HttpError } from '../plugins/errors.js'
+import type { PolicyGate } from '../pipeline/policyGate.js'
+import { signerFailure } from '../pipeline/signerErrors.js'
+import type { SentTxs } from '../store/sentTxs.js'
+
+/** The part of the signer client this route needs. */
+export interface SignerCaller {
+  call<T>(method: string, params: unknown, opts?: { timeoutMs?: number }): Promise<T>
+}
+
+export interface SignAndSendOptions {
+  audit: AuditLog
+  policyGate: PolicyGate
+  routers: RouterTable
+  chains: ChainClients
+  queue: WalletQueue
+  sentTxs: SentTxs
+  signer: SignerCaller
+  clock: Clock
+}
+
+export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (app, opts) => {
+  const { audit, policyGate, routers, chains, queue, sentTxs, signer, clock } = opts
+
+  const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
+    audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
+
+  async function broadcastAndRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }) {
+    const chain = chains.get(intent.chain.chainId)
+    const outcome = await broadcastSignedTx(chain, signed.signedTx, signed.txHash)
+    sentTxs.save(
+      {
+        intentId: intent.id,
+        chainId: intent.chain.chainId,
+        wallet: intent.wallet.address,
+        txRequestHash,
+        nonce: signed.nonce,
+        txHash: signed.txHash,
+        signedTx: signed.signedTx,
+        broadcastOk: outcome.ok,
+      },
+      clock(),
+    )
+    if (outcome.ok) {
+      await audit.append({ intentId: intent.id, event: 'tx_broadcast', data: { txHash: signed.txHash, chainId: intent.chain.chainId } })
+    } else {
+      await audit.append({ intentId: intent.id, event: 'broadcast_failed', data: { txHash: signed.txHash, error: outcome.error } })
+    }
+    return {
+      intentId: intent.id,
+      signedTx: signed.signedTx,
+      txHash: signed.txHash,
+      broadcast: outcome.ok,
+      broadcastError: outcome.ok ? null : outcome.error,
+    }
+  }
+
+  app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
+    const { intent, approvalTokenId } = req.body as { intent: TxIntent; approvalTokenId?: string }
+    const chain = chains.get(intent.chain.chainId)
+    const built = buildTransaction(intent, routers)
+
+    // A retry of an intent that was already signed re-broadcasts that same
+    // transaction: no second signature, no new token.
+    const prior = sentTxs.byIntent(intent.id)
+    if (prior) {
+      if (prior.txRequestHash !== built.txRequestHash) {
+        throw new HttpError(409, { error: 'intent_conflict', message: `intent ${intent.id} was already signed for a different transaction` })
+      }
+      return queue.run(intent.chain.chainId, intent.wallet.address, () =>
+        broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }),
+      )
+    }
+
+    const decision = await policyGate.check(intent)
+    if (decision.decision === 'deny') {
+      await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes })
+      return reply.code(403).send({ error: 'policy_denied', reasons: decision.reasons, policyVersion: POLICY_VERSION })
+    }
+    if (decision.decision === 'require_approval' && !approvalTokenId) {
+      await denied(intent, 'missing_approval_token', { txRequestHash: built.txRequestHash })
+      return reply.code(403).send({
+        error: 'approval_required',
+        message: `policy requires approval (${decision.reasons.join('; ')}); call POST /v1/tx/approve-request and pass its approvalTokenId`,
+        txRequestHash: built.txRequestHash,
+      })
+    }
+
+    return queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
+      const tx = built.txRequest
+      let pending: number, fees, estimate: bigint
+      try {
+        ;[pending, fees] = await Promise.all([
+          chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }),
+          estimateFees(chain.client, intent.preferences?.speed),
+        ])
+      } catch (err) {
+        throw rpcFailure(err, intent.chain.chainId)
+      }
+      try {
+        estimate = await chain.client.estimateGas({ account: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) })
+      } catch (err) {
+        const message = `the transaction would fail on chain ${intent.chain.chainId}: ${rpcMessage(err)}`
+        await denied(intent, 'simulation_failed', { error: message })
+        throw new HttpError(403, { error: 'signing_failed', message })
+      }
+      const gas = gasLimitFor(estimate, tx.data !== '0x')
+      const cost = gas * fees.maxFeePerGas
+      if (cost > BigInt(intent.constraints.maxGasWei)) {
+        const reason = `gas cost ${cost} wei (gas ${gas} at max fee ${fees.maxFeePerGas}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`
+        await denied(intent, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
+        return reply.code(403).send({ error: 'policy_denied', reasons: [reason], policyVersion: POLICY_VERSION })
+      }
+      const params: SignParams = {
+        intent,
+        txRequest: tx,
+        nonce: nonces.next(pending),
+        gas: gas.toString(),
+        maxFeePerGas: fees.maxFeePerGas.toString(),
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+        localChain: chain.local,
+        ...(approvalTokenId ? { approvalTokenId } : {}),
+      }
+      let signed: SignResult
+      try {
+        signed = await signer.call<SignResult>(signerMethods.sign, params)
+      } catch (err) {
+        const mapped = signerFailure(err)
+        if (mapped) throw mapped
+        throw err
+      }
+      const result = await broadcastAndRecord(intent, built.txRequestHash, signed)
+      if (result.broadcast) nonces.used(signed.nonce)
+      return result
+    })
+  })
+}

@@ -1,0 +1,30 @@
+import Database from 'better-sqlite3'
+
+/** gateway.db: state only the gateway owns (rate-limit records, signed transactions it sent). */
+export function openGatewayDb(file: string): Database.Database {
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS rate_records (
+      wallet    TEXT    NOT NULL,
+      intent_id TEXT    NOT NULL,
+      at_ms     INTEGER NOT NULL,
+      PRIMARY KEY (wallet, intent_id)
+    );
+    CREATE INDEX IF NOT EXISTS rate_records_by_time ON rate_records (wallet, at_ms);
+    CREATE TABLE IF NOT EXISTS sent_txs (
+      intent_id        TEXT PRIMARY KEY,
+      chain_id         INTEGER NOT NULL,
+      wallet           TEXT    NOT NULL,
+      tx_request_hash  TEXT    NOT NULL,
+      nonce            INTEGER NOT NULL,
+      tx_hash          TEXT    NOT NULL,
+      signed_tx        TEXT    NOT NULL,
+      broadcast_ok     INTEGER NOT NULL,
+      updated_at       INTEGER NOT NULL
+    );
+  `)
+  return db
+}

@@ -1,0 +1,59 @@
+import type Database from 'better-sqlite3'
+
+export interface SentTx {
+  intentId: string
+  chainId: number
+  wallet: string
+  txRequestHash: string
+  nonce: number
+  txHash: string
+  signedTx: string
+  broadcastOk: boolean
+}
+
+/**
+ * Signed transactions by intent id. A signed transaction is public once sent,
+ * so the gateway may keep it: a retry of the same intent re-broadcasts it
+ * instead of asking for a new signature.
+ */
+export interface SentTxs {
+  byIntent(intentId: string): SentTx | undefined
+  save(tx: SentTx, nowMs: number): void
+}
+
+interface Row {
+  intent_id: string
+  chain_id: number
+  wallet: string
+  tx_request_hash: string
+  nonce: number
+  tx_hash: string
+  signed_tx: string
+  broadcast_ok: number
+}
+
+export function createSentTxs(db: Database.Database): SentTxs {
+  const get = db.prepare<[string], Row>('SELECT * FROM sent_txs WHERE intent_id = ?')
+  const upsert = db.prepare(`
+    INSERT INTO sent_txs (intent_id, chain_id, wallet, tx_request_hash, nonce, tx_hash, signed_tx, broadcast_ok, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (intent_id) DO UPDATE SET broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at`)
+  return {
+    byIntent(intentId) {
+      const r = get.get(intentId)
+      return r && {
+        intentId: r.intent_id,
+        chainId: r.chain_id,
+        wallet: r.wallet,
+        txRequestHash: r.tx_request_hash,
+        nonce: r.nonce,
+        txHash: r.tx_hash,
+        signedTx: r.signed_tx,
+        broadcastOk: r.broadcast_ok === 1,
+      }
+    },
+    save(t, nowMs) {
+      upsert.run(t.intentId, t.chainId, t.wallet.toLowerCase(), t.txRequestHash, t.nonce, t.txHash, t.signedTx, t.broadcastOk ? 1 : 0, nowMs)
+    },
+  }
+}

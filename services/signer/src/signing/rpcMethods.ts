@@ -1,0 +1,44 @@
+import {
+  RpcError,
+  SERVICE_VERSION,
+  createAjv,
+  describeValidationErrors,
+  emptyParamsSchema,
+  grantParamsSchema,
+  signParamsSchema,
+  type GrantParams,
+  type SignParams,
+} from '@countersign/shared'
+import type { SignerCore } from './signerCore.js'
+
+type Method = (params: unknown) => Promise<unknown> | unknown
+
+/** Wraps a handler so it only ever sees params that passed the signer's own schema. */
+function validated<T>(schema: object, handler: (p: T) => Promise<unknown> | unknown): Method {
+  const validate = createAjv().compile<T>(schema)
+  return (params) => {
+    if (!validate(params)) throw new RpcError(-32602, describeValidationErrors(validate.errors, 'params'))
+    return handler(params)
+  }
+}
+
+/** signer.sock: what the gateway may ask. No method takes raw data to sign. */
+export function gatewayMethods(core: SignerCore, startedAtMs: number, clock: () => number): Record<string, Method> {
+  return {
+    sign: validated<SignParams>(signParamsSchema, (p) => core.sign(p)),
+    accounts: validated(emptyParamsSchema, () => core.accounts()),
+    health: validated(emptyParamsSchema, () => ({
+      status: 'ok',
+      version: SERVICE_VERSION,
+      uptime: (clock() - startedAtMs) / 1000,
+      accounts: core.accounts().length,
+    })),
+  }
+}
+
+/** grant.sock: the approver's only power is minting a token bound to one txRequestHash. */
+export function grantMethods(core: SignerCore): Record<string, Method> {
+  return {
+    grantApproval: validated<GrantParams>(grantParamsSchema, (p) => core.grantApproval(p)),
+  }
+}

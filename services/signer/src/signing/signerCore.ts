@@ -1,0 +1,211 @@
+import type Database from 'better-sqlite3'
+import { keccak256 } from 'viem'
+import {
+  BuildError,
+  RpcError,
+  SIGNING_REFUSED,
+  buildTransaction,
+  contractOf,
+  evaluatePolicy,
+  type AccountInfo,
+  type AuditLog,
+  type Clock,
+  type GrantParams,
+  type GrantResult,
+  type Hex,
+  type PolicyConfig,
+  type RouterTable,
+  type SignParams,
+  type SignResult,
+  type SigningRefusal,
+  type SigningRefusalData,
+} from '@countersign/shared'
+import type { ApprovalTokens } from '../store/approvalTokens.js'
+import type { Signatures, StoredSignature } from '../store/signatures.js'
+import type { KeyRing } from './keyRing.js'
+import { sameTxRequest } from './sameTx.js'
+
+export interface SignerCore {
+  sign(params: SignParams): Promise<SignResult>
+  grantApproval(params: GrantParams): GrantResult
+  accounts(): AccountInfo[]
+}
+
+export interface SignerCoreDeps {
+  db: Database.Database
+  tokens: ApprovalTokens
+  signatures: Signatures
+  keys: KeyRing
+  policy: PolicyConfig
+  routers: RouterTable
+  audit: AuditLog
+  clock: Clock
+}
+
+const REFUSAL_TEXT: Record<SigningRefusal, string> = {
+  missing_policy_decision: 'no policy decision could be made',
+  policy_deny: 'policy denies this intent',
+  missing_approval_token: 'policy requires approval and no approval token was given',
+  invalid_approval_token: 'the approval token is unknown, expired, consumed or bound to another transaction',
+  key_locked: 'no unlocked key for this wallet',
+  tx_mismatch: 'the transaction does not match the one built from the intent',
+  gas_cost_exceeds_max: 'gas limit times max fee exceeds constraints.maxGasWei',
+  intent_conflict: 'this intent id was already signed for a different transaction',
+  dev_key_on_remote_chain: 'a development key may sign only for the local development chain',
+}
+
+/**
+ * The seven steps of DESIGN.md §2, done by the signer with its own state:
+ * validate (the RPC layer), rebuild and compare, hash, offline policy with its
+ * own counter, token verify-and-consume, gas cap and deadline, sign. Every
+ * refusal is audited as signing_denied and thrown as SIGNING_REFUSED.
+ */
+export function createSignerCore(deps: SignerCoreDeps): SignerCore {
+  const { db, tokens, signatures, keys, policy, routers, audit, clock } = deps
+
+  async function refuse(intentId: string, reason: SigningRefusal, context: Record<string, unknown> = {}, extra: Partial<SigningRefusalData> = {}): Promise<never> {
+    await audit.append({ intentId, event: 'signing_denied', data: { reason, ...context } })
+    const detail = extra.reasons?.length ? `: ${extra.reasons.join('; ')}` : ''
+    throw new RpcError(SIGNING_REFUSED, `${REFUSAL_TEXT[reason]}${detail}`, { reason, ...extra } satisfies SigningRefusalData)
+  }
+
+  const fromStored = (s: StoredSignature, repeated: boolean): SignResult => ({
+    intentId: s.intentId,
+    txHash: s.txHash as Hex,
+    signedTx: s.signedTx as Hex,
+    signerAddress: s.signerAddress,
+    nonce: s.nonce,
+    repeated,
+  })
+
+  const policyFor = (p: SignParams, nowMs: number) =>
+    evaluatePolicy(policy, p.intent, {
+      nowMs,
+      recentTxCount: signatures.recentCount(p.intent.wallet.address, p.intent.id, nowMs),
+      contract: contractOf(p.intent, routers),
+    })
+
+  return {
+    async sign(p) {
+      const intent = p.intent
+      const intentId = intent.id
+      const wallet = intent.wallet.address
+
+      // 2. rebuild from the intent and compare with what the gateway sent.
+      let built
+      try {
+        built = buildTransaction(intent, routers)
+      } catch (err) {
+        if (err instanceof BuildError) return refuse(intentId, 'tx_mismatch', { error: err.message })
+        throw err
+      }
+      if (!sameTxRequest(built.txRequest, p.txRequest)) return refuse(intentId, 'tx_mismatch', { txRequestHash: built.txRequestHash })
+      // 3. the hash the approval binds to, computed here.
+      const txRequestHash = built.txRequestHash
+
+      // Idempotency: an intent signed before gets its stored transaction back.
+      const prior = signatures.byIntent(intentId)
+      if (prior) {
+        if (prior.txRequestHash === txRequestHash) return fromStored(prior, true)
+        return refuse(intentId, 'intent_conflict', { txRequestHash })
+      }
+
+      // 4. offline policy with the signer's own policy file and counter.
+      const decision = policyFor(p, clock())
+      if (decision.decision === 'deny') {
+        return refuse(intentId, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes }, { reasons: decision.reasons })
+      }
+      // 5. (check) approval token when policy requires one; consumed below.
+      const needsToken = decision.decision === 'require_approval'
+      if (needsToken) {
+        if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash }, { txRequestHash })
+        const problem = tokens.check(p.approvalTokenId, txRequestHash, clock())
+        if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
+      }
+      const key = keys.get(wallet)
+      if (!key) return refuse(intentId, 'key_locked', { signerAddress: wallet.toLowerCase() })
+      if (key.dev && !p.localChain) return refuse(intentId, 'dev_key_on_remote_chain', { signerAddress: key.address })
+
+      // 6. the fee cap; the deadline was part of the policy check.
+      const gas = BigInt(p.gas)
+      const maxFeePerGas = BigInt(p.maxFeePerGas)
+      const maxPriorityFeePerGas = BigInt(p.maxPriorityFeePerGas)
+      if (maxPriorityFeePerGas > maxFeePerGas) {
+        throw new RpcError(-32602, 'maxPriorityFeePerGas must not exceed maxFeePerGas')
+      }
+      const cost = gas * maxFeePerGas
+      if (cost > BigInt(intent.constraints.maxGasWei)) {
+        return refuse(intentId, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
+      }
+
+      // 7. sign, then store the signature and consume the token in one
+      // transaction; a signature that loses a race is dropped unreturned.
+      const signedTx = await key.account.signTransaction({
+        type: 'eip1559',
+        chainId: built.txRequest.chainId,
+        nonce: p.nonce,
+        to: built.txRequest.to,
+        data: built.txRequest.data,
+        value: BigInt(built.txRequest.value),
+        gas,
+        maxFeePerGas,
+        maxPriorityFeePerGas,
+      })
+      const txHash = keccak256(signedTx)
+      const nowMs = clock()
+      const record: StoredSignature = {
+        intentId,
+        txRequestHash,
+        signerAddress: key.address.toLowerCase(),
+        chainId: built.txRequest.chainId,
+        nonce: p.nonce,
+        signedTx,
+        txHash,
+        tokenId: needsToken ? p.approvalTokenId! : null,
+        createdAt: nowMs,
+      }
+      type Outcome = { kind: 'stored' } | { kind: 'repeat'; prior: StoredSignature } | { kind: 'token'; problem: string } | { kind: 'deny'; reasons: string[]; codes: string[] }
+      const outcome = db
+        .transaction((): Outcome => {
+          const raced = signatures.byIntent(intentId)
+          if (raced) return { kind: 'repeat', prior: raced }
+          // The counter may have moved while we were signing; check again inside the transaction.
+          const again = policyFor(p, nowMs)
+          if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
+          if (needsToken) {
+            const problem = tokens.consume(p.approvalTokenId!, txRequestHash, nowMs)
+            if (problem) return { kind: 'token', problem }
+          }
+          signatures.insert(record)
+          return { kind: 'stored' }
+        })
+        .immediate()
+      switch (outcome.kind) {
+        case 'repeat':
+          if (outcome.prior.txRequestHash === txRequestHash) return fromStored(outcome.prior, true)
+          return refuse(intentId, 'intent_conflict', { txRequestHash })
+        case 'token':
+          return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem: outcome.problem }, { txRequestHash })
+        case 'deny':
+          return refuse(intentId, 'policy_deny', { reasons: outcome.reasons, reasonCodes: outcome.codes }, { reasons: outcome.reasons })
+        case 'stored':
+          break
+      }
+      await audit.append({
+        intentId,
+        event: 'signature_created',
+        data: { txRequestHash, signerAddress: record.signerAddress, txHash, nonce: p.nonce, tokenId: record.tokenId },
+      })
+      return fromStored(record, false)
+    },
+
+    grantApproval({ txRequestHash, intentId }) {
+      const token = tokens.mint({ txRequestHash, intentId }, clock())
+      return { approvalTokenId: token.id, expiresAt: token.expiresAt }
+    },
+
+    accounts() {
+      return keys.all().map((k) => ({ address: k.address, label: k.label, dev: k.dev, unlocked: true }))
+    },
+  }
+}

@@ -1,0 +1,48 @@
+import { chmodSync, closeSync, openSync } from 'node:fs'
+import Database from 'better-sqlite3'
+
+/**
+ * signer.db: approval tokens, signatures by intent id, and the signer's own
+ * per-wallet signature records for its rate-limit re-check. Only the signer
+ * opens this file; it is created 0600 before SQLite touches it.
+ */
+export function openSignerDb(file: string): Database.Database {
+  closeSync(openSync(file, 'a', 0o600))
+  chmodSync(file, 0o600)
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.pragma('busy_timeout = 5000')
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS approval_tokens (
+      id               TEXT PRIMARY KEY,
+      tx_request_hash  TEXT    NOT NULL,
+      intent_id        TEXT    NOT NULL,
+      issued_at        INTEGER NOT NULL,
+      expires_at       INTEGER NOT NULL,
+      consumed_at      INTEGER
+    );
+    CREATE INDEX IF NOT EXISTS approval_tokens_expiry ON approval_tokens (expires_at);
+    CREATE TABLE IF NOT EXISTS signatures (
+      intent_id        TEXT PRIMARY KEY,
+      tx_request_hash  TEXT    NOT NULL,
+      signer_address   TEXT    NOT NULL,
+      chain_id         INTEGER NOT NULL,
+      nonce            INTEGER NOT NULL,
+      signed_tx        TEXT    NOT NULL,
+      tx_hash          TEXT    NOT NULL,
+      token_id         TEXT,
+      created_at       INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS signatures_by_wallet ON signatures (signer_address, created_at);
+  `)
+  // WAL side files inherit the process umask; keep them private too.
+  for (const side of ['-wal', '-shm']) {
+    try {
+      chmodSync(file + side, 0o600)
+    } catch {
+      /* created lazily by SQLite; absent is fine */
+    }
+  }
+  return db
+}

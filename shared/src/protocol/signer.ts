@@ -1,0 +1,124 @@
+// The signer's whole external interface (DESIGN.md §1–2), like Clef's: three
+// methods on signer.sock for the gateway, one on grant.sock for the approver.
+// Nothing here signs raw data, messages or calldata: every signature derives
+// from a TxIntent that the signer rebuilds itself.
+import { amountSchema, txHashSchema, txIntentSchema, uuidSchema } from '../schemas/index.js'
+import type { Hex, TxIntent, TxRequest } from '../types.js'
+
+export const SIGNER_SOCKET = 'signer.sock'
+export const GRANT_SOCKET = 'grant.sock'
+
+export const signerMethods = {
+  sign: 'sign',
+  accounts: 'accounts',
+  health: 'health',
+  grantApproval: 'grantApproval',
+} as const
+
+export interface SignParams {
+  intent: TxIntent
+  txRequest: TxRequest
+  approvalTokenId?: string
+  /** Chosen by the gateway's per-wallet queue. */
+  nonce: number
+  gas: string
+  maxFeePerGas: string
+  maxPriorityFeePerGas: string
+  /** True when the gateway sends to a local development chain (dev keys may sign only then). */
+  localChain: boolean
+}
+
+export interface SignResult {
+  intentId: string
+  txHash: Hex
+  signedTx: Hex
+  signerAddress: string
+  nonce: number
+  /** True when this intent had been signed before and the stored transaction is returned. */
+  repeated: boolean
+}
+
+export interface GrantParams {
+  txRequestHash: Hex
+  intentId: string
+}
+
+export interface GrantResult {
+  approvalTokenId: string
+  expiresAt: number
+}
+
+export interface AccountInfo {
+  address: string
+  label: string | null
+  dev: boolean
+  unlocked: boolean
+}
+
+/** Application error code for every refusal; `data.reason` says which. */
+export const SIGNING_REFUSED = -32010
+
+/** Reasons the signer refuses; the first five are SPEC's signing_denied reasons. */
+export type SigningRefusal =
+  | 'missing_policy_decision'
+  | 'policy_deny'
+  | 'missing_approval_token'
+  | 'invalid_approval_token'
+  | 'key_locked'
+  | 'tx_mismatch'
+  | 'gas_cost_exceeds_max'
+  | 'intent_conflict'
+  | 'dev_key_on_remote_chain'
+
+export interface SigningRefusalData {
+  reason: SigningRefusal
+  /** Policy reason texts when reason is policy_deny. */
+  reasons?: string[]
+  txRequestHash?: string
+}
+
+const txRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['to', 'data', 'value', 'chainId', 'type'],
+  properties: {
+    to: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
+    data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 65536 },
+    value: amountSchema,
+    chainId: { type: 'integer', enum: [1, 10, 42161, 8453] },
+    type: { const: 'eip1559' },
+  },
+} as const
+
+export const signParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intent', 'txRequest', 'nonce', 'gas', 'maxFeePerGas', 'maxPriorityFeePerGas', 'localChain'],
+  properties: {
+    intent: txIntentSchema,
+    txRequest: txRequestSchema,
+    approvalTokenId: uuidSchema,
+    nonce: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
+    gas: amountSchema,
+    maxFeePerGas: amountSchema,
+    maxPriorityFeePerGas: amountSchema,
+    localChain: { type: 'boolean' },
+  },
+} as const
+
+export const grantParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['txRequestHash', 'intentId'],
+  properties: {
+    txRequestHash: txHashSchema,
+    intentId: uuidSchema,
+  },
+} as const
+
+export const emptyParamsSchema = {
+  anyOf: [
+    { type: 'object', additionalProperties: false, properties: {} },
+    { type: 'array', maxItems: 0 },
+  ],
+} as const
