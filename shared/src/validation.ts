@@ -17,6 +17,7 @@ export function createAjv(): Ajv {
     removeAdditional: false,
     useDefaults: false,
     allowUnionTypes: true,
+    discriminator: true,
   })
   ;(addFormats as unknown as (a: Ajv, f: string[]) => void)(ajv, ['uuid', 'email'])
   return ajv

@@ -173,9 +173,15 @@ describe('POST /v1/tx/build', () => {
       expectValidationShape(res)
     })
 
-    it('wrong content type is a 415 with a clear message', async () => {
+    it('a text/plain body is a 400: it is not a JSON object', async () => {
       gw = await makeTestGateway()
       const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'text/plain' }, payload: 'transfer 5 USDC' })
+      expect(expectValidationShape(res)).toBe('body must be object')
+    })
+
+    it('an unsupported content type is a 415 with a clear message', async () => {
+      gw = await makeTestGateway()
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'application/xml' }, payload: '<intent/>' })
       expect(res.statusCode).toBe(415)
       expect(res.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: expect.stringContaining('application/json') })
     })

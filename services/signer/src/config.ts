@@ -1,0 +1,19 @@
+import path from 'node:path'
+
+export interface SignerConfig {
+  dataDir: string
+  /** Directory of the two sockets, mode 0700. */
+  runDir: string
+  keystoreDir: string
+  policyFile: string | null
+}
+
+export function loadSignerConfig(env: Record<string, string | undefined>): SignerConfig {
+  const dataDir = path.resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
+  return {
+    dataDir,
+    runDir: path.join(dataDir, 'run'),
+    keystoreDir: path.join(dataDir, 'keystore'),
+    policyFile: env.SERVICE_POLICY_FILE?.trim() || null,
+  }
+}

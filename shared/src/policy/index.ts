@@ -1,0 +1,4 @@
+export * from './defaults.js'
+export * from './policyFileSchema.js'
+export * from './loadPolicy.js'
+export * from './evaluatePolicy.js'

@@ -1,0 +1,40 @@
+import { addressSchema, amountSchema, chainIdSchema } from '../schemas/formats.js'
+
+const nullableAmount = { anyOf: [amountSchema, { type: 'null' }] } as const
+
+/** The policy file: every field optional (defaults fill the rest), nothing unknown anywhere. */
+export const policyFileSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    allowedChains: { type: 'array', uniqueItems: true, items: chainIdSchema },
+    tokenAllowlist: { type: 'array', items: addressSchema },
+    contractAllowlist: { type: 'array', items: addressSchema },
+    recipientAllowlist: { type: 'array', items: addressSchema },
+    maxValueWei: nullableAmount,
+    maxApprovalAmount: nullableAmount,
+    requireApprovalAbove: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['valueWei'],
+      properties: { valueWei: amountSchema },
+    },
+    maxRiskScore: { type: 'number', minimum: 0, maximum: 100 },
+    maxTxPerHour: { type: 'integer', minimum: 0 },
+    tokenLimits: {
+      type: 'object',
+      patternProperties: {
+        '^0x[0-9a-fA-F]{40}$': {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            maxAmount: amountSchema,
+            requireApprovalAbove: amountSchema,
+            maxApprovalAmount: amountSchema,
+          },
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+} as const

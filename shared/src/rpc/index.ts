@@ -1,0 +1,4 @@
+export * from './errors.js'
+export * from './framing.js'
+export * from './server.js'
+export * from './client.js'

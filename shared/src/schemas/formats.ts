@@ -1,0 +1,9 @@
+// Reusable JSON Schema fragments for the formats of SPEC "Formats".
+
+export const addressSchema = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } as const
+export const txHashSchema = { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' } as const
+/** Decimal digits in the smallest unit, no sign, no leading zeros; the uint256 range is the builders' check. */
+export const amountSchema = { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$' } as const
+export const uuidSchema = { type: 'string', format: 'uuid' } as const
+export const chainIdSchema = { type: 'integer', enum: [1, 10, 42161, 8453] } as const
+export const hexDataSchema = { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' } as const

@@ -1,0 +1,3 @@
+export * from './formats.js'
+export * from './txIntent.js'
+export * from './skillManifest.js'

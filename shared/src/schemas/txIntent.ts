@@ -1,0 +1,164 @@
+import { addressSchema, amountSchema, chainIdSchema, txHashSchema, uuidSchema } from './formats.js'
+
+const assetSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'address'],
+  properties: {
+    kind: { const: 'erc20' },
+    address: addressSchema,
+    symbol: { type: 'string', minLength: 1, maxLength: 32 },
+    decimals: { type: 'integer', minimum: 0, maximum: 36 },
+  },
+} as const
+
+const providerSchema = { type: 'string', enum: ['v3_router', 'aggregator'] } as const
+
+const transferSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'asset', 'to', 'amount'],
+  properties: { type: { const: 'transfer' }, asset: assetSchema, to: addressSchema, amount: amountSchema },
+} as const
+
+const transferNativeSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'to', 'amount'],
+  properties: { type: { const: 'transfer_native' }, to: addressSchema, amount: amountSchema },
+} as const
+
+const approveSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'asset', 'spender', 'amount'],
+  properties: { type: { const: 'approve' }, asset: assetSchema, spender: addressSchema, amount: amountSchema },
+} as const
+
+const swapExactInSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'router', 'assetIn', 'assetOut', 'amountIn', 'minAmountOut'],
+  properties: {
+    type: { const: 'swap_exact_in' },
+    router: addressSchema,
+    provider: providerSchema,
+    assetIn: assetSchema,
+    assetOut: assetSchema,
+    amountIn: amountSchema,
+    minAmountOut: amountSchema,
+  },
+} as const
+
+const swapExactOutSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'router', 'assetIn', 'assetOut', 'amountOut', 'maxAmountIn'],
+  properties: {
+    type: { const: 'swap_exact_out' },
+    router: addressSchema,
+    provider: providerSchema,
+    assetIn: assetSchema,
+    assetOut: assetSchema,
+    amountOut: amountSchema,
+    maxAmountIn: amountSchema,
+  },
+} as const
+
+/**
+ * The action is a tagged union on `type`. ajv's `discriminator` picks the one
+ * branch by its tag, so an error names the real problem inside that branch
+ * instead of "must match exactly one schema" for all five.
+ */
+export const actionSchema = {
+  type: 'object',
+  discriminator: { propertyName: 'type' },
+  required: ['type'],
+  properties: { type: { type: 'string', enum: ['transfer', 'transfer_native', 'approve', 'swap_exact_in', 'swap_exact_out'] } },
+  oneOf: [transferSchema, transferNativeSchema, approveSchema, swapExactInSchema, swapExactOutSchema],
+} as const
+
+export const txIntentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['version', 'id', 'timestamp', 'chain', 'wallet', 'action', 'constraints'],
+  properties: {
+    version: { const: '1' },
+    id: uuidSchema,
+    timestamp: { type: 'integer', minimum: 0 },
+    chain: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'chainId'],
+      properties: {
+        type: { const: 'evm' },
+        chainId: chainIdSchema,
+        rpcHint: { type: 'string', maxLength: 512 },
+      },
+    },
+    wallet: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address'],
+      properties: { address: addressSchema, profile: { type: 'string', maxLength: 64 } },
+    },
+    action: actionSchema,
+    constraints: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxGasWei', 'deadline', 'maxSlippageBps'],
+      properties: {
+        maxGasWei: amountSchema,
+        deadline: { type: 'integer', minimum: 0 },
+        maxSlippageBps: { type: 'integer', minimum: 0, maximum: 10000 },
+      },
+    },
+    metadata: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        source: { type: 'string', maxLength: 128 },
+        note: { type: 'string', maxLength: 1024 },
+      },
+    },
+    preferences: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        speed: { type: 'string', enum: ['slow', 'normal', 'fast'] },
+        privateRelay: { type: 'boolean' },
+      },
+    },
+  },
+} as const
+
+export const signAndSendBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intent'],
+  properties: { intent: txIntentSchema, approvalTokenId: uuidSchema },
+} as const
+
+export const txHashParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['hash'],
+  properties: { hash: txHashSchema },
+} as const
+
+export const balanceParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['token', 'account'],
+  properties: { token: addressSchema, account: addressSchema },
+} as const
+
+const chainIdQuery = { type: 'string', pattern: '^[0-9]{1,10}$' } as const
+
+export const balanceQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { chainId: chainIdQuery },
+} as const
+
+export const txReceiptQuerySchema = balanceQuerySchema
