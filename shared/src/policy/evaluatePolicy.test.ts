@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest'
+import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WETH_BASE } from '../testing/intents.js'
+import type { PolicyConfig, TxIntent } from '../types.js'
+import { defaultPolicyConfig } from './defaults.js'
+import { evaluatePolicy, type PolicyContext } from './evaluatePolicy.js'
+
+const NOW = Date.UTC(2026, 10, 22, 12)
+const cfg = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })
+const ctx = (o: Partial<PolicyContext> = {}): PolicyContext => ({ nowMs: NOW, recentTxCount: 0, contract: null, ...o })
+const intent = (o: Parameters<typeof makeIntent>[0] = {}): TxIntent => makeIntent({ nowMs: NOW, ...o })
+const upper = (a: string) => `0x${a.slice(2).toUpperCase()}`
+
+describe('evaluatePolicy', () => {
+  it('defaults: an ERC-20 transfer is allowed, any native value needs approval', () => {
+    expect(evaluatePolicy(cfg(), intent(), ctx({ contract: USDC_BASE }))).toEqual({ decision: 'allow', reasons: [], reasonCodes: [], policyVersion: '1' })
+    const d = evaluatePolicy(cfg(), intent({ action: actions.native('1') }), ctx())
+    expect(d.decision).toBe('require_approval')
+    expect(d.reasonCodes).toEqual(['value_above_approval_threshold'])
+    expect(evaluatePolicy(cfg(), intent({ action: actions.native('0') }), ctx()).decision).toBe('allow')
+  })
+
+  it('chain not allowed', () => {
+    const d = evaluatePolicy(cfg({ allowedChains: [1, 10] }), intent(), ctx())
+    expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['chain_not_allowed'] })
+    expect(d.reasons[0]).toBe('chain 8453 is not in the allowed chains (1, 10)')
+  })
+
+  it('token allowlist covers every token of the action, case-insensitively', () => {
+    const c = cfg({ tokenAllowlist: [upper(USDC_BASE) as `0x${string}`] })
+    expect(evaluatePolicy(c, intent(), ctx()).decision).toBe('allow')
+    const swap = evaluatePolicy(c, intent({ action: actions.swapIn() }), ctx())
+    expect(swap).toMatchObject({ decision: 'deny', reasonCodes: ['token_not_in_allowlist'] })
+    expect(swap.reasons[0]).toContain(WETH_BASE)
+    // Empty allowlists are not enforced.
+    expect(evaluatePolicy(cfg(), intent({ action: actions.swapIn() }), ctx()).decision).toBe('allow')
+  })
+
+  it('contract allowlist applies to the called contract', () => {
+    const c = cfg({ contractAllowlist: [ROUTER_BASE.toLowerCase() as `0x${string}`] })
+    expect(evaluatePolicy(c, intent({ action: actions.swapIn() }), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
+    expect(evaluatePolicy(c, intent(), ctx({ contract: USDC_BASE }))).toMatchObject({ decision: 'deny', reasonCodes: ['contract_not_in_allowlist'] })
+    // A native transfer calls no contract.
+    expect(evaluatePolicy(c, intent({ action: actions.native('0') }), ctx()).decision).toBe('allow')
+  })
+
+  it('recipient allowlist applies to transfers', () => {
+    const c = cfg({ recipientAllowlist: ['0x9999999999999999999999999999999999999999'] })
+    expect(evaluatePolicy(c, intent(), ctx())).toMatchObject({ decision: 'deny', reasonCodes: ['recipient_not_in_allowlist'] })
+    expect(evaluatePolicy(c, intent({ action: actions.native('0') }), ctx()).reasons[0]).toContain(RECIPIENT)
+    expect(evaluatePolicy(cfg({ recipientAllowlist: [upper(RECIPIENT) as `0x${string}`] }), intent(), ctx()).decision).toBe('allow')
+  })
+
+  it('native value cap', () => {
+    const c = cfg({ maxValueWei: '1000' })
+    expect(evaluatePolicy(c, intent({ action: actions.native('1000') }), ctx()).decision).toBe('require_approval')
+    const d = evaluatePolicy(c, intent({ action: actions.native('1001') }), ctx())
+    expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['value_exceeds_max'] })
+    expect(d.reasons[0]).toBe('value 1001 wei exceeds the maximum of 1000 wei')
+  })
+
+  it('per-token limits: max amount and approval threshold, keys in any case', () => {
+    const c = cfg({ tokenLimits: { [USDC_BASE.toLowerCase()]: { maxAmount: '10000000', requireApprovalAbove: '1000000' } } })
+    expect(evaluatePolicy(c, intent({ action: actions.transfer('1000000') }), ctx()).decision).toBe('allow')
+    expect(evaluatePolicy(c, intent({ action: actions.transfer('1000001') }), ctx())).toMatchObject({
+      decision: 'require_approval',
+      reasonCodes: ['token_amount_above_approval_threshold'],
+    })
+    expect(evaluatePolicy(c, intent({ action: actions.transfer('10000001') }), ctx())).toMatchObject({ decision: 'deny', reasonCodes: ['value_exceeds_max'] })
+    // A swap spends assetIn: the limit applies to amountIn.
+    expect(evaluatePolicy(c, intent({ action: { ...actions.swapIn(), amountIn: '20000000' } as never }), ctx()).decision).toBe('deny')
+    // Native caps do not apply to token amounts.
+    expect(evaluatePolicy(cfg({ maxValueWei: '1' }), intent({ action: actions.transfer('999999999') }), ctx()).decision).toBe('allow')
+  })
+
+  it('approval caps, global and per token', () => {
+    expect(evaluatePolicy(cfg({ maxApprovalAmount: '100' }), intent({ action: actions.approve('101') }), ctx())).toMatchObject({
+      decision: 'deny',
+      reasonCodes: ['approval_exceeds_max'],
+    })
+    expect(evaluatePolicy(cfg({ maxApprovalAmount: '100' }), intent({ action: actions.approve('100') }), ctx()).decision).toBe('allow')
+    const perToken = cfg({ tokenLimits: { [USDC_BASE.toLowerCase()]: { maxApprovalAmount: '5' } } })
+    expect(evaluatePolicy(perToken, intent({ action: actions.approve('6') }), ctx()).reasonCodes).toEqual(['approval_exceeds_max'])
+  })
+
+  it('rate limit: a count equal to the limit denies, one below allows', () => {
+    expect(evaluatePolicy(cfg(), intent(), ctx({ recentTxCount: 9 })).decision).toBe('allow')
+    const d = evaluatePolicy(cfg(), intent(), ctx({ recentTxCount: 10 }))
+    expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['rate_limit_exceeded'] })
+    expect(d.reasons[0]).toBe('rate limit exceeded: 10 transactions in the last hour, limit 10')
+  })
+
+  it('risk score above the ceiling denies; at the ceiling it does not', () => {
+    expect(evaluatePolicy(cfg(), intent(), ctx({ riskScore: 50 })).decision).toBe('allow')
+    expect(evaluatePolicy(cfg(), intent(), ctx({ riskScore: 51 }))).toMatchObject({ decision: 'deny', reasonCodes: ['risk_score_too_high'] })
+  })
+
+  it('a deadline at or before now denies and names the deadline', () => {
+    const deadline = Math.floor(NOW / 1000)
+    const d = evaluatePolicy(cfg(), intent({ deadline }), ctx())
+    expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['deadline_passed'] })
+    expect(d.reasons[0]).toContain(String(deadline))
+    expect(evaluatePolicy(cfg(), intent({ deadline: deadline + 1 }), ctx()).decision).toBe('allow')
+  })
+
+  it('deny beats require_approval and lists only deny reasons; all deny reasons are reported', () => {
+    const d = evaluatePolicy(cfg({ allowedChains: [1], maxValueWei: '5' }), intent({ action: actions.native('6') }), ctx({ recentTxCount: 99 }))
+    expect(d.decision).toBe('deny')
+    expect(d.reasonCodes).toEqual(['chain_not_allowed', 'value_exceeds_max', 'rate_limit_exceeded'])
+    expect(d.reasons).toHaveLength(3)
+  })
+})

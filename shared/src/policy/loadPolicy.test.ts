@@ -1,0 +1,53 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { defaultPolicyConfig } from './defaults.js'
+import { loadPolicyFile, parsePolicyConfig, PolicyConfigError } from './loadPolicy.js'
+
+describe('policy file', () => {
+  it('defaults are those of DESIGN.md', () => {
+    expect(defaultPolicyConfig()).toEqual({
+      allowedChains: [1, 10, 42161, 8453],
+      tokenAllowlist: [],
+      contractAllowlist: [],
+      recipientAllowlist: [],
+      maxValueWei: null,
+      maxApprovalAmount: null,
+      requireApprovalAbove: { valueWei: '0' },
+      maxRiskScore: 50,
+      maxTxPerHour: 10,
+      tokenLimits: {},
+    })
+  })
+
+  it('overrides only the fields it names and lowercases token limit keys', () => {
+    const c = parsePolicyConfig({ maxTxPerHour: 3, tokenLimits: { '0xAbCdEf0000000000000000000000000000000001': { maxAmount: '7' } } })
+    expect(c.maxTxPerHour).toBe(3)
+    expect(c.maxRiskScore).toBe(50)
+    expect(c.tokenLimits).toEqual({ '0xabcdef0000000000000000000000000000000001': { maxAmount: '7' } })
+  })
+
+  it.each([
+    [{ maxTxPerHour: 3, extra: true }, "must NOT have additional property 'extra'"],
+    [{ maxValueWei: 1000 }, 'policy/maxValueWei'],
+    [{ allowedChains: [5] }, 'policy/allowedChains/0'],
+    [{ tokenLimits: { nope: { maxAmount: '1' } } }, "additional property 'nope'"],
+    [{ tokenLimits: { '0x0000000000000000000000000000000000000001': { max: '1' } } }, "additional property 'max'"],
+    [{ requireApprovalAbove: {} }, 'valueWei'],
+    [[], 'policy must be object'],
+  ])('refuses %j naming the problem', (json, fragment) => {
+    expect(() => parsePolicyConfig(json)).toThrow(PolicyConfigError)
+    expect(() => parsePolicyConfig(json)).toThrow(fragment)
+  })
+
+  it('names the file when it is missing or not JSON', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-policy-'))
+    const bad = path.join(dir, 'policy.json')
+    writeFileSync(bad, '{ not json')
+    expect(() => loadPolicyFile(bad)).toThrow(`policy file ${bad} is not valid JSON`)
+    expect(() => loadPolicyFile(path.join(dir, 'missing.json'))).toThrow(/cannot read policy file/)
+    writeFileSync(bad, JSON.stringify({ maxRiskScore: 20 }))
+    expect(loadPolicyFile(bad).maxRiskScore).toBe(20)
+  })
+})
