@@ -14,6 +14,7 @@ export interface RpcClient {
 }
 
 interface InFlight {
+  socket: net.Socket
   resolve: (v: unknown) => void
   reject: (e: Error) => void
   timer: NodeJS.Timeout
@@ -35,8 +36,10 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
 
   const unavailable = (why: string) => new RpcUnavailableError(`cannot reach ${opts.socketPath}: ${why}`)
 
-  function failAll(err: Error) {
+  /** Fails the calls sent on `on` (all calls when omitted); a late close of an old connection leaves new calls alone. */
+  function failAll(err: Error, on?: net.Socket) {
     for (const [id, call] of inFlight) {
+      if (on && call.socket !== on) continue
       clearTimeout(call.timer)
       inFlight.delete(id)
       call.reject(err)
@@ -67,7 +70,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       })
       s.on('close', () => {
         if (socket === s) socket = null
-        failAll(unavailable('connection closed'))
+        failAll(unavailable('connection closed'), s)
       })
     }).finally(() => {
       connecting = null
@@ -96,7 +99,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
           inFlight.delete(id)
           reject(new RpcTimeoutError(`${method} on ${opts.socketPath} timed out after ${callOpts.timeoutMs ?? timeoutMs} ms`))
         }, callOpts.timeoutMs ?? timeoutMs)
-        inFlight.set(id, { resolve: resolve as (v: unknown) => void, reject, timer })
+        inFlight.set(id, { socket: s, resolve: resolve as (v: unknown) => void, reject, timer })
         s.write(encodeFrame({ jsonrpc: '2.0', id, method, params }))
       })
     },
