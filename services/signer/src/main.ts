@@ -1,1 +1,90 @@
-export {}
+#!/usr/bin/env node
+// The signer process: keys, approval tokens, signatures. It listens on two
+// Unix sockets and nothing else; it opens no TCP/UDP socket and makes no
+// outbound connection (a system test checks /proc for it).
+import { chmodSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import {
+  GRANT_SOCKET,
+  SIGNER_SOCKET,
+  createRpcServer,
+  defaultPolicyConfig,
+  loadPolicyFile,
+  openAuditLog,
+  routerTableFromEnv,
+  systemClock,
+} from '@countersign/shared'
+import { loadSignerConfig } from './config.js'
+import { Keystore } from './keystore/keystore.js'
+import { resolvePassphrase } from './keystore/passphrase.js'
+import { keyRingOf } from './signing/keyRing.js'
+import { gatewayMethods, grantMethods } from './signing/rpcMethods.js'
+import { createSignerCore } from './signing/signerCore.js'
+import { createApprovalTokens } from './store/approvalTokens.js'
+import { openSignerDb } from './store/signerDb.js'
+import { createSignatures } from './store/signatures.js'
+
+const TOKEN_SWEEP_MS = 60_000
+
+const log = (msg: string, fields: Record<string, unknown> = {}) =>
+  process.stderr.write(JSON.stringify({ time: Date.now(), service: 'signer', msg, ...fields }) + '\n')
+
+async function main(): Promise<void> {
+  const config = loadSignerConfig(process.env)
+  const clock = systemClock
+  const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
+  const routers = routerTableFromEnv(process.env)
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(config.dataDir, 0o700)
+
+  const keystore = new Keystore(config.keystoreDir)
+  keystore.ensureDir()
+  const entries = keystore.list()
+  let keys: Awaited<ReturnType<Keystore['unlockAll']>> = []
+  if (entries.length > 0) {
+    const passphrase = await resolvePassphrase({ env: process.env, stdin: process.stdin, stderr: process.stderr })
+    const started = performance.now()
+    keys = await keystore.unlockAll(passphrase)
+    log('keystore unlocked', { keys: keys.map((k) => ({ address: k.address, dev: k.dev })), ms: Math.round(performance.now() - started) })
+  } else {
+    log('keystore is empty: every sign request will be refused with key_locked', { keystore: config.keystoreDir })
+  }
+
+  const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
+  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const tokens = createApprovalTokens(db)
+  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock })
+  const onInternalError = (err: unknown, method: string) => log('internal error', { method, error: (err as Error)?.stack ?? String(err) })
+  const signerServer = createRpcServer({
+    socketPath: path.join(config.runDir, SIGNER_SOCKET),
+    methods: gatewayMethods(core, clock(), clock),
+    onInternalError,
+  })
+  const grantServer = createRpcServer({ socketPath: path.join(config.runDir, GRANT_SOCKET), methods: grantMethods(core), onInternalError })
+  await signerServer.listen()
+  await grantServer.listen()
+  const sweep = setInterval(() => tokens.sweep(clock()), TOKEN_SWEEP_MS)
+  sweep.unref()
+
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    log('shutting down', { signal })
+    clearInterval(sweep)
+    await Promise.all([signerServer.close(), grantServer.close()])
+    audit.close()
+    db.close()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  log('countersign signer ready', { sockets: [SIGNER_SOCKET, GRANT_SOCKET], runDir: config.runDir, pid: process.pid })
+}
+
+main().catch((err: unknown) => {
+  const e = err as Error
+  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'RouterConfigError'].includes(e?.name)
+  process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
+  process.exit(1)
+})
