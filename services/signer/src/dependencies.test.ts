@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const pkg = (p: string) => JSON.parse(readFileSync(p, 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> }
+
+describe('the signer’s dependency set', () => {
+  it('is exactly what signing needs: no HTTP server, no HTTP client', () => {
+    const signer = pkg(path.join(here, '../package.json'))
+    expect(Object.keys(signer.dependencies ?? {}).sort()).toEqual(['@countersign/shared', '@noble/ciphers', '@noble/hashes', 'better-sqlite3', 'viem'])
+    expect(signer.devDependencies).toBeUndefined()
+  })
+
+  it('and shared, which it loads, brings no HTTP framework or client either', () => {
+    const shared = pkg(path.join(here, '../../../shared/package.json'))
+    const forbidden = ['fastify', '@fastify/websocket', 'axios', 'node-fetch', 'undici', 'got', 'ws', 'express', 'pino']
+    expect(Object.keys(shared.dependencies ?? {}).filter((d) => forbidden.includes(d))).toEqual([])
+  })
+})

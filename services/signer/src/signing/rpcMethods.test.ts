@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { RpcError } from '@countersign/shared'
+import { gatewayMethods, grantMethods } from './rpcMethods.js'
+import type { SignerCore } from './signerCore.js'
+
+const core: SignerCore = {
+  sign: async () => {
+    throw new Error('not reached in these tests')
+  },
+  grantApproval: () => ({ approvalTokenId: 'x', expiresAt: 0 }),
+  accounts: () => [],
+}
+
+describe('the signer interface', () => {
+  it('is exactly sign/accounts/health for the gateway and grantApproval for the approver: nothing signs raw data', () => {
+    expect(Object.keys(gatewayMethods(core, 0, () => 0)).sort()).toEqual(['accounts', 'health', 'sign'])
+    expect(Object.keys(grantMethods(core))).toEqual(['grantApproval'])
+  })
+
+  it.each([
+    ['no params', {}],
+    ['a raw hash instead of an intent', { hash: '0x' + '11'.repeat(32) }],
+    ['calldata beside an intent', { intent: {}, txRequest: {}, data: '0x' }],
+  ])('sign refuses %s with invalid params', async (_n, params) => {
+    const sign = gatewayMethods(core, 0, () => 0).sign!
+    const err = await Promise.resolve()
+      .then(() => sign(params))
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(RpcError)
+    expect((err as RpcError).code).toBe(-32602)
+  })
+
+  it('grantApproval validates the hash and intent id', () => {
+    const grant = grantMethods(core).grantApproval!
+    expect(() => grant({ txRequestHash: '0x12', intentId: 'x' })).toThrow(RpcError)
+    expect(() => grant({ txRequestHash: '0x' + 'ab'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000', extra: 1 })).toThrow(RpcError)
+    expect(grant({ txRequestHash: '0x' + 'ab'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000' })).toEqual({ approvalTokenId: 'x', expiresAt: 0 })
+  })
+})

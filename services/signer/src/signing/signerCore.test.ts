@@ -1,0 +1,202 @@
+// The signing boundary in-process: real SQLite files, real keys, real
+// signatures, an injected clock instead of sleeping.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  buildTransaction,
+  defaultPolicyConfig,
+  defaultRouterTable,
+  openAuditLog,
+  RpcError,
+  SIGNING_REFUSED,
+  type AuditLog,
+  type PolicyConfig,
+  type SignParams,
+  type TxIntent,
+} from '@countersign/shared'
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { createApprovalTokens } from '../store/approvalTokens.js'
+import { openSignerDb } from '../store/signerDb.js'
+import { createSignatures } from '../store/signatures.js'
+import { keyRingOf } from './keyRing.js'
+import { createSignerCore } from './signerCore.js'
+
+const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+const account = privateKeyToAccount(KEY)
+const routers = defaultRouterTable()
+
+let audit: AuditLog | undefined
+afterEach(() => audit?.close())
+
+function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean } = {}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-signer-'))
+  let now = Date.UTC(2026, 10, 22, 12)
+  const clock = () => now
+  const db = openSignerDb(path.join(dir, 'signer.db'))
+  audit = openAuditLog(path.join(dir, 'audit.db'), { clock })
+  const tokens = createApprovalTokens(db)
+  const core = createSignerCore({
+    db,
+    tokens,
+    signatures: createSignatures(db),
+    keys: keyRingOf(opts.keys === false ? [] : [{ address: account.address, account, label: null, dev: opts.dev ?? false }]),
+    policy: { ...defaultPolicyConfig(), ...opts.policy },
+    routers,
+    audit,
+    clock,
+  })
+  const advance = (ms: number) => {
+    now += ms
+  }
+  const intent = (o: Parameters<typeof makeIntent>[0] = {}) => makeIntent({ wallet: account.address, nowMs: now, ...o })
+  const params = (i: TxIntent, extra: Partial<SignParams> = {}): SignParams => ({
+    intent: i,
+    txRequest: buildTransaction(i, routers).txRequest,
+    nonce: 0,
+    gas: '60000',
+    maxFeePerGas: '2000000000',
+    maxPriorityFeePerGas: '1000000000',
+    localChain: true,
+    ...extra,
+  })
+  const grant = (i: TxIntent) => core.grantApproval({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentId: i.id }).approvalTokenId
+  const reason = (p: Promise<unknown>) =>
+    p.then(
+      () => 'signed',
+      (e: RpcError) => {
+        expect(e).toBeInstanceOf(RpcError)
+        expect(e.code).toBe(SIGNING_REFUSED)
+        return (e.data as { reason: string }).reason
+      },
+    )
+  const events = () => audit!.list({ limit: 1000 })
+  return { core, tokens, clock, advance, intent, params, grant, reason, events, db }
+}
+
+describe('signer core', () => {
+  it('signs an allowed intent as EIP-1559 from the wallet, and audits signature_created', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() })
+    const r = await s.core.sign(s.params(i, { nonce: 7 }))
+    const tx = parseTransaction(r.signedTx)
+    expect(tx).toMatchObject({ type: 'eip1559', chainId: 8453, nonce: 7, gas: 60000n, maxFeePerGas: 2000000000n })
+    expect(await recoverTransactionAddress({ serializedTransaction: r.signedTx as never })).toBe(account.address)
+    expect(r).toMatchObject({ intentId: i.id, repeated: false, nonce: 7 })
+    const [e] = s.events()
+    expect(e).toMatchObject({ event: 'signature_created', intentId: i.id, data: { txHash: r.txHash, signerAddress: account.address.toLowerCase() } })
+  })
+
+  it('is idempotent per intent id: the same signed transaction, no second signature', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() })
+    const first = await s.core.sign(s.params(i))
+    const second = await s.core.sign(s.params(i, { nonce: 99, maxFeePerGas: '3000000000' }))
+    expect(second).toEqual({ ...first, repeated: true })
+    expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(1)
+  })
+
+  it('refuses a transaction that differs from the one the intent builds (a compromised gateway)', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() })
+    const forged = { ...buildTransaction(i, routers).txRequest, to: '0x000000000000000000000000000000000000dEaD' as Hex }
+    expect(await s.reason(s.core.sign(s.params(i, { txRequest: forged })))).toBe('tx_mismatch')
+    const moreValue = { ...buildTransaction(s.intent({ action: actions.native('1') }), routers).txRequest, value: '2' }
+    expect(await s.reason(s.core.sign(s.params(s.intent({ action: actions.native('1') }), { txRequest: moreValue })))).toBe('tx_mismatch')
+    expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'tx_mismatch' } })
+  })
+
+  it('applies its own policy: deny and the per-wallet counter', async () => {
+    const denyAll = setup({ policy: { allowedChains: [1] } })
+    expect(await denyAll.reason(denyAll.core.sign(denyAll.params(denyAll.intent())))).toBe('policy_deny')
+    const limited = setup({ policy: { maxTxPerHour: 2 } })
+    for (let n = 0; n < 2; n++) expect(await limited.reason(limited.core.sign(limited.params(limited.intent(), { nonce: n })))).toBe('signed')
+    expect(await limited.reason(limited.core.sign(limited.params(limited.intent(), { nonce: 2 })))).toBe('policy_deny')
+    limited.advance(3_600_001)
+    expect(await limited.reason(limited.core.sign(limited.params(limited.intent(), { nonce: 2 })))).toBe('signed')
+  })
+
+  describe('approval tokens', () => {
+    it('required by policy: missing → missing_approval_token; valid → signed and consumed; replay → invalid', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.native('1000') })
+      expect(await s.reason(s.core.sign(s.params(i)))).toBe('missing_approval_token')
+      const token = s.grant(i)
+      expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('signed')
+      const other = { ...i, id: randomUUID() }
+      expect(await s.reason(s.core.sign(s.params(other, { approvalTokenId: token })))).toBe('invalid_approval_token')
+      expect(s.tokens.check(token, buildTransaction(i, routers).txRequestHash, s.clock())).toBe('consumed')
+    })
+
+    it('expires after 300 s (injected clock) and is swept', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.native('1000'), deadline: Math.floor(s.clock() / 1000) + 3600 })
+      const token = s.grant(i)
+      s.advance(299_999)
+      expect(s.tokens.check(token, buildTransaction(i, routers).txRequestHash, s.clock())).toBeNull()
+      s.advance(1)
+      expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('invalid_approval_token')
+      expect(s.events()[0]!.data).toMatchObject({ reason: 'invalid_approval_token', problem: 'expired' })
+      expect(s.tokens.sweep(s.clock())).toBe(1)
+      expect(s.tokens.check(token, '0x', s.clock())).toBe('unknown')
+    })
+
+    it('is bound to its txRequestHash', async () => {
+      const s = setup()
+      const a = s.intent({ action: actions.native('1000') })
+      const b = s.intent({ action: actions.native('1001') })
+      const token = s.grant(a)
+      expect(await s.reason(s.core.sign(s.params(b, { approvalTokenId: token })))).toBe('invalid_approval_token')
+      expect(s.events()[0]!.data).toMatchObject({ problem: 'hash_mismatch' })
+    })
+
+    it('is not consumed when signing fails before the signature (key locked, gas cap)', async () => {
+      const locked = setup({ keys: false })
+      const i = locked.intent({ action: actions.native('1000') })
+      const token = locked.grant(i)
+      expect(await locked.reason(locked.core.sign(locked.params(i, { approvalTokenId: token })))).toBe('key_locked')
+      expect(locked.tokens.check(token, buildTransaction(i, routers).txRequestHash, locked.clock())).toBeNull()
+
+      const s = setup()
+      const j = s.intent({ action: actions.native('1000'), maxGasWei: '1000' })
+      const t = s.grant(j)
+      expect(await s.reason(s.core.sign(s.params(j, { approvalTokenId: t })))).toBe('gas_cost_exceeds_max')
+      expect(s.tokens.check(t, buildTransaction(j, routers).txRequestHash, s.clock())).toBeNull()
+    })
+
+    it('20 concurrent signs of different intents on one token: exactly one signature', async () => {
+      const s = setup()
+      const template = s.intent({ action: actions.native('5000') })
+      const token = s.grant(template)
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, n) => s.reason(s.core.sign(s.params({ ...template, id: randomUUID() }, { approvalTokenId: token, nonce: n })))),
+      )
+      expect(results.filter((r) => r === 'signed')).toHaveLength(1)
+      expect(results.filter((r) => r === 'invalid_approval_token')).toHaveLength(19)
+      expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(1)
+    })
+  })
+
+  it('a dev key signs only for the local chain', async () => {
+    const s = setup({ dev: true })
+    expect(await s.reason(s.core.sign(s.params(s.intent(), { localChain: false })))).toBe('dev_key_on_remote_chain')
+    expect(await s.reason(s.core.sign(s.params(s.intent(), { localChain: true })))).toBe('signed')
+  })
+
+  it('refuses a deadline that has passed', async () => {
+    const s = setup()
+    const i = s.intent({ deadline: Math.floor(s.clock() / 1000) + 10 })
+    s.advance(10_000)
+    expect(await s.reason(s.core.sign(s.params(i)))).toBe('policy_deny')
+  })
+
+  it('lists its accounts without key material', () => {
+    const s = setup()
+    expect(s.core.accounts()).toEqual([{ address: account.address, label: null, dev: false, unlocked: true }])
+    expect(JSON.stringify(s.core.accounts())).not.toContain(KEY.slice(2, 20))
+  })
+})
