@@ -1,10 +1,10 @@
 // POST /v1/tx/build on the real gateway (audit on, default durability) against
 // a bare fastify route, both at 32 connections, in the same run.
-import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { randomBytes, randomUUID } from 'node:crypto'
 import path from 'node:path'
 import { fmt, freePort, load, ratio, root, startNode, tempDir } from './lib.mjs'
 
+/** Many agents, each with its own wallet, under the default policy (at most 10 per wallet per hour). */
 function intentBody() {
   const now = Math.floor(Date.now() / 1000)
   return JSON.stringify({
@@ -12,7 +12,7 @@ function intentBody() {
     id: randomUUID(),
     timestamp: now,
     chain: { type: 'evm', chainId: 8453 },
-    wallet: { address: '0x1111111111111111111111111111111111111111' },
+    wallet: { address: `0x${randomBytes(20).toString('hex')}` },
     action: {
       type: 'transfer',
       asset: { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 },
@@ -25,9 +25,6 @@ function intentBody() {
 
 export async function benchBuild({ duration = 8 } = {}) {
   const dataDir = tempDir()
-  // A policy that never rate-limits, so every request does the full work.
-  const policyFile = path.join(dataDir, 'policy.json')
-  writeFileSync(policyFile, JSON.stringify({ maxTxPerHour: 100000000 }))
 
   const barePort = await freePort()
   const bare = await startNode(path.join(root, 'bench/bare-server.mjs'), {
@@ -49,7 +46,7 @@ export async function benchBuild({ duration = 8 } = {}) {
 
   const port = await freePort()
   const gw = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
-    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_LOG_LEVEL: 'warn' },
+    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: dataDir, SERVICE_LOG_LEVEL: 'warn' },
     url: `http://127.0.0.1:${port}/v1/health`,
   })
   let buildResult

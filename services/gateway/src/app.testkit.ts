@@ -37,11 +37,12 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
   const clock = opts.clock ?? testClock()
   const audit: AuditLog = openAuditLog(path.join(dataDir, 'audit.db'), { clock })
   const db = openGatewayDb(path.join(dataDir, 'gateway.db'))
+  const rateLimits = createRateLimitStore(db, { nowMs: clock() })
   const app = await buildGatewayApp({
     host: '127.0.0.1',
     bodyLimitBytes: 64 * 1024,
     audit,
-    rateLimits: createRateLimitStore(db),
+    rateLimits,
     sentTxs: createSentTxs(db),
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
     policy: { ...defaultPolicyConfig(), ...opts.policy },
@@ -50,7 +51,8 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
   })
   const close = async () => {
     await app.close()
-    audit.close()
+    rateLimits.flush()
+    await audit.close()
     db.close()
   }
   return { app, audit, db, clock, dataDir, close }

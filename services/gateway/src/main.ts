@@ -24,14 +24,15 @@ async function main(): Promise<void> {
 
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   chmodSync(config.dataDir, 0o700)
-  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
   const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
   const signer = createRpcClient({ socketPath: path.join(config.dataDir, 'run', SIGNER_SOCKET), timeoutMs: 15_000 })
+  const rateLimits = createRateLimitStore(db)
   const app = await buildGatewayApp({
     host: config.host,
     bodyLimitBytes: config.bodyLimitBytes,
     audit,
-    rateLimits: createRateLimitStore(db),
+    rateLimits,
     sentTxs: createSentTxs(db),
     policy,
     routers,
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down')
     await app.close()
     signer.close()
-    audit.close()
+    rateLimits.flush()
+    await audit.close()
     db.close()
     process.exit(0)
   }

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     log('shutting down', { signal })
     clearInterval(sweep)
     await Promise.all([signerServer.close(), grantServer.close()])
-    audit.close()
+    await audit.close()
     db.close()
     process.exit(0)
   }

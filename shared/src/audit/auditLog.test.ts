@@ -16,8 +16,8 @@ const compiledAuditLog = path.resolve(here, '../../dist/audit/auditLog.js')
 const compiledCli = path.resolve(here, '../../dist/audit/cli.js')
 
 let log: AuditLog | undefined
-afterEach(() => {
-  log?.close()
+afterEach(async () => {
+  await log?.close()
   log = undefined
 })
 
@@ -53,7 +53,7 @@ describe('audit log', () => {
     const { file } = fresh()
     log = openAuditLog(file)
     await Promise.all(Array.from({ length: 50 }, (_, n) => log!.append({ intentId: `i-${n}`, event: 'e', data: { n } })))
-    log.close()
+    await log.close()
     log = openAuditLog(file)
     expect(log.list({ limit: 100 })).toHaveLength(50)
   })
@@ -66,6 +66,21 @@ describe('audit log', () => {
     await expect(bad).rejects.toThrow(/not plain JSON/)
     await expect(good).resolves.toMatchObject({ event: 'ok' })
     expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 1 })
+  })
+
+  it('the worker-thread writer: same chain, same durability, group commit off the event loop', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer: 'worker' })
+    const appended = await Promise.all(Array.from({ length: 300 }, (_, n) => log!.append({ intentId: `w-${n}`, event: 'e', data: { n } })))
+    expect(log.commits).toBeLessThan(30)
+    expect(log.list({ limit: 1 })[0]).toEqual(appended[299])
+    await log.close()
+    log = undefined
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 300 })
+    // A reopened log (inline) continues the same chain.
+    log = openAuditLog(file)
+    await log.append({ intentId: 'after', event: 'e', data: {} })
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 301 })
   })
 
   it('SQLite refuses UPDATE and DELETE', async () => {
@@ -94,7 +109,7 @@ describe('audit log', () => {
       `import { openAuditLog } from ${JSON.stringify(compiledAuditLog)}
        const log = openAuditLog(process.argv[2])
        await Promise.all(Array.from({ length: 200 }, (_, n) => log.append({ intentId: 'p' + process.pid, event: 'e', data: { n } })))
-       log.close()`,
+       await log.close()`,
     )
     log = openAuditLog(file)
     const children = [1, 2, 3].map(() => run(process.execPath, [script, file]))
@@ -109,7 +124,7 @@ describe('verifyAuditChain and the CLI', () => {
     const { dir, file } = fresh()
     const l = openAuditLog(file)
     for (let i = 0; i < n; i++) await l.append({ intentId: `i-${i}`, event: 'e', data: { i } })
-    l.close()
+    await l.close()
     return { dir, file }
   }
 

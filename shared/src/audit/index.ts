@@ -1,4 +1,5 @@
 export * from './schema.js'
 export * from './rowHash.js'
+export * from './writer.js'
 export * from './auditLog.js'
 export * from './verify.js'

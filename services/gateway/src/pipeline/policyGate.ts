@@ -19,6 +19,12 @@ export interface PolicyGate {
    * concurrent requests for one wallet cannot both slip under the limit.
    */
   check(intent: TxIntent, extra?: { riskScore?: number }): Promise<PolicyDecision>
+  /**
+   * The same, but returns the decision at once with the audit write still in
+   * flight, so a caller can let it share one commit with its next event. The
+   * caller must await `audited` before it answers.
+   */
+  decide(intent: TxIntent, extra?: { riskScore?: number }): { decision: PolicyDecision; audited: Promise<unknown> }
 }
 
 export function createPolicyGate(deps: {
@@ -28,24 +34,30 @@ export function createPolicyGate(deps: {
   audit: AuditLog
   clock: Clock
 }): PolicyGate {
-  return {
+  const gate: PolicyGate = {
     async check(intent, extra = {}) {
+      const { decision, audited } = gate.decide(intent, extra)
+      await audited
+      return decision
+    },
+    decide(intent, extra = {}) {
       const contract = contractOf(intent, deps.routers)
       const decision = deps.rateLimits.atomically(() => {
         const nowMs = deps.clock()
-        const recentTxCount = deps.rateLimits.countOthers(intent.wallet.address, intent.id, nowMs)
+        const recentTxCount = deps.rateLimits.countOthers(intent.wallet.address, intent.id, nowMs, deps.policy.maxTxPerHour)
         const d = evaluatePolicy(deps.policy, intent, { nowMs, recentTxCount, contract, riskScore: extra.riskScore })
         if (d.decision !== 'deny') deps.rateLimits.record(intent.wallet.address, intent.id, nowMs)
         return d
       })
-      await deps.audit.append({
+      const audited = deps.audit.append({
         intentId: intent.id,
         event: 'policy_evaluated',
         data: { decision: decision.decision, reasons: decision.reasons, reasonCodes: decision.reasonCodes },
       })
-      return decision
+      return { decision, audited }
     },
   }
+  return gate
 }
 
 /** SPEC "Policy error (403)". */

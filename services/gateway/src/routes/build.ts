@@ -11,14 +11,27 @@ export interface BuildRouteOptions {
 export const buildRoutes: FastifyPluginAsync<BuildRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/build', { schema: { body: txIntentSchema } }, async (req, reply) => {
     const intent = req.body as TxIntent
-    const decision = await opts.policyGate.check(intent)
-    if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision))
-    const built = buildTransaction(intent, opts.routers)
-    await opts.audit.append({
-      intentId: intent.id,
-      event: 'tx_built',
-      data: { txRequestHash: built.txRequestHash, description: built.description },
-    })
+    const { decision, audited } = opts.policyGate.decide(intent)
+    if (decision.decision === 'deny') {
+      await audited
+      return reply.code(403).send(policyDeniedBody(decision))
+    }
+    let built
+    try {
+      built = buildTransaction(intent, opts.routers)
+    } catch (err) {
+      await audited
+      throw err
+    }
+    // Both events share one group commit; both are durable before the answer.
+    await Promise.all([
+      audited,
+      opts.audit.append({
+        intentId: intent.id,
+        event: 'tx_built',
+        data: { txRequestHash: built.txRequestHash, description: built.description },
+      }),
+    ])
     return {
       intentId: intent.id,
       txRequestHash: built.txRequestHash,

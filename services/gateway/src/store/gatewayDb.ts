@@ -4,7 +4,10 @@ import Database from 'better-sqlite3'
 export function openGatewayDb(file: string): Database.Database {
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
+  // NORMAL in WAL mode survives a process crash; a power cut may lose the
+  // last records, which only makes the rate limit briefly more lenient. The
+  // audit log, which must survive power loss, stays FULL.
+  db.pragma('synchronous = NORMAL')
   db.pragma('busy_timeout = 5000')
   db.exec(`
     CREATE TABLE IF NOT EXISTS rate_records (

@@ -36,7 +36,7 @@ describe('countersign-keys', () => {
     expect(list.out()).toContain('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC  treasury')
     const audit = openAuditLog(path.join(dir, 'audit.db'))
     const events = audit.list({ limit: 10 })
-    audit.close()
+    await audit.close()
     expect(events).toHaveLength(1)
     expect(events[0]).toMatchObject({ event: 'key_imported', intentId: 'system', data: { address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', label: 'treasury' } })
     expect(JSON.stringify(events)).not.toContain(KEY.slice(2, 30))

@@ -77,7 +77,7 @@ export async function runKeysCli(argv: string[], io: KeysIo): Promise<number> {
       try {
         await audit.append({ intentId: 'system', event, data })
       } finally {
-        audit.close()
+        await audit.close()
       }
     }
     switch (command) {

@@ -31,7 +31,7 @@ const account = privateKeyToAccount(KEY)
 const routers = defaultRouterTable()
 
 let audit: AuditLog | undefined
-afterEach(() => audit?.close())
+afterEach(async () => { await audit?.close() })
 
 function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-signer-'))

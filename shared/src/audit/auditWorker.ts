@@ -1,0 +1,28 @@
+// Runs the audit log's writes on a worker thread: hashing, the SQLite insert
+// and the fsync of a synchronous=FULL commit then never block the event loop
+// of the process that serves requests.
+import { parentPort, workerData } from 'node:worker_threads'
+import type { AuditEvent } from '../types.js'
+import { createBatchWriter, openAuditDb } from './writer.js'
+
+export interface WorkerBatch {
+  batchId: number
+  events: AuditEvent[]
+}
+export type WorkerReply = { batchId: number; ok: true } | { batchId: number; ok: false; error: string }
+
+const db = openAuditDb((workerData as { file: string }).file)
+const write = createBatchWriter(db)
+parentPort!.on('message', (msg: WorkerBatch | 'close') => {
+  if (msg === 'close') {
+    db.close()
+    parentPort!.close()
+    return
+  }
+  try {
+    write(msg.events)
+    parentPort!.postMessage({ batchId: msg.batchId, ok: true } satisfies WorkerReply)
+  } catch (err) {
+    parentPort!.postMessage({ batchId: msg.batchId, ok: false, error: (err as Error).message } satisfies WorkerReply)
+  }
+})
