@@ -1,0 +1,100 @@
+// The signer over its Unix socket against the raw cost of one secp256k1
+// signature, and end-to-end sign-and-send against anvil with 1 and 8 wallets.
+import { randomUUID } from 'node:crypto'
+import path from 'node:path'
+import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET } from '@countersign/shared'
+import { privateKeyToAccount } from 'viem/accounts'
+import { fmt, ratio } from './lib.mjs'
+import { devKeys, startAnvil, startStack } from './stack.mjs'
+
+const now = () => Math.floor(Date.now() / 1000)
+const routers = defaultRouterTable()
+
+function transferIntent(wallet, n) {
+  return {
+    version: '1',
+    id: randomUUID(),
+    timestamp: now(),
+    chain: { type: 'evm', chainId: 8453 },
+    wallet: { address: wallet },
+    action: { type: 'transfer_native', to: '0x000000000000000000000000000000000000bEEF', amount: String(1000 + n) },
+    constraints: { maxGasWei: '100000000000000000', deadline: now() + 3600, maxSlippageBps: 0 },
+  }
+}
+
+/** Runs `task` with `concurrency` workers for `ms`; returns completions per second. */
+async function throughput(task, { concurrency, ms }) {
+  let done = 0
+  const end = Date.now() + ms
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (Date.now() < end) {
+        await task(w, done)
+        done++
+      }
+    }),
+  )
+  return done / ((performance.now() - started) / 1000)
+}
+
+export async function benchSignRpc({ ms = 5000 } = {}) {
+  const account = privateKeyToAccount(devKeys[0])
+  const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
+  const raw = await throughput(async (_w, n) => account.signTransaction({ ...tx, nonce: n }), { concurrency: 1, ms })
+
+  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } } })
+  const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
+  let nonce = 0
+  try {
+    const rpc = await throughput(
+      async () => {
+        const intent = transferIntent(account.address, nonce)
+        const { txRequest } = buildTransaction(intent, routers)
+        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000', localChain: true })
+      },
+      { concurrency: 8, ms },
+    )
+    console.log('\nsign over signer.sock (rebuild, policy, SQLite FULL commit, audit) vs raw secp256k1 signTransaction')
+    console.log(`  raw viem signTransaction, 1 thread   ${fmt(raw).padStart(7)} sig/s`)
+    console.log(`  signer RPC, concurrency 8            ${fmt(rpc).padStart(7)} sig/s`)
+    console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %`)
+    return { raw, rpc }
+  } finally {
+    client.close()
+    await stack.stop()
+  }
+}
+
+export async function benchSignAndSend({ ms = 6000 } = {}) {
+  const results = {}
+  for (const wallets of [1, 8]) {
+    const anvil = await startAnvil()
+    const keys = devKeys.slice(0, wallets)
+    const addresses = keys.map((k) => privateKeyToAccount(k).address)
+    const stack = await startStack({ keys, rpcUrl: anvil.rpcUrl, policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } } })
+    try {
+      let failures = 0
+      const rate = await throughput(
+        async (w, n) => {
+          const r = await fetch(`${stack.url}/v1/tx/sign-and-send`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ intent: transferIntent(addresses[w % wallets], n) }),
+          })
+          const body = await r.json()
+          if (r.status !== 200 || !body.broadcast) failures++
+        },
+        { concurrency: 8, ms },
+      )
+      results[wallets] = rate
+      console.log(`  sign-and-send, ${wallets} wallet${wallets > 1 ? 's' : ' '}, 8 clients   ${fmt(rate, 1).padStart(7)} tx/s  (failures ${failures})`)
+      if (failures) throw new Error('sign-and-send benchmark saw failures')
+    } finally {
+      await stack.stop()
+      anvil.stop()
+    }
+  }
+  console.log(`  ratio 8 wallets / 1 wallet              ${fmt(ratio(results[8], results[1]), 2)}x (one wallet is sequential by design)`)
+  return results
+}

@@ -1,0 +1,84 @@
+// Real processes for the benchmarks: anvil, the signer, the gateway.
+import { execFile, spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { freePort, root, startNode, tempDir } from './lib.mjs'
+
+const require = createRequire(import.meta.url)
+export const PASSPHRASE = 'bench passphrase'
+
+/** anvil's default dev keys (mnemonic "test test … junk"), funded on every fresh chain. */
+export const devKeys = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
+  '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
+  '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356',
+]
+
+export async function startAnvil(chainId = 8453) {
+  const port = await freePort()
+  const bin = path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent'], { stdio: 'ignore' })
+  process.once('exit', () => child.kill('SIGKILL'))
+  const rpcUrl = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    try {
+      const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+      if (r.ok) break
+    } catch {}
+    if (i > 200) throw new Error('anvil did not start')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return { rpcUrl, chainId, stop: () => child.kill('SIGTERM') }
+}
+
+export async function importKeys(dataDir, keys) {
+  for (const key of keys) {
+    await new Promise((resolve, reject) => {
+      const c = execFile(process.execPath, [path.join(root, 'services/signer/dist/cli/keys.js'), 'import', '--data-dir', dataDir], { env: { ...process.env, SERVICE_DEMO_PASSPHRASE: PASSPHRASE } }, (err) => (err ? reject(err) : resolve()))
+      c.stdin.end(key)
+    })
+  }
+}
+
+/** Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`. */
+export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {} }) {
+  const dataDir = tempDir('cs-b-')
+  const policyFile = path.join(dataDir, 'policy.json')
+  writeFileSync(policyFile, JSON.stringify(policy))
+  await importKeys(dataDir, keys)
+  const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn' }
+  const signer = spawn(process.execPath, [path.join(root, 'services/signer/dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  process.once('exit', () => signer.kill('SIGKILL'))
+  await new Promise((resolve, reject) => {
+    let err = ''
+    signer.stderr.on('data', (d) => {
+      err += d
+      if (/signer ready/.test(err)) resolve()
+    })
+    signer.once('exit', (c) => reject(new Error(`signer exited ${c}: ${err}`)))
+  })
+  let gateway = null
+  let url = null
+  if (rpcUrl) {
+    const port = await freePort()
+    url = `http://127.0.0.1:${port}`
+    gateway = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
+      env: { ...env, SERVICE_PORT: String(port), [`SERVICE_RPC_URL_${chainId}`]: rpcUrl },
+      url: `${url}/v1/health`,
+    })
+  }
+  return {
+    dataDir,
+    url,
+    stop: async () => {
+      await gateway?.stop()
+      signer.kill('SIGTERM')
+    },
+  }
+}
