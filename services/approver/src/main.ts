@@ -1,1 +1,131 @@
-export {}
+#!/usr/bin/env node
+// The approver process: holds approval requests, serves the dashboard and its
+// live feed, asks on the terminal in cli mode, and asks the signer (over
+// grant.sock, its only power) to mint a token when an operator approves.
+import { chmodSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import {
+  APPROVER_SOCKET,
+  GRANT_SOCKET,
+  RpcError,
+  approverMethods,
+  createAjv,
+  createRpcClient,
+  createRpcServer,
+  describeValidationErrors,
+  openAuditLog,
+  requestApprovalParamsSchema,
+  routerTableFromEnv,
+  systemClock,
+  withdrawApprovalParamsSchema,
+  type GrantResult,
+  type RequestApprovalParams,
+} from '@countersign/shared'
+import { createApprovalService } from './approvalService.js'
+import { createTerminalPrompt } from './cliPrompt.js'
+import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
+import { buildApproverApp } from './http/app.js'
+import { loadOrCreateOperatorToken } from './operatorToken.js'
+import { PendingRequests } from './pendingRequests.js'
+
+const SWEEP_MS = 30_000
+
+async function main(): Promise<void> {
+  const config = loadApproverConfig(process.env)
+  const routers = routerTableFromEnv(process.env)
+  const clock = systemClock
+  if (config.mode === 'auto') {
+    const remote = config.rpcUrls.filter((r) => !isLocalUrl(r.url))
+    if (remote.length > 0 && !config.allowAutoApproval) {
+      throw new ConfigError(
+        `SERVICE_APPROVAL_MODE=auto approves every request without a human; refusing with a non-local RPC URL (${remote.map((r) => r.variable).join(', ')}). Set SERVICE_ALLOW_AUTO_APPROVAL=1 if you really mean it.`,
+      )
+    }
+  }
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(config.dataDir, 0o700)
+  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const signer = createRpcClient({ socketPath: path.join(config.runDir, GRANT_SOCKET), timeoutMs: 10_000 })
+  const pending = new PendingRequests(clock)
+  const service = createApprovalService({
+    mode: config.mode,
+    pending,
+    granter: { grant: (b) => signer.call<GrantResult>('grantApproval', b) },
+    audit,
+    routers,
+    clock,
+    ...(config.mode === 'cli' ? { prompt: createTerminalPrompt(config.cliTimeoutMs) } : {}),
+  })
+  const sweep = setInterval(() => service.sweep(), SWEEP_MS)
+  sweep.unref()
+
+  const ajv = createAjv()
+  const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
+  const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
+  const rpc = createRpcServer({
+    socketPath: path.join(config.runDir, APPROVER_SOCKET),
+    methods: {
+      [approverMethods.requestApproval]: (params, ctx) => {
+        if (!validRequest(params)) throw new RpcError(-32602, describeValidationErrors(validRequest.errors, 'params'))
+        return service.requestApproval(params, ctx.signal)
+      },
+      [approverMethods.withdrawApproval]: (params) => {
+        if (!validWithdraw(params)) throw new RpcError(-32602, describeValidationErrors(validWithdraw.errors, 'params'))
+        return { withdrawn: service.withdrawByIntent(params.intentId) }
+      },
+    },
+  })
+  await rpc.listen()
+
+  const token = config.operatorAuth ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
+  const app = await buildApproverApp({
+    host: config.host,
+    service,
+    audit,
+    clock,
+    operatorToken: token?.token ?? null,
+    logger: { level: process.env.SERVICE_LOG_LEVEL?.trim() || 'info' },
+  })
+  await app.listen({ host: config.host, port: config.port })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : config.port
+
+  if (config.mode === 'auto') {
+    app.log.warn('!!! SERVICE_APPROVAL_MODE=auto: every request that policy sends to approval is APPROVED WITHOUT A HUMAN. Testing only. !!!')
+  }
+  if (!config.operatorAuth) {
+    app.log.warn('SERVICE_OPERATOR_AUTH=off: anyone who can reach the API can approve requests, including the agents that made them')
+  }
+  const gatewayPort = process.env.SERVICE_PORT?.trim() || '3100'
+  app.log.info(
+    {
+      mode: config.mode,
+      dashboard: `http://127.0.0.1:${gatewayPort}/approval-ui`,
+      dashboardDirect: `http://127.0.0.1:${port}/approval-ui`,
+      operatorTokenFile: token?.file ?? (token ? 'SERVICE_OPERATOR_TOKEN' : 'operator auth off'),
+    },
+    'countersign approver ready',
+  )
+
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    clearInterval(sweep)
+    await app.close()
+    await rpc.close()
+    signer.close()
+    await audit.close()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+}
+
+main().catch((err: unknown) => {
+  const e = err as Error
+  const known = ['ConfigError', 'RouterConfigError'].includes(e?.name)
+  process.stderr.write(`countersign approver: ${known ? e.message : (e?.stack ?? String(err))}\n`)
+  process.exit(1)
+})

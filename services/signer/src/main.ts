@@ -61,6 +61,8 @@ async function main(): Promise<void> {
     onInternalError,
   })
   const grantServer = createRpcServer({ socketPath: path.join(config.runDir, GRANT_SOCKET), methods: grantMethods(core), onInternalError })
+  const missed = await core.auditMissed()
+  if (missed > 0) log('audited signatures whose event a crash had cut off', { count: missed })
   await signerServer.listen()
   await grantServer.listen()
   const sweep = setInterval(() => tokens.sweep(clock()), TOKEN_SWEEP_MS)

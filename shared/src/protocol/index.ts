@@ -1,1 +1,2 @@
-export * from "./signer.js"
+export * from './signer.js'
+export * from './approver.js'

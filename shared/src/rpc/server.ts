@@ -10,7 +10,12 @@ import {
 } from './errors.js'
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrame, FrameDecoder } from './framing.js'
 
-export type RpcHandler = (params: unknown) => unknown
+export interface RpcCallContext {
+  /** Aborted when the caller's connection closes: a long-running call can give up and clean up. */
+  signal: AbortSignal
+}
+
+export type RpcHandler = (params: unknown, ctx: RpcCallContext) => unknown
 
 export interface RpcServerOptions {
   socketPath: string
@@ -40,7 +45,11 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
 
   function serve(socket: net.Socket): void {
     sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
+    const closed = new AbortController()
+    socket.on('close', () => {
+      sockets.delete(socket)
+      closed.abort()
+    })
     socket.on('error', () => socket.destroy())
     const decoder = new FrameDecoder(opts.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES)
     const send = (msg: unknown) => {
@@ -54,12 +63,17 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
           fail(null, frame.error === 'too_large' ? RPC_INVALID_REQUEST : RPC_PARSE_ERROR, frame.error === 'too_large' ? 'request frame too large' : 'parse error')
           continue
         }
-        void handle(frame.value, send, fail)
+        void handle(frame.value, send, fail, closed.signal)
       }
     })
   }
 
-  async function handle(msg: unknown, send: (m: unknown) => void, fail: (id: Id, code: number, message: string, data?: unknown) => void) {
+  async function handle(
+    msg: unknown,
+    send: (m: unknown) => void,
+    fail: (id: Id, code: number, message: string, data?: unknown) => void,
+    signal: AbortSignal,
+  ) {
     if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return fail(null, RPC_INVALID_REQUEST, 'invalid request')
     const req = msg as Record<string, unknown>
     const hasId = 'id' in req
@@ -75,7 +89,7 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
     const method = Object.hasOwn(opts.methods, req.method) ? opts.methods[req.method] : undefined
     if (!method) return hasId ? fail(replyId, RPC_METHOD_NOT_FOUND, `method not found: ${req.method}`) : undefined
     try {
-      const result = await method(req.params ?? {})
+      const result = await method(req.params ?? {}, { signal })
       if (hasId) send({ jsonrpc: '2.0', id: replyId, result: result ?? null })
     } catch (err) {
       if (!hasId) return

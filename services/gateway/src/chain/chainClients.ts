@@ -1,6 +1,6 @@
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem'
 import type { ChainId } from '@countersign/shared'
-import { HttpError } from '../plugins/errors.js'
+import { HttpError } from '@countersign/shared/http/errors'
 import { ConfigError } from '../config.js'
 
 export interface ChainClient {

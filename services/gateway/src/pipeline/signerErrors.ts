@@ -6,7 +6,7 @@ import {
   SIGNING_REFUSED,
   type SigningRefusalData,
 } from '@countersign/shared'
-import { HttpError } from '../plugins/errors.js'
+import { HttpError } from '@countersign/shared/http/errors'
 
 /** Maps what the signer answered to the spec's sign-and-send errors. */
 export function signerFailure(err: unknown): HttpError | null {

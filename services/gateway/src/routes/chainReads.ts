@@ -11,7 +11,7 @@ import {
 } from '@countersign/shared'
 import type { ChainClient, ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
-import { HttpError } from '../plugins/errors.js'
+import { HttpError } from '@countersign/shared/http/errors'
 
 const badRequest = (message: string) => new HttpError(400, { statusCode: 400, error: 'Bad Request', message })
 

@@ -9,6 +9,7 @@ const core: SignerCore = {
   },
   grantApproval: () => ({ approvalTokenId: 'x', expiresAt: 0 }),
   accounts: () => [],
+  auditMissed: async () => 0,
 }
 
 describe('the signer interface', () => {

@@ -100,6 +100,22 @@ describe('signer core', () => {
     expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(1)
   })
 
+  it('a signature stored without its audit event (crash between the commits) is audited late, at start or on retry', async () => {
+    const s = setup()
+    const i = s.intent()
+    const first = await s.core.sign(s.params(i))
+    // Simulate the crash window: the row exists, its audit event does not.
+    s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+    const again = await s.core.sign(s.params(i))
+    expect(again.txHash).toBe(first.txHash)
+    const created = s.events().filter((e) => e.event === 'signature_created')
+    expect(created).toHaveLength(2)
+    expect(created[0]!.data).toMatchObject({ late: true, txHash: first.txHash })
+    s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+    expect(await s.core.auditMissed()).toBe(1)
+    expect(await s.core.auditMissed()).toBe(0)
+  })
+
   it('refuses a transaction that differs from the one the intent builds (a compromised gateway)', async () => {
     const s = setup()
     const i = s.intent({ action: actions.transfer() })

@@ -27,6 +27,8 @@ import { sameTxRequest } from './sameTx.js'
 
 export interface SignerCore {
   sign(params: SignParams): Promise<SignResult>
+  /** Writes signature_created for signatures stored before a crash cut off their audit event. */
+  auditMissed(): Promise<number>
   grantApproval(params: GrantParams): GrantResult
   accounts(): AccountInfo[]
 }
@@ -69,6 +71,15 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     throw new RpcError(SIGNING_REFUSED, `${REFUSAL_TEXT[reason]}${detail}`, { reason, ...extra } satisfies SigningRefusalData)
   }
 
+  async function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
+    await audit.append({
+      intentId: s.intentId,
+      event: 'signature_created',
+      data: { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) },
+    })
+    signatures.markAudited(s.intentId)
+  }
+
   const fromStored = (s: StoredSignature, repeated: boolean): SignResult => ({
     intentId: s.intentId,
     txHash: s.txHash as Hex,
@@ -106,7 +117,10 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       // Idempotency: an intent signed before gets its stored transaction back.
       const prior = signatures.byIntent(intentId)
       if (prior) {
-        if (prior.txRequestHash === txRequestHash) return fromStored(prior, true)
+        if (prior.txRequestHash === txRequestHash) {
+          if (!signatures.isAudited(intentId)) await auditSignature(prior, true)
+          return fromStored(prior, true)
+        }
         return refuse(intentId, 'intent_conflict', { txRequestHash })
       }
 
@@ -191,12 +205,14 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         case 'stored':
           break
       }
-      await audit.append({
-        intentId,
-        event: 'signature_created',
-        data: { txRequestHash, signerAddress: record.signerAddress, txHash, nonce: p.nonce, tokenId: record.tokenId },
-      })
+      await auditSignature(record, false)
       return fromStored(record, false)
+    },
+
+    async auditMissed() {
+      const missed = signatures.unaudited()
+      for (const s of missed) await auditSignature(s, true)
+      return missed.length
     },
 
     grantApproval({ txRequestHash, intentId }) {

@@ -23,6 +23,10 @@ export interface Signatures {
   insert(sig: StoredSignature): void
   /** Signatures by this wallet in the sliding hour, not counting `intentId`. */
   recentCount(wallet: string, intentId: string, nowMs: number): number
+  markAudited(intentId: string): void
+  isAudited(intentId: string): boolean
+  /** Signatures whose audit event was not written (the process died between the two commits). */
+  unaudited(): StoredSignature[]
 }
 
 interface Row {
@@ -46,7 +50,30 @@ export function createSignatures(db: Database.Database): Signatures {
   const count = db.prepare<[string, string, number], { n: number }>(
     'SELECT COUNT(*) AS n FROM signatures WHERE signer_address = ? AND intent_id <> ? AND created_at > ?',
   )
+  const mark = db.prepare('UPDATE signatures SET audited = 1 WHERE intent_id = ?')
+  const audited = db.prepare<[string], { audited: number }>('SELECT audited FROM signatures WHERE intent_id = ?')
+  const missing = db.prepare<[], Row>('SELECT * FROM signatures WHERE audited = 0 ORDER BY created_at')
+  const toSignature = (r: Row): StoredSignature => ({
+    intentId: r.intent_id,
+    txRequestHash: r.tx_request_hash,
+    signerAddress: r.signer_address,
+    chainId: r.chain_id,
+    nonce: r.nonce,
+    signedTx: r.signed_tx,
+    txHash: r.tx_hash,
+    tokenId: r.token_id,
+    createdAt: r.created_at,
+  })
   return {
+    markAudited(intentId) {
+      mark.run(intentId)
+    },
+    isAudited(intentId) {
+      return audited.get(intentId)?.audited === 1
+    },
+    unaudited() {
+      return missing.all().map(toSignature)
+    },
     byIntent(intentId) {
       const r = get.get(intentId)
       return r && {

@@ -32,7 +32,9 @@ export function openSignerDb(file: string): Database.Database {
       signed_tx        TEXT    NOT NULL,
       tx_hash          TEXT    NOT NULL,
       token_id         TEXT,
-      created_at       INTEGER NOT NULL
+      created_at       INTEGER NOT NULL,
+      -- 1 once signature_created is in the audit log (a crash can fall between the two commits)
+      audited          INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS signatures_by_wallet ON signatures (signer_address, created_at);
   `)

@@ -1,3 +1,4 @@
+// Type-only import: see errors.ts.
 import type { FastifyInstance } from 'fastify'
 
 /**

@@ -1,5 +1,9 @@
+// HTTP error handling shared by the gateway and the approver. Only types come
+// from fastify, so the signer, which loads shared/, never loads fastify.
 import type { FastifyError, FastifyInstance } from 'fastify'
-import { BuildError, describeValidationErrors, SERVICE_VERSION } from '@countersign/shared'
+import { BuildError } from '../builders/errors.js'
+import { SERVICE_VERSION } from '../constants.js'
+import { describeValidationErrors } from '../validation.js'
 import { STATUS_CODES } from 'node:http'
 
 /**

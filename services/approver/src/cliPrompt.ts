@@ -1,0 +1,89 @@
+import { openSync } from 'node:fs'
+import { ReadStream, WriteStream } from 'node:tty'
+import type { TerminalPrompt } from './approvalService.js'
+import type { ApprovalSummary } from './summary.js'
+
+export function formatSummary(s: ApprovalSummary, requestId: string): string {
+  const lines = [
+    '',
+    '━━━━ countersign: approval requested ━━━━',
+    `request   ${requestId}`,
+    `action    ${s.action}`,
+    `wallet    ${s.wallet}`,
+    ...(s.recipient ? [`recipient ${s.recipient}`] : []),
+    ...(s.spender ? [`spender   ${s.spender}`] : []),
+    `calls     ${s.to}`,
+    ...(s.skill ? [`requested by skill ${s.skill}`] : []),
+    `risk      ${s.riskScore}/100 (${s.preflightSource})`,
+    ...s.riskFactors.map((f) => `  +${f.weight} ${f.detail}`),
+    ...s.warnings.map((w) => `  ! ${w}`),
+    ...s.balanceDiffs.map((d) => `  balance ${d.token}: ${d.change}`),
+    ...s.policyReasons.map((r) => `  policy: ${r}`),
+    `binds     ${s.txRequestHash}`,
+  ]
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * cli mode: asks on the approver's controlling terminal (its stdin/stdout
+ * when those are a TTY, else /dev/tty). Requests are asked one at a time;
+ * no answer within the timeout leaves the request pending (it can still be
+ * decided on the dashboard) until it expires.
+ */
+export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
+  let queue: Promise<unknown> = Promise.resolve()
+  const streams = () => {
+    if (process.stdin.isTTY && process.stdout.isTTY) return { input: process.stdin as NodeJS.ReadStream, output: process.stdout as NodeJS.WriteStream }
+    const fd = openSync('/dev/tty', 'r+')
+    return { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream }
+  }
+  return (summary, requestId, signal) => {
+    const asked = queue.then(
+      () =>
+        new Promise<boolean>((resolve, reject) => {
+          if (signal.aborted) return reject(new Error('request already settled'))
+          let io: ReturnType<typeof streams>
+          try {
+            io = streams()
+          } catch (err) {
+            return reject(new Error(`no terminal to ask on: ${(err as Error).message}`))
+          }
+          const { input, output } = io
+          output.write(formatSummary(summary, requestId))
+          output.write(`approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `)
+          let answer = ''
+          const finish = (result: boolean | Error) => {
+            clearTimeout(timer)
+            signal.removeEventListener('abort', onAbort)
+            input.off('data', onData)
+            input.pause()
+            if (result instanceof Error) {
+              output.write(`\n${result.message}\n`)
+              reject(result)
+            } else {
+              output.write(result ? 'approved\n' : 'denied\n')
+              resolve(result)
+            }
+          }
+          const onData = (chunk: Buffer | string) => {
+            answer += chunk.toString()
+            const nl = answer.search(/[\r\n]/)
+            if (nl === -1) return
+            const word = answer.slice(0, nl).trim().toLowerCase()
+            answer = ''
+            if (word === 'y' || word === 'yes') return finish(true)
+            if (word === 'n' || word === 'no') return finish(false)
+            output.write('please answer y or n: ')
+          }
+          const onAbort = () => finish(new Error('(decided elsewhere or expired)'))
+          const timer = setTimeout(() => finish(new Error('no answer in time; the request stays pending on the dashboard')), timeoutMs)
+          signal.addEventListener('abort', onAbort, { once: true })
+          input.setEncoding?.('utf8')
+          input.on('data', onData)
+          input.resume()
+        }),
+    )
+    queue = asked.catch(() => undefined)
+    return asked
+  }
+}

@@ -1,0 +1,40 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
+import path from 'node:path'
+
+export const OPERATOR_TOKEN_FILE = 'operator-token'
+
+/**
+ * The operator's bearer token: SERVICE_OPERATOR_TOKEN when set, otherwise a
+ * random token generated once into DATA_DIR/operator-token (mode 0600). An
+ * agent that can call the API cannot read it, so it cannot approve its own
+ * request.
+ */
+export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | null): { token: string; file: string | null } {
+  if (fromEnv) return { token: fromEnv, file: null }
+  const file = path.join(dataDir, OPERATOR_TOKEN_FILE)
+  if (existsSync(file)) {
+    chmodSync(file, 0o600)
+    const token = readFileSync(file, 'utf8').trim()
+    if (token.length >= 32) return { token, file }
+  }
+  const token = randomBytes(32).toString('base64url')
+  try {
+    const fd = openSync(file, 'wx', 0o600)
+    writeSync(fd, token + '\n')
+    closeSync(fd)
+  } catch (err) {
+    // Another process created it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { token: readFileSync(file, 'utf8').trim(), file }
+    throw err
+  }
+  return { token, file }
+}
+
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '')
+  if (!m) return false
+  const given = Buffer.from(m[1]!)
+  const expected = Buffer.from(token)
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}

@@ -1,0 +1,94 @@
+// gateway → approver over approver.sock. The gateway hands over the intent
+// and its preflight findings; the approver derives what the operator sees and
+// the txRequestHash from the intent itself.
+import { addressSchema, txIntentSchema, uuidSchema } from '../schemas/index.js'
+import type { TxIntent } from '../types.js'
+
+export const APPROVER_SOCKET = 'approver.sock'
+
+export interface RiskFactor {
+  id: string
+  weight: number
+  detail: string
+}
+
+export interface BalanceDiff {
+  token: string
+  change: string
+}
+
+/** What the gateway's preflight found; shown to the operator labelled as such. */
+export interface PreflightFindings {
+  riskScore: number
+  riskFactors: RiskFactor[]
+  warnings: string[]
+  balanceDiffs: BalanceDiff[]
+  gasEstimate: string | null
+  simulationSuccess: boolean | null
+}
+
+export interface RequestApprovalParams {
+  intent: TxIntent
+  preflight: PreflightFindings
+  policyReasons: string[]
+}
+
+export type ApprovalOutcome =
+  | { approved: true; requestId: string; txRequestHash: string; approvalTokenId: string }
+  | { approved: false; requestId: string; txRequestHash: string; reason: 'user_declined' | 'approval_expired' | 'withdrawn' }
+
+export const approverMethods = {
+  requestApproval: 'requestApproval',
+  withdrawApproval: 'withdrawApproval',
+} as const
+
+const riskFactorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'weight', 'detail'],
+  properties: { id: { type: 'string', maxLength: 64 }, weight: { type: 'number' }, detail: { type: 'string', maxLength: 1024 } },
+} as const
+
+export const requestApprovalParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intent', 'preflight', 'policyReasons'],
+  properties: {
+    intent: txIntentSchema,
+    preflight: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['riskScore', 'riskFactors', 'warnings', 'balanceDiffs', 'gasEstimate', 'simulationSuccess'],
+      properties: {
+        riskScore: { type: 'number', minimum: 0, maximum: 100 },
+        riskFactors: { type: 'array', maxItems: 64, items: riskFactorSchema },
+        warnings: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 1024 } },
+        balanceDiffs: {
+          type: 'array',
+          maxItems: 64,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['token', 'change'],
+            properties: { token: addressSchema, change: { type: 'string', pattern: '^-?(0|[1-9][0-9]{0,77})$' } },
+          },
+        },
+        gasEstimate: { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'null' }] },
+        simulationSuccess: { anyOf: [{ type: 'boolean' }, { type: 'null' }] },
+      },
+    },
+    policyReasons: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 1024 } },
+  },
+} as const
+
+export const withdrawApprovalParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intentId'],
+  properties: { intentId: uuidSchema },
+} as const
+
+/** Preflight findings when no simulation ran (no RPC for the chain). */
+export function noPreflight(): PreflightFindings {
+  return { riskScore: 0, riskFactors: [], warnings: [], balanceDiffs: [], gasEstimate: null, simulationSuccess: null }
+}
