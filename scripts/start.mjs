@@ -51,8 +51,8 @@ for (const { name, command } of processes) {
     running.delete(name)
     if (!stopping) stopAll(1, `${name} exited (${signal ?? `code ${code}`})`)
   })
-  // The signer creates its sockets before the gateway needs them.
-  if (name === 'signer') await new Promise((r) => setTimeout(r, 300))
+  // Each process creates its socket before the next one needs it.
+  if (name !== processes[processes.length - 1].name) await new Promise((r) => setTimeout(r, 400))
 }
 
 process.on('SIGINT', () => stopAll(0, 'interrupted'))

@@ -1,6 +1,6 @@
 // Starts countersign's real processes (compiled JS) against real chains.
 import { execFile } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { createRpcClient, GRANT_SOCKET, type GrantResult, type TxIntent } from '@countersign/shared'
@@ -12,6 +12,7 @@ export const entries = {
   gateway: path.join(repoRoot, 'services/gateway/dist/main.js'),
   signer: path.join(repoRoot, 'services/signer/dist/main.js'),
   keys: path.join(repoRoot, 'services/signer/dist/cli/keys.js'),
+  approver: path.join(repoRoot, 'services/approver/dist/main.js'),
 }
 
 export const PASSPHRASE = 'correct horse battery staple'
@@ -48,7 +49,9 @@ export interface StackOptions {
 export class Stack {
   gateway!: ServiceProcess
   signer!: ServiceProcess
+  approver?: ServiceProcess
   port = 0
+  approverPort = 0
   readonly dataDir: string
   readonly env: Record<string, string>
 
@@ -75,26 +78,43 @@ export class Stack {
     return this.signer
   }
 
+  async startApprover(env: Record<string, string> = {}): Promise<ServiceProcess> {
+    this.approverPort = this.approverPort || (await freePort())
+    this.approver = spawnService('approver', entries.approver, { ...this.env, SERVICE_APPROVER_PORT: String(this.approverPort), ...env })
+    await this.approver.waitForLine(/approver ready/, 20_000)
+    return this.approver
+  }
+
+  get operatorToken(): string {
+    return readFileSync(path.join(this.dataDir, 'operator-token'), 'utf8').trim()
+  }
+
   async startGateway(): Promise<ServiceProcess> {
     this.port = this.port || (await freePort())
-    this.gateway = spawnService('gateway', entries.gateway, { ...this.env, SERVICE_PORT: String(this.port) })
+    this.approverPort = this.approverPort || (await freePort())
+    this.gateway = spawnService('gateway', entries.gateway, { ...this.env, SERVICE_PORT: String(this.port), SERVICE_APPROVER_PORT: String(this.approverPort) })
     await waitFor(() => fetch(`${this.url}/v1/health`).then((r) => r.ok).catch(() => false), { timeoutMs: 15_000, what: 'gateway health' })
     return this.gateway
   }
 
-  async start(): Promise<this> {
+  async start(opts: { approver?: boolean; approverEnv?: Record<string, string> } = {}): Promise<this> {
     await this.startSigner()
+    if (opts.approver) await this.startApprover(opts.approverEnv)
     await this.startGateway()
     return this
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.gateway?.stop(), this.signer?.stop()])
+    await Promise.all([this.gateway?.stop(), this.approver?.stop(), this.signer?.stop()])
   }
 
-  async post(pathname: string, body: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(this.url + pathname, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  async post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+    const res = await fetch(this.url + pathname, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
     return { status: res.status, body: await res.json() }
+  }
+
+  async decide(requestId: string, approved: boolean, token: string | null = this.operatorToken): Promise<{ status: number; body: any }> {
+    return this.post(`/v1/approvals/${requestId}/decide`, { approved }, token ? { authorization: `Bearer ${token}` } : {})
   }
 
   async get(pathname: string): Promise<{ status: number; body: any }> {

@@ -45,6 +45,8 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
     rateLimits,
     sentTxs: createSentTxs(db),
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
+    approver: { call: async () => { throw new Error('no approver in inject tests') } },
+    approverUrl: 'http://127.0.0.1:9',
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers: defaultRouterTable(),
     clock,

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
   createAjv,
+  noPreflight,
   systemClock,
   type AuditLog,
   type Clock,
@@ -12,6 +13,8 @@ import { createWalletQueue } from './chain/walletQueue.js'
 import { installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { createPolicyGate } from './pipeline/policyGate.js'
+import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
+import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
 import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
@@ -32,6 +35,12 @@ export interface GatewayDeps {
   chains?: ChainClients
   /** Client of signer.sock. */
   signer: SignerCaller
+  /** Client of approver.sock. */
+  approver: ApproverCaller
+  /** The approver's HTTP address, for the dashboard, pending, decide and the WebSocket. */
+  approverUrl: string
+  /** Simulation and risk; defaults to none (the preflight seam). */
+  preflight?: RunPreflight
   clock?: Clock
   logger?: FastifyServerOptions['logger']
 }
@@ -68,6 +77,15 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     signer: deps.signer,
     clock,
   })
+  await app.register(approveRequestRoutes, {
+    audit: deps.audit,
+    policyGate,
+    routers: deps.routers,
+    approver: deps.approver,
+    preflight: deps.preflight ?? (async () => noPreflight()),
+  })
+  await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
+  forwardApproverWebSocket(app, deps.approverUrl, deps.host)
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
   return app

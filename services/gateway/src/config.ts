@@ -15,6 +15,7 @@ export interface GatewayConfig {
   /** Which variable each RPC URL came from, so errors can name it. */
   rpcUrlSources: Partial<Record<ChainId, string>>
   bodyLimitBytes: number
+  approverUrl: string
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -52,6 +53,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     rpcUrls,
     rpcUrlSources,
     bodyLimitBytes: 64 * 1024,
+    approverUrl: `http://127.0.0.1:${parsePort(env.SERVICE_APPROVER_PORT?.trim() || '3101')}`,
   }
 }
 

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
+  APPROVER_SOCKET,
   SIGNER_SOCKET,
   createRpcClient,
   defaultPolicyConfig,
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
   const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
   const signer = createRpcClient({ socketPath: path.join(config.dataDir, 'run', SIGNER_SOCKET), timeoutMs: 15_000 })
+  const approver = createRpcClient({ socketPath: path.join(config.dataDir, 'run', APPROVER_SOCKET), timeoutMs: 15_000 })
   const rateLimits = createRateLimitStore(db)
   const app = await buildGatewayApp({
     host: config.host,
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
     routers,
     chains,
     signer,
+    approver,
+    approverUrl: config.approverUrl,
     logger: { level: config.logLevel },
   })
   let closing = false
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down')
     await app.close()
     signer.close()
+    approver.close()
     rateLimits.flush()
     await audit.close()
     db.close()

@@ -39,10 +39,9 @@ function parseArgs(args: string[]): Record<string, string> {
   return out
 }
 
-async function readStdin(stdin: NodeJS.ReadStream): Promise<string> {
+async function readStdin(stdin: AsyncIterable<string | Buffer>): Promise<string> {
   let text = ''
-  stdin.setEncoding('utf8')
-  for await (const chunk of stdin) text += chunk
+  for await (const chunk of stdin) text += chunk.toString()
   return text.trim()
 }
 

@@ -1,11 +1,14 @@
-import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import type { LocalAccount } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { RingKey } from '../signing/keyRing.js'
-import { decryptKey, encryptKey, KeyFileError, parseKeyFile, type KeyFile, type ScryptParams } from './keyFile.js'
+import { createFileAtomic, FileExistsError, isTempName } from './atomicWrite.js'
+import { DecryptionError, openPrivateKey, sealPrivateKey } from './crypto.js'
+import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
+import { KEY_FILE_NAME, keyFileName, labelProblem, MAX_KEY_FILE_BYTES, parseKeyFile, serializeKeyFile, type KeyFile, type ScryptParams } from './format.js'
 
+/** What listing shows: public header fields only. */
 export interface KeyEntry {
   address: string
   label: string | null
@@ -13,95 +16,185 @@ export interface KeyEntry {
   file: string
 }
 
-export class KeystoreError extends Error {
-  override name = 'KeystoreError'
+/** A decrypted key. The private key lives only inside `account` (viem LocalAccount), in this process's memory. */
+export interface UnlockedKey extends KeyEntry {
+  account: LocalAccount
+}
+
+export interface SaveOptions {
+  label?: string
+  dev?: boolean
+  /** Tests only: cheaper scrypt parameters (still at least N = 2^14). Default DEFAULT_SCRYPT. */
+  scrypt?: ScryptParams
+  now?: Date
 }
 
 /**
- * A directory of key files (0700, files 0600). Listing reads only the public
- * header fields; decrypted keys exist only in the objects unlockAll returns.
+ * A directory of key files (0700; files 0600), one per key, named
+ * `<lowercase address>.json`. Listing reads only the public headers; the
+ * decrypted keys exist only in the objects unlockAll returns.
  */
 export class Keystore {
   constructor(readonly dir: string) {}
 
+  /** Creates the directory 0700 (and missing parents), and tightens it if it is looser. */
   ensureDir(): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 })
-    if ((statSync(this.dir).mode & 0o077) !== 0) chmodSync(this.dir, 0o700)
+    const mode = statSync(this.dir).mode
+    if ((mode & 0o777) !== 0o700) chmodSync(this.dir, 0o700)
   }
 
-  private files(): string[] {
+  /** Key file names, sorted; other files are not keys. A missing directory holds no keys. */
+  private names(): string[] {
+    let names: string[]
     try {
-      return readdirSync(this.dir)
-        .filter((f) => /^0x[0-9a-f]{40}\.json$/.test(f))
-        .sort()
+      names = readdirSync(this.dir)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
       throw err
     }
+    const misnamed = names.find((n) => n.toLowerCase().endsWith('.json') && !isTempName(n) && !KEY_FILE_NAME.test(n))
+    if (misnamed) {
+      const file = path.join(this.dir, misnamed)
+      throw new KeyFileError(file, `key file ${file} is misnamed: key files are named <lowercase 0x-address>.json`)
+    }
+    return names.filter((n) => KEY_FILE_NAME.test(n)).sort()
   }
 
+  /** Reads and validates one key file; every failure is a KeyFileError naming the file. */
   private read(name: string): KeyFile {
     const file = path.join(this.dir, name)
-    return parseKeyFile(readFileSync(file, 'utf8'), file)
+    const result = parseKeyFile(readKeyFileText(file))
+    if (!result.ok) throw new KeyFileError(file, `key file ${file} is malformed: ${result.problem}`)
+    if (keyFileName(result.keyFile.address) !== name) {
+      throw new KeyFileError(file, `key file ${file} holds the key for ${result.keyFile.address}, so it must be named ${keyFileName(result.keyFile.address)}`)
+    }
+    return result.keyFile
+  }
+
+  private entry(name: string, keyFile: KeyFile): KeyEntry {
+    return { address: keyFile.address, label: keyFile.label ?? null, dev: keyFile.dev === true, file: path.join(this.dir, name) }
   }
 
   list(): KeyEntry[] {
-    return this.files().map((name) => {
-      const k = this.read(name)
-      return { address: k.address, label: k.label ?? null, dev: k.dev === true, file: path.join(this.dir, name) }
-    })
+    return this.names().map((name) => this.entry(name, this.read(name)))
   }
 
-  /** Encrypts and writes atomically: temp file (0600, exclusive), fsync, rename, fsync the directory. */
-  async save(privateKeyHex: string, passphrase: string, opts: { label?: string; dev?: boolean; scrypt?: ScryptParams } = {}): Promise<KeyEntry> {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(privateKeyHex)) throw new KeystoreError('a private key is 0x followed by 64 hex characters')
-    const address = privateKeyToAccount(privateKeyHex as `0x${string}`).address
-    this.ensureDir()
-    const name = `${address.toLowerCase()}.json`
-    const target = path.join(this.dir, name)
-    if (this.files().includes(name)) throw new KeystoreError(`a key for ${address} already exists (${target})`)
-    const secret = hexToBytes(privateKeyHex.slice(2))
-    let keyFile: KeyFile
+  /**
+   * Encrypts a private key (0x-hex, or 32 bytes which are left to the caller
+   * to zero) and writes it atomically as a new 0600 file. Refuses a second
+   * file for the same address.
+   */
+  async save(privateKey: string | Uint8Array, passphrase: string, opts: SaveOptions = {}): Promise<KeyEntry> {
+    if (opts.label !== undefined) {
+      const problem = labelProblem(opts.label)
+      if (problem) throw new KeystoreError(problem)
+    }
+    if (passphrase.length === 0) throw new KeystoreError('the passphrase may not be empty')
+    let secret: Uint8Array
+    if (typeof privateKey === 'string') {
+      if (!/^0x[0-9a-fA-F]{64}$/.test(privateKey)) throw new KeystoreError('a private key is 0x followed by 64 hex characters')
+      secret = hexToBytes(privateKey.slice(2))
+    } else {
+      if (privateKey.length !== 32) throw new KeystoreError('a private key is 32 bytes')
+      secret = privateKey
+    }
     try {
-      keyFile = await encryptKey(secret, address, passphrase, opts)
+      const address = addressOf(secret)
+      this.ensureDir()
+      const name = keyFileName(address)
+      const target = path.join(this.dir, name)
+      if (existsSync(target)) throw new KeystoreError(`a key for ${address} already exists (${target})`)
+      const keyFile = await sealPrivateKey(secret, address, passphrase, opts)
+      try {
+        createFileAtomic(this.dir, name, serializeKeyFile(keyFile), 0o600)
+      } catch (err) {
+        if (err instanceof FileExistsError) throw new KeystoreError(`a key for ${address} already exists (${target})`)
+        throw err
+      }
+      return this.entry(name, keyFile)
+    } finally {
+      if (secret !== privateKey) secret.fill(0)
+    }
+  }
+
+  /**
+   * Decrypts every key, in file-name order. The first that fails stops the
+   * whole unlock with a KeystoreUnlockError naming its address and file.
+   */
+  async unlockAll(passphrase: string): Promise<UnlockedKey[]> {
+    const keys: UnlockedKey[] = []
+    for (const name of this.names()) keys.push(await this.unlock(name, this.read(name), passphrase))
+    return keys
+  }
+
+  /** unlockAll, keyed by lowercase address. */
+  async unlockAllByAddress(passphrase: string): Promise<Map<string, UnlockedKey>> {
+    return new Map((await this.unlockAll(passphrase)).map((k) => [k.address.toLowerCase(), k]))
+  }
+
+  /**
+   * Checks that `passphrase` opens the keystore's first key (the signer opens
+   * every key with one passphrase); true when the keystore is empty.
+   */
+  async passphraseOpensExistingKeys(passphrase: string): Promise<boolean> {
+    const [name] = this.names()
+    if (name === undefined) return true
+    try {
+      await this.unlock(name, this.read(name), passphrase)
+      return true
+    } catch (err) {
+      if (err instanceof KeystoreUnlockError) return false
+      throw err
+    }
+  }
+
+  private async unlock(name: string, keyFile: KeyFile, passphrase: string): Promise<UnlockedKey> {
+    const entry = this.entry(name, keyFile)
+    let secret: Uint8Array
+    try {
+      secret = await openPrivateKey(keyFile, passphrase)
+    } catch (err) {
+      if (err instanceof DecryptionError) throw new KeystoreUnlockError(keyFile.address, entry.file)
+      throw err
+    }
+    try {
+      const account = privateKeyToAccount(`0x${bytesToHex(secret)}`)
+      if (account.address !== keyFile.address) {
+        throw new KeyFileError(entry.file, `key file ${entry.file} decrypts to the key of ${account.address}, not ${keyFile.address}`)
+      }
+      return { ...entry, account }
     } finally {
       secret.fill(0)
     }
-    const temp = path.join(this.dir, `.${name}.${bytesToHex(randomBytes(6))}.tmp`)
-    const fd = openSync(temp, 'wx', 0o600)
-    try {
-      writeSync(fd, JSON.stringify(keyFile, null, 2) + '\n')
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(temp, target)
-    const dirFd = openSync(this.dir, 'r')
-    try {
-      fsyncSync(dirFd)
-    } finally {
-      closeSync(dirFd)
-    }
-    return { address, label: keyFile.label ?? null, dev: keyFile.dev === true, file: target }
   }
+}
 
-  /** Decrypts every key; the first that fails stops with an error naming it. */
-  async unlockAll(passphrase: string): Promise<RingKey[]> {
-    const keys: RingKey[] = []
-    for (const name of this.files()) {
-      const file = path.join(this.dir, name)
-      const k = this.read(name)
-      const secret = await decryptKey(k, passphrase, file)
-      try {
-        const account = privateKeyToAccount(`0x${bytesToHex(secret)}`)
-        if (account.address.toLowerCase() !== k.address.toLowerCase()) {
-          throw new KeyFileError(`key file ${file} holds a key for ${account.address}, not ${k.address}`)
-        }
-        keys.push({ address: account.address, account, label: k.label ?? null, dev: k.dev === true })
-      } finally {
-        secret.fill(0)
-      }
-    }
-    return keys
+/** The checksummed address of a private key; the error never quotes the key. */
+function addressOf(secret: Uint8Array): string {
+  try {
+    return privateKeyToAccount(`0x${bytesToHex(secret)}`).address
+  } catch {
+    throw new KeystoreError('not a valid secp256k1 private key (zero, or not below the curve order)')
+  }
+}
+
+/** A key file's text: a regular file (not a symlink) of sane size. */
+function readKeyFileText(file: string): string {
+  let fd: number
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const why = code === 'ELOOP' ? 'is a symbolic link' : `cannot be opened (${code ?? (err as Error).message})`
+    throw new KeyFileError(file, `key file ${file} ${why}`)
+  }
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw new KeyFileError(file, `key file ${file} is not a regular file`)
+    if (stat.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(file, `key file ${file} is too large to be a key file (${stat.size} bytes)`)
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
   }
 }

@@ -1,70 +1,114 @@
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
+import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 
 export class PassphraseError extends Error {
   override name = 'PassphraseError'
 }
 
+/** A readable that may be a terminal (process.stdin is one). */
+export type InputStream = Readable & { isTTY?: boolean; isRaw?: boolean; setRawMode?: (raw: boolean) => unknown }
+
 export interface PassphraseIo {
   env: Record<string, string | undefined>
-  stdin: NodeJS.ReadStream
+  stdin: InputStream
   stderr: NodeJS.WritableStream
+}
+
+export const HOW_TO_GIVE_A_PASSPHRASE =
+  'set SERVICE_PASSPHRASE_FILE to a file holding it (mode 0600 or stricter), or SERVICE_DEMO_PASSPHRASE, or run on a terminal to be asked'
+
+/** The configured non-interactive source, if any: SERVICE_DEMO_PASSPHRASE, else SERVICE_PASSPHRASE_FILE. */
+export function configuredPassphrase(env: PassphraseIo['env']): string | null {
+  if (env.SERVICE_DEMO_PASSPHRASE) return env.SERVICE_DEMO_PASSPHRASE
+  if (env.SERVICE_PASSPHRASE_FILE) return readPassphraseFile(env.SERVICE_PASSPHRASE_FILE)
+  return null
 }
 
 /**
  * The keystore passphrase, from (in order) SERVICE_DEMO_PASSPHRASE, the file
- * named by SERVICE_PASSPHRASE_FILE (refused when group or others may read
- * it), or a prompt without echo when stdin is a terminal.
+ * named by SERVICE_PASSPHRASE_FILE, or a prompt without echo when stdin is a
+ * terminal; otherwise a PassphraseError saying how to give one.
  */
 export async function resolvePassphrase(io: PassphraseIo, prompt = 'keystore passphrase: '): Promise<string> {
-  const fromEnv = io.env.SERVICE_DEMO_PASSPHRASE
-  if (fromEnv) return fromEnv
-  const file = io.env.SERVICE_PASSPHRASE_FILE
-  if (file) return readPassphraseFile(file)
+  const configured = configuredPassphrase(io.env)
+  if (configured !== null) return configured
   if (io.stdin.isTTY) return promptHidden(io, prompt)
-  throw new PassphraseError(
-    'no keystore passphrase: set SERVICE_PASSPHRASE_FILE to a file of mode 0600 (or SERVICE_DEMO_PASSPHRASE), or run on a terminal to be asked',
-  )
+  throw new PassphraseError(`no keystore passphrase: ${HOW_TO_GIVE_A_PASSPHRASE}`)
 }
 
+const MAX_PASSPHRASE_FILE_BYTES = 4096
+
+/**
+ * Reads a passphrase file, refusing one that group or others may read. Mode
+ * and content come from one open file descriptor. One trailing newline (LF or
+ * CRLF) is dropped; nothing else is trimmed.
+ */
 export function readPassphraseFile(file: string): string {
-  let mode: number
+  const label = `SERVICE_PASSPHRASE_FILE ${file}`
+  let fd: number
   try {
-    mode = statSync(file).mode
+    fd = openSync(file, constants.O_RDONLY)
   } catch (err) {
-    throw new PassphraseError(`cannot read SERVICE_PASSPHRASE_FILE ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    throw new PassphraseError(`cannot read ${label}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  if ((mode & 0o077) !== 0) {
-    throw new PassphraseError(`SERVICE_PASSPHRASE_FILE ${file} is readable by group or others (mode ${(mode & 0o777).toString(8)}); chmod 600 it`)
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw new PassphraseError(`${label} is not a regular file`)
+    if ((stat.mode & 0o077) !== 0) {
+      throw new PassphraseError(`${label} is readable by group or others (mode ${(stat.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
+    }
+    if (stat.size > MAX_PASSPHRASE_FILE_BYTES) throw new PassphraseError(`${label} is larger than ${MAX_PASSPHRASE_FILE_BYTES} bytes`)
+    const text = readFileSync(fd, 'utf8').replace(/\r?\n$/, '')
+    if (text.length === 0) throw new PassphraseError(`${label} is empty`)
+    return text
+  } finally {
+    closeSync(fd)
   }
-  const text = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
-  if (text.length === 0) throw new PassphraseError(`SERVICE_PASSPHRASE_FILE ${file} is empty`)
-  return text
 }
 
+/**
+ * Reads one line from a terminal without echo (raw mode) until Enter.
+ * Backspace and Ctrl-U edit; Ctrl-C and Ctrl-D cancel. Restores the
+ * terminal's mode afterwards.
+ */
 export function promptHidden(io: Pick<PassphraseIo, 'stdin' | 'stderr'>, prompt: string): Promise<string> {
   const { stdin, stderr } = io
+  if (!stdin.isTTY || !stdin.setRawMode) return Promise.reject(new PassphraseError('cannot prompt: stdin is not a terminal'))
+  const setRawMode = stdin.setRawMode.bind(stdin)
   return new Promise((resolve, reject) => {
-    stderr.write(prompt)
-    let value = ''
-    stdin.setRawMode?.(true)
-    stdin.resume()
-    stdin.setEncoding('utf8')
-    const done = (err?: Error) => {
-      stdin.setRawMode?.(false)
-      stdin.pause()
+    const decoder = new StringDecoder('utf8')
+    const wasRaw = stdin.isRaw === true
+    let chars: string[] = []
+    const finish = (err: Error | null) => {
       stdin.off('data', onData)
+      stdin.off('end', onEnd)
+      stdin.off('error', onError)
+      setRawMode(wasRaw)
+      stdin.pause()
       stderr.write('\n')
+      const value = chars.join('')
+      chars = []
       if (err) reject(err)
       else resolve(value)
     }
-    const onData = (chunk: string) => {
-      for (const ch of chunk) {
-        if (ch === '\r' || ch === '\n') return done()
-        if (ch === '\u0003') return done(new PassphraseError('cancelled'))
-        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1)
-        else value += ch
+    const onData = (chunk: Buffer | string) => {
+      const text = typeof chunk === 'string' ? chunk : decoder.write(chunk)
+      for (const ch of text) {
+        if (ch === '\r' || ch === '\n') return finish(null)
+        if (ch === '\u0003' || ch === '\u0004') return finish(new PassphraseError('cancelled'))
+        if (ch === '\u007f' || ch === '\b') chars.pop()
+        else if (ch === '\u0015') chars = []
+        else if (ch >= ' ') chars.push(ch)
       }
     }
+    const onEnd = () => finish(new PassphraseError('stdin closed before a passphrase was entered'))
+    const onError = (err: Error) => finish(err)
+    stderr.write(prompt)
+    setRawMode(true)
     stdin.on('data', onData)
+    stdin.once('end', onEnd)
+    stdin.once('error', onError)
+    stdin.resume()
   })
 }

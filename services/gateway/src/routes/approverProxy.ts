@@ -1,0 +1,66 @@
+import net from 'node:net'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { hostnameOf } from '@countersign/shared/http/hostGuard'
+
+/**
+ * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
+ * approver's /v1/approvals/* (pending, decide, the WebSocket feed) are
+ * forwarded to the approver, which also listens on its own port.
+ */
+export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = async (app, { approverUrl }) => {
+  const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+    const headers: Record<string, string> = { host: new URL(approverUrl).host }
+    if (req.headers.authorization) headers.authorization = req.headers.authorization
+    if (req.body !== undefined) headers['content-type'] = 'application/json'
+    let res: Response
+    try {
+      res = await fetch(approverUrl + req.url, {
+        method: req.method,
+        headers,
+        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+        signal: AbortSignal.timeout(10_000),
+      })
+    } catch {
+      return reply.code(503).send({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+    }
+    for (const h of ['content-type', 'content-security-policy', 'x-frame-options']) {
+      const v = res.headers.get(h)
+      if (v) reply.header(h, v)
+    }
+    return reply.code(res.status).send(Buffer.from(await res.arrayBuffer()))
+  }
+  app.get('/approval-ui', forward)
+  app.get('/v1/approvals/pending', forward)
+  app.post('/v1/approvals/:requestId/decide', forward)
+}
+
+/** Pipes the dashboard's WebSocket upgrade to the approver, byte for byte, after the same Host check. */
+export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: string, bindHost: string): void {
+  const target = new URL(approverUrl)
+  const allowed = new Set(['localhost', '127.0.0.1', '[::1]', bindHost.toLowerCase()])
+  app.server.on('upgrade', (req, socket, head) => {
+    const host = hostnameOf(req.headers.host)
+    if (req.url !== '/v1/approvals/ws' || host === null || !allowed.has(host)) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n')
+      return
+    }
+    const upstream = net.connect(Number(target.port), target.hostname, () => {
+      const lines = [`GET ${req.url} HTTP/1.1`]
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!
+        lines.push(`${name}: ${name.toLowerCase() === 'host' ? target.host : req.rawHeaders[i + 1]}`)
+      }
+      upstream.write(lines.join('\r\n') + '\r\n\r\n')
+      if (head.length) upstream.write(head)
+      socket.pipe(upstream).pipe(socket)
+    })
+    const close = () => {
+      socket.destroy()
+      upstream.destroy()
+    }
+    upstream.on('error', () => socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n'))
+    socket.on('error', close)
+    upstream.on('close', () => socket.destroy())
+    socket.on('close', () => upstream.destroy())
+  })
+}

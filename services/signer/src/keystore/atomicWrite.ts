@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto'
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, unlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+
+export class FileExistsError extends Error {
+  override name = 'FileExistsError'
+  constructor(readonly file: string) {
+    super(`${file} already exists`)
+  }
+}
+
+/** Temp files start with a dot so that directory listings of real files skip them. */
+export const isTempName = (name: string): boolean => name.startsWith('.') && name.endsWith('.tmp')
+
+/**
+ * Creates `dir/name` with `data` and `mode`, all or nothing, and never over an
+ * existing file: the data goes to a fresh temp file in the same directory
+ * (exclusive create, fsync), which is then hard-linked to the final name (link
+ * fails if the name exists, so two writers cannot both win) and unlinked; the
+ * directory is fsynced last. Throws FileExistsError when the name is taken.
+ */
+export function createFileAtomic(dir: string, name: string, data: string, mode = 0o600): string {
+  const target = path.join(dir, name)
+  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
+  const fd = openSync(temp, 'wx', mode)
+  try {
+    try {
+      fchmodSync(fd, mode) // the umask may have removed bits; never added any
+      writeFileSync(fd, data)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    try {
+      linkSync(temp, target)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new FileExistsError(target)
+      throw err
+    }
+  } finally {
+    unlinkSync(temp)
+  }
+  fsyncDir(dir)
+  return target
+}
+
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
