@@ -85,17 +85,18 @@ export function createApprovalService(deps: {
         return { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId }
       }
       const entry = pending.add(params.intent, summary)
-      await audit.append({
-        intentId: params.intent.id,
-        event: 'approval_requested',
-        data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode },
-      })
       const onAbort = () => {
         if (pending.withdraw(entry.requestId)) {
           void audit.append({ intentId: params.intent.id, event: 'approval_withdrawn', data: { requestId: entry.requestId, reason: 'client_disconnected' } })
         }
       }
       signal.addEventListener('abort', onAbort, { once: true })
+      if (signal.aborted) onAbort()
+      await audit.append({
+        intentId: params.intent.id,
+        event: 'approval_requested',
+        data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode },
+      })
       if (deps.mode === 'cli' && deps.prompt) {
         const asked = new AbortController()
         void entry.settled.then(() => asked.abort())

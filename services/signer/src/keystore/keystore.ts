@@ -91,14 +91,7 @@ export class Keystore {
       if (problem) throw new KeystoreError(problem)
     }
     if (passphrase.length === 0) throw new KeystoreError('the passphrase may not be empty')
-    let secret: Uint8Array
-    if (typeof privateKey === 'string') {
-      if (!/^0x[0-9a-fA-F]{64}$/.test(privateKey)) throw new KeystoreError('a private key is 0x followed by 64 hex characters')
-      secret = hexToBytes(privateKey.slice(2))
-    } else {
-      if (privateKey.length !== 32) throw new KeystoreError('a private key is 32 bytes')
-      secret = privateKey
-    }
+    const secret = privateKeyBytes(privateKey)
     try {
       const address = addressOf(secret)
       this.ensureDir()
@@ -116,6 +109,13 @@ export class Keystore {
     } finally {
       if (secret !== privateKey) secret.fill(0)
     }
+  }
+
+  /** The entry for an address (any case), or null when the keystore has no key for it. */
+  find(address: string): KeyEntry | null {
+    const name = keyFileName(address)
+    if (!KEY_FILE_NAME.test(name) || !existsSync(path.join(this.dir, name))) return null
+    return this.entry(name, this.read(name))
   }
 
   /**
@@ -170,7 +170,26 @@ export class Keystore {
   }
 }
 
+/** A private key given as 0x-hex (copied into new bytes) or as 32 bytes (used as is). */
+function privateKeyBytes(privateKey: string | Uint8Array): Uint8Array {
+  if (typeof privateKey === 'string') {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(privateKey)) throw new KeystoreError('a private key is 0x followed by 64 hex characters')
+    return hexToBytes(privateKey.slice(2))
+  }
+  if (privateKey.length !== 32) throw new KeystoreError('a private key is 32 bytes')
+  return privateKey
+}
+
 /** The checksummed address of a private key; the error never quotes the key. */
+export function addressOfPrivateKey(privateKey: string | Uint8Array): string {
+  const secret = privateKeyBytes(privateKey)
+  try {
+    return addressOf(secret)
+  } finally {
+    if (secret !== privateKey) secret.fill(0)
+  }
+}
+
 function addressOf(secret: Uint8Array): string {
   try {
     return privateKeyToAccount(`0x${bytesToHex(secret)}`).address
