@@ -91,20 +91,17 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port
 
   if (config.mode === 'auto') {
+    process.stderr.write('!!! SERVICE_APPROVAL_MODE=auto: every request that policy sends to approval is APPROVED WITHOUT A HUMAN. Testing only. !!!\n')
     app.log.warn('!!! SERVICE_APPROVAL_MODE=auto: every request that policy sends to approval is APPROVED WITHOUT A HUMAN. Testing only. !!!')
   }
   if (!config.operatorAuth) {
     app.log.warn('SERVICE_OPERATOR_AUTH=off: anyone who can reach the API can approve requests, including the agents that made them')
   }
   const gatewayPort = process.env.SERVICE_PORT?.trim() || '3100'
-  app.log.info(
-    {
-      mode: config.mode,
-      dashboard: `http://127.0.0.1:${gatewayPort}/approval-ui`,
-      dashboardDirect: `http://127.0.0.1:${port}/approval-ui`,
-      operatorTokenFile: token?.file ?? (token ? 'SERVICE_OPERATOR_TOKEN' : 'operator auth off'),
-    },
-    'countersign approver ready',
+  // Printed whatever the log level: the operator needs the dashboard address.
+  process.stderr.write(
+    `countersign approver ready: mode ${config.mode}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
+      `(directly: http://127.0.0.1:${port}/approval-ui); operator token ${token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 
   let closing = false

@@ -12,6 +12,7 @@ import {
 
 /** What the operator sees. Everything but the `preflight` part is derived here from the intent. */
 export interface ApprovalSummary {
+  intentId: string
   action: string
   actionType: TxIntent['action']['type']
   chainId: number
@@ -46,6 +47,7 @@ export function summarise(intent: TxIntent, preflight: PreflightFindings, policy
           ? formatAssetAmount(a.amountIn, a.assetIn)
           : formatAssetAmount(a.maxAmountIn, a.assetIn)
   return {
+    intentId: intent.id,
     action: built.description,
     actionType: a.type,
     chainId: intent.chain.chainId,

@@ -74,10 +74,12 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
 
     // require_approval: the approver holds the request until an operator decides or 300 s pass.
     const gone = new AbortController()
+    // The response's 'close' fires when the connection goes away; before we
+    // answered, that means the client gave up waiting.
     const onClose = () => {
-      if (!reply.sent) gone.abort()
+      if (!reply.raw.writableEnded) gone.abort()
     }
-    req.raw.on('close', onClose)
+    reply.raw.on('close', onClose)
     const withdraw = () => {
       void approver.call(approverMethods.withdrawApproval, { intentId: intent.id }).catch((err: unknown) => {
         req.log.warn({ err }, 'could not withdraw the approval request of a client that went away')
@@ -97,7 +99,7 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
       }
       throw err
     } finally {
-      req.raw.off('close', onClose)
+      reply.raw.off('close', onClose)
       gone.signal.removeEventListener('abort', withdraw)
     }
     if (outcome.approved) {

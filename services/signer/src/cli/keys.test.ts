@@ -1,83 +1,257 @@
-import { mkdtempSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable, Writable } from 'node:stream'
+import { PassThrough, Readable, Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { openAuditLog } from '@countersign/shared'
-import { runKeysCli } from './keys.js'
+import { Keystore } from '../keystore/keystore.js'
+import type { InputStream } from '../keystore/passphrase.js'
+import { FAST_SCRYPT } from '../keystore/testkeys.testkit.js'
+import { auditKeyAdded } from './keyAudit.js'
+import { runKeysCli, type KeyAdded, type KeysCliOptions } from './keys.js'
 
-function io(stdin: string, env: Record<string, string> = { SERVICE_DEMO_PASSPHRASE: 'pw' }) {
+const KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
+const KEY_ADDRESS = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
+const MNEMONIC = 'test test test test test test test test test test test junk'
+const fast: KeysCliOptions = { scrypt: FAST_SCRYPT }
+
+const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
+
+/** In-process io with a piped stdin (not a terminal). */
+function piped(stdin: string, env: Record<string, string> = { SERVICE_DEMO_PASSPHRASE: 'pw' }) {
   let out = ''
   let err = ''
-  const input = Readable.from([stdin]) as unknown as NodeJS.ReadStream
   return {
     io: {
       env,
-      stdin: input,
-      stdout: new Writable({ write: (c, _e, cb) => ((out += c), cb()) }) as unknown as NodeJS.WritableStream,
-      stderr: new Writable({ write: (c, _e, cb) => ((err += c), cb()) }) as unknown as NodeJS.WritableStream,
+      stdin: Object.assign(Readable.from([Buffer.from(stdin)]), { isTTY: false }) as InputStream,
+      stdout: new Writable({ write: (c, _e, cb) => ((out += c), cb()) }),
+      stderr: new Writable({ write: (c, _e, cb) => ((err += c), cb()) }),
     },
     out: () => out,
     err: () => err,
   }
 }
 
-const KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
-const MNEMONIC = 'test test test test test test test test test test test junk'
+/** In-process io on a stand-in terminal: `answers` are typed one per prompt. */
+function terminal(answers: string[], env: Record<string, string> = {}) {
+  let err = ''
+  let out = ''
+  const stdin = Object.assign(new PassThrough(), { isTTY: true, isRaw: false, setRawMode: () => stdin })
+  const stderr = new Writable({
+    write: (c, _e, cb) => {
+      err += c
+      if (String(c).endsWith(': ')) setImmediate(() => stdin.write(`${answers.shift() ?? ''}\r`))
+      cb()
+    },
+  })
+  return { io: { env, stdin: stdin as InputStream, stderr, stdout: new Writable({ write: (c, _e, cb) => ((out += c), cb()) }) }, err: () => err, out: () => out }
+}
+
+const recorder = () => {
+  const added: KeyAdded[] = []
+  return { added, onKeyAdded: async (a: KeyAdded) => void added.push(a) }
+}
 
 describe('countersign-keys', () => {
-  it('imports a key from piped stdin, lists it, and audits without key material', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
-    const imp = io(KEY + '\n')
-    expect(await runKeysCli(['import', '--label', 'treasury', '--data-dir', dir], imp.io)).toBe(0)
-    expect(imp.out().trim()).toBe('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC')
-    const list = io('')
+  it('imports a key from piped stdin, prints only the address, returns {address, label}, and lists it', async () => {
+    const dir = tempDir()
+    const rec = recorder()
+    const imp = piped(`${KEY}\n`)
+    expect(await runKeysCli(['import', '--label', 'treasury', '--data-dir', dir], imp.io, { ...fast, ...rec })).toBe(0)
+    expect(imp.out()).toBe(`${KEY_ADDRESS}\n`)
+    expect(imp.err()).toBe('')
+    expect(rec.added).toEqual([{ address: KEY_ADDRESS, label: 'treasury', source: 'private_key', file: path.join(dir, 'keystore', `${KEY_ADDRESS.toLowerCase()}.json`) }])
+    const list = piped('')
     expect(await runKeysCli(['list', '--data-dir', dir], list.io)).toBe(0)
-    expect(list.out()).toContain('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC  treasury')
+    expect(list.out()).toBe(`${KEY_ADDRESS}  treasury\n`)
+    const unlocked = await new Keystore(path.join(dir, 'keystore')).unlockAll('pw')
+    expect(unlocked.map((k) => k.address)).toEqual([KEY_ADDRESS])
+  })
+
+  it('accepts a bare hex key, and refuses garbage on stdin without echoing it', async () => {
+    const dir = tempDir()
+    const bare = piped(KEY.slice(2))
+    expect(await runKeysCli(['import', '--data-dir', dir], bare.io, fast)).toBe(0)
+    expect(bare.out().trim()).toBe(KEY_ADDRESS)
+    const garbage = piped('0xnot-a-key-but-secret-ish')
+    expect(await runKeysCli(['import', '--data-dir', tempDir()], garbage.io, fast)).toBe(2)
+    expect(garbage.err()).toBe('countersign-keys: stdin must hold one private key: 64 hex characters, with or without 0x\n')
+    const again = piped(KEY)
+    expect(await runKeysCli(['import', '--data-dir', dir], again.io, fast)).toBe(1)
+    expect(again.err()).toMatch(`a key for ${KEY_ADDRESS} already exists`)
+  })
+
+  it('imports from a mnemonic: index 0 is 0xf39F…2266, --index and --account select others', async () => {
+    const dir = tempDir()
+    const rec = recorder()
+    const first = piped(`${MNEMONIC}\n`)
+    expect(await runKeysCli(['import-mnemonic', '--data-dir', dir], first.io, { ...fast, ...rec })).toBe(0)
+    expect(first.out()).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\n')
+    const second = piped(MNEMONIC)
+    expect(await runKeysCli(['import-mnemonic', '--index', '1', '--label', 'second', '--data-dir', dir], second.io, { ...fast, ...rec })).toBe(0)
+    expect(second.out()).toBe('0x70997970C51812dc3A010C7d01b50e0d17dc79C8\n')
+    const other = piped(MNEMONIC)
+    expect(await runKeysCli(['import-mnemonic', '--account', '1', '--data-dir', dir], other.io, { ...fast, ...rec })).toBe(0)
+    expect(rec.added.map((a) => [a.source, a.derivationPath, a.label])).toEqual([
+      ['mnemonic', "m/44'/60'/0'/0/0", null],
+      ['mnemonic', "m/44'/60'/0'/0/1", 'second'],
+      ['mnemonic', "m/44'/60'/1'/0/0", null],
+    ])
+    const bad = piped('test test test test test test test test test test test test')
+    expect(await runKeysCli(['import-mnemonic', '--data-dir', dir], bad.io, fast)).toBe(2)
+    expect(bad.err()).toMatch(/valid English BIP-39 mnemonic: the checksum does not match/)
+    expect(readdirSync(path.join(dir, 'keystore'))).toHaveLength(3)
+  })
+
+  it('generates a key at the production parameters', async () => {
+    const dir = tempDir()
+    const rec = recorder()
+    const gen = piped('')
+    expect(await runKeysCli(['generate', '--label', 'hot', '--data-dir', dir], gen.io, rec)).toBe(0)
+    const address = gen.out().trim()
+    expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(rec.added).toEqual([expect.objectContaining({ address, label: 'hot', source: 'generated' })])
+    const file = JSON.parse(readFileSync(path.join(dir, 'keystore', `${address.toLowerCase()}.json`), 'utf8'))
+    expect(file.kdf).toMatchObject({ N: 2 ** 17, r: 8, p: 1 })
+  })
+
+  it('refuses a key or mnemonic in argv before doing anything, without echoing it', async () => {
+    const dir = tempDir()
+    for (const argv of [
+      ['import', KEY, '--data-dir', dir],
+      ['import', '--label', KEY.slice(2), '--data-dir', dir],
+      ['import-mnemonic', '--label', MNEMONIC, '--data-dir', dir],
+      ['import-mnemonic', ...MNEMONIC.split(' ')],
+      ['generate', `--label=${KEY}`, '--data-dir', dir],
+    ]) {
+      const run = piped(KEY)
+      expect(await runKeysCli(argv, run.io, fast)).toBe(2)
+      expect(run.err()).toMatch(/^countersign-keys: refusing a secret on the command line/)
+      expect(run.err()).not.toContain(KEY.slice(2, 20))
+      expect(run.err()).not.toContain('junk')
+    }
+    expect(() => readdirSync(path.join(dir, 'keystore'))).toThrow(/ENOENT/)
+  })
+
+  it('with the key on a pipe and no passphrase source, says the passphrase must come from the env or a file', async () => {
+    const dir = tempDir()
+    for (const command of ['import', 'import-mnemonic']) {
+      const none = piped(command === 'import' ? KEY : MNEMONIC, {})
+      expect(await runKeysCli([command, '--data-dir', dir], none.io, fast)).toBe(1)
+      expect(none.err()).toMatch(/stdin carries the key, so the passphrase must come from SERVICE_PASSPHRASE_FILE \(a file of mode 0600\) or SERVICE_DEMO_PASSPHRASE/)
+    }
+    const gen = piped('', {})
+    expect(await runKeysCli(['generate', '--data-dir', dir], gen.io, fast)).toBe(1)
+    expect(gen.err()).toMatch(/no keystore passphrase: set SERVICE_PASSPHRASE_FILE/)
+  })
+
+  it('takes the passphrase from SERVICE_PASSPHRASE_FILE and refuses a file of mode 0644', async () => {
+    const dir = tempDir()
+    const passFile = path.join(tempDir(), 'pass')
+    writeFileSync(passFile, 'file passphrase\n', { mode: 0o644 })
+    chmodSync(passFile, 0o644)
+    const loose = piped(KEY, { SERVICE_PASSPHRASE_FILE: passFile })
+    expect(await runKeysCli(['import', '--data-dir', dir], loose.io, fast)).toBe(1)
+    expect(loose.err()).toBe(`countersign-keys: SERVICE_PASSPHRASE_FILE ${passFile} is readable by group or others (mode 644); run: chmod 600 ${passFile}\n`)
+    chmodSync(passFile, 0o600)
+    const ok = piped(KEY, { SERVICE_PASSPHRASE_FILE: passFile })
+    expect(await runKeysCli(['import', '--data-dir', dir], ok.io, fast)).toBe(0)
+    expect(await new Keystore(path.join(dir, 'keystore')).passphraseOpensExistingKeys('file passphrase')).toBe(true)
+  })
+
+  it('refuses a passphrase that does not open the keys already there', async () => {
+    const dir = tempDir()
+    expect(await runKeysCli(['import', '--data-dir', dir], piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'first' }).io, fast)).toBe(0)
+    const other = piped('', { SERVICE_DEMO_PASSPHRASE: 'second' })
+    expect(await runKeysCli(['generate', '--data-dir', dir], other.io, fast)).toBe(1)
+    expect(other.err()).toMatch(/this passphrase does not open the keys already in .*keystore; the signer unlocks every key with one passphrase/)
+  })
+
+  it('on a terminal: asks for the key without echo, then the passphrase twice, and compares', async () => {
+    const dir = tempDir()
+    const tty = terminal([KEY, 'long passphrase', 'long passphrase'])
+    expect(await runKeysCli(['import', '--data-dir', dir], tty.io, fast)).toBe(0)
+    expect(tty.out()).toBe(`${KEY_ADDRESS}\n`)
+    expect(tty.err()).toBe('private key (0x…): \nkeystore passphrase: \nrepeat the passphrase: \n')
+    const differ = terminal(['long passphrase', 'other passphrase'])
+    expect(await runKeysCli(['generate', '--data-dir', tempDir()], differ.io, fast)).toBe(1)
+    expect(differ.err()).toMatch(/the two passphrases differ/)
+    const short = terminal(['short'])
+    expect(await runKeysCli(['generate', '--data-dir', tempDir()], short.io, fast)).toBe(1)
+    expect(short.err()).toMatch(/at least 8 characters/)
+  })
+
+  it('finds the data dir in --data-dir, else SERVICE_DATA_DIR', async () => {
+    const dir = tempDir()
+    const run = piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'pw', SERVICE_DATA_DIR: dir })
+    expect(await runKeysCli(['import'], run.io, fast)).toBe(0)
+    expect(readdirSync(path.join(dir, 'keystore'))).toEqual([`${KEY_ADDRESS.toLowerCase()}.json`])
+    const list = piped('', { SERVICE_DATA_DIR: dir })
+    expect(await runKeysCli(['list', `--data-dir=${tempDir()}`], list.io)).toBe(0)
+    expect(list.out()).toMatch(/^no keys in /)
+  })
+
+  it('usage errors exit 2; a malformed key file is a clear error, not a stack', async () => {
+    expect(await runKeysCli([], piped('').io)).toBe(2)
+    const unknown = piped('')
+    expect(await runKeysCli(['export'], unknown.io)).toBe(2)
+    expect(unknown.err()).toMatch(/^countersign-keys: unknown command "export"/)
+    const badFlag = piped('')
+    expect(await runKeysCli(['list', '--label', 'x'], badFlag.io)).toBe(2)
+    expect(badFlag.err()).toMatch(/unknown option --label \(this command takes --data-dir\)/)
+    const help = piped('')
+    expect(await runKeysCli(['--help'], help.io)).toBe(0)
+    expect(help.out()).toMatch(/^usage: countersign-keys/)
+    const dir = tempDir()
+    expect(await runKeysCli(['import', '--data-dir', dir], piped(KEY).io, fast)).toBe(0)
+    writeFileSync(path.join(dir, 'keystore', `${KEY_ADDRESS.toLowerCase()}.json`), '{"version": 1')
+    const list = piped('')
+    expect(await runKeysCli(['list', '--data-dir', dir], list.io)).toBe(1)
+    expect(list.err()).toBe(`countersign-keys: key file ${path.join(dir, 'keystore', `${KEY_ADDRESS.toLowerCase()}.json`)} is malformed: it is not valid JSON\n`)
+  })
+
+  it('the audit hook records key_imported with address, label and path, and no key material', async () => {
+    const dir = tempDir()
+    expect(await runKeysCli(['import-mnemonic', '--label', 'ops', '--data-dir', dir], piped(MNEMONIC).io, { ...fast, onKeyAdded: auditKeyAdded })).toBe(0)
     const audit = openAuditLog(path.join(dir, 'audit.db'))
     const events = audit.list({ limit: 10 })
     await audit.close()
     expect(events).toHaveLength(1)
-    expect(events[0]).toMatchObject({ event: 'key_imported', intentId: 'system', data: { address: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', label: 'treasury' } })
-    expect(JSON.stringify(events)).not.toContain(KEY.slice(2, 30))
+    expect(events[0]).toMatchObject({
+      event: 'key_imported',
+      intentId: 'system',
+      data: { address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', label: 'ops', source: 'mnemonic', path: "m/44'/60'/0'/0/0" },
+    })
+    expect(JSON.stringify(events)).not.toContain('ac0974bec39a17e36ba4a6b4d238ff944bacb478')
+    expect(JSON.stringify(events)).not.toContain('junk')
   })
+})
 
-  it('imports from a mnemonic with account and address index', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
-    const first = io(MNEMONIC)
-    expect(await runKeysCli(['import-mnemonic', '--data-dir', dir], first.io)).toBe(0)
-    expect(first.out().trim()).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266')
-    const second = io(MNEMONIC)
-    expect(await runKeysCli(['import-mnemonic', '--index', '1', '--data-dir', dir], second.io)).toBe(0)
-    expect(second.out().trim()).toBe('0x70997970C51812dc3A010C7d01b50e0d17dc79C8')
-    const bad = io('not a mnemonic at all')
-    expect(await runKeysCli(['import-mnemonic', '--data-dir', dir], bad.io)).toBe(2)
-    expect(bad.err()).toMatch(/valid BIP-39 mnemonic/)
-  })
+describe('the compiled bin (dist/cli/keys.js)', () => {
+  const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/keys.js')
+  const run = (args: string[], stdin: string, env: Record<string, string>) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, out, err) =>
+        resolve({ code: error ? (error.code as number) : 0, out, err }),
+      )
+      child.stdin!.end(stdin)
+    })
 
-  it('generates a key', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
-    const gen = io('')
-    expect(await runKeysCli(['generate', '--data-dir', dir], gen.io)).toBe(0)
-    expect(gen.out().trim()).toMatch(/^0x[0-9a-fA-F]{40}$/)
-  })
-
-  it('refuses a key or mnemonic on the command line, and garbage on stdin', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
-    const argvKey = io('')
-    expect(await runKeysCli(['import', '--label', KEY, '--data-dir', dir], argvKey.io)).toBe(2)
-    expect(argvKey.err()).toMatch(/refusing a secret on the command line/)
-    const argvMnemonic = io('')
-    expect(await runKeysCli(['import-mnemonic', '--label', MNEMONIC, '--data-dir', dir], argvMnemonic.io)).toBe(2)
-    const garbage = io('hello')
-    expect(await runKeysCli(['import', '--data-dir', dir], garbage.io)).toBe(2)
-    expect(garbage.err()).toMatch(/64 hex characters/)
-  })
-
-  it('without a passphrase source on a pipe, says how to give one', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
-    const none = io(KEY, {})
-    expect(await runKeysCli(['import', '--data-dir', dir], none.io)).toBe(1)
-    expect(none.err()).toMatch(/SERVICE_PASSPHRASE_FILE/)
+  it('starts with a shebang, imports through a real pipe, audits, and exits', async () => {
+    expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+    const dir = tempDir()
+    const imported = await run(['import', '--label', 'piped', '--data-dir', dir], `${KEY}\n`, { SERVICE_DEMO_PASSPHRASE: 'bin passphrase' })
+    expect(imported).toEqual({ code: 0, out: `${KEY_ADDRESS}\n`, err: '' })
+    const listed = await run(['list'], '', { SERVICE_DATA_DIR: dir })
+    expect(listed).toEqual({ code: 0, out: `${KEY_ADDRESS}  piped\n`, err: '' })
+    const refused = await run(['import', KEY, '--data-dir', dir], '', {})
+    expect(refused.code).toBe(2)
+    expect(refused.err).not.toContain(KEY.slice(2))
+    const audit = openAuditLog(path.join(dir, 'audit.db'))
+    expect(audit.list({ limit: 10 }).map((e) => e.event)).toEqual(['key_imported'])
+    await audit.close()
   })
 })

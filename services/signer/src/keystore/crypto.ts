@@ -8,9 +8,11 @@ import { NONCE_BYTES, PRIVATE_KEY_BYTES, SALT_BYTES, scryptParamsProblem, type K
  *
  * Implementation: node:crypto `scrypt` (OpenSSL), which runs in libuv's thread
  * pool, off the event loop. Measured here (Node 20.20, 2 vCPU, N = 2^17, r = 8,
- * p = 1, 5 runs each): node:crypto 582–648 ms, median 644 ms; @noble/hashes
- * 2.4.0 `scryptAsync` 1,067–1,516 ms, median 1,345 ms, and it computes on the
- * main thread in slices. node:crypto is about twice as fast.
+ * p = 1, two series of 5 runs each): node:crypto 582–648 ms (median 644) and
+ * 478–523 ms (median 501, per key through Keystore.unlockAll, 4 keys);
+ * @noble/hashes 2.4.0 `scryptAsync` 1,067–1,516 ms (median 1,345) and
+ * 932–1,263 ms (median 1,138), computed on the main thread in slices.
+ * node:crypto is about twice as fast, so it is the one used.
  */
 export const DEFAULT_SCRYPT: ScryptParams = { N: 2 ** 17, r: 8, p: 1 }
 

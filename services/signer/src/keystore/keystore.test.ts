@@ -1,106 +1,228 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_SCRYPT, KeyFileError } from './keyFile.js'
-import { Keystore, KeystoreError } from './keystore.js'
-import { PassphraseError, readPassphraseFile, resolvePassphrase } from './passphrase.js'
-
-// Tests use N = 2^14 to stay fast; one test runs the production parameters.
-const FAST = { N: 2 ** 14, r: 8, p: 1 }
-const KEY_A = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
-const ADDR_A = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
-const KEY_B = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+import { DEFAULT_SCRYPT } from './crypto.js'
+import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
+import { addressOfPrivateKey, Keystore } from './keystore.js'
+import { ADDR_A, ADDR_B, ADDR_C, FAST_SCRYPT, KEY_A, KEY_B, KEY_C } from './testkeys.testkit.js'
 
 const fresh = () => new Keystore(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-ks-')), 'keystore'))
+const fast = { scrypt: FAST_SCRYPT }
+const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
+const rewrite = (file: string, json: unknown) => writeFileSync(file, JSON.stringify(json))
 
-describe('keystore', () => {
-  it('round-trips a key; files 0600 in a 0700 directory; no temp files left; no key material in the file', async () => {
+async function expectRejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise
+  } catch (err) {
+    return err as Error
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('Keystore', () => {
+  it('round-trips keys: save, list (headers only), unlock to accounts that sign', async () => {
     const ks = fresh()
-    const entry = await ks.save(KEY_A, 'pass phrase', { scrypt: FAST, label: 'ops' })
-    expect(entry).toMatchObject({ address: ADDR_A, label: 'ops', dev: false })
-    expect(statSync(ks.dir).mode & 0o777).toBe(0o700)
-    expect(statSync(entry.file).mode & 0o777).toBe(0o600)
-    expect(readdirSync(ks.dir)).toEqual([`${ADDR_A.toLowerCase()}.json`])
-    expect(readFileSync(entry.file, 'utf8')).not.toContain(KEY_A.slice(2))
-    const [k] = await ks.unlockAll('pass phrase')
-    expect(k!.address).toBe(ADDR_A)
-    expect(ks.list()).toEqual([{ address: ADDR_A, label: 'ops', dev: false, file: entry.file }])
+    const a = await ks.save(KEY_A, 'pass phrase', { ...fast, label: 'ops' })
+    const b = await ks.save(KEY_B, 'pass phrase', { ...fast, dev: true })
+    expect(a).toEqual({ address: ADDR_A, label: 'ops', dev: false, file: path.join(ks.dir, `${ADDR_A.toLowerCase()}.json`) })
+    expect(b).toMatchObject({ address: ADDR_B, label: null, dev: true })
+    expect(ks.list()).toEqual([a, b].sort((x, y) => x.file.localeCompare(y.file)))
+    const keys = await ks.unlockAll('pass phrase')
+    expect(keys.map((k) => k.address).sort()).toEqual([ADDR_A, ADDR_B].sort())
+    const keyA = keys.find((k) => k.address === ADDR_A)!
+    expect(keyA).toMatchObject({ label: 'ops', dev: false, file: a.file })
+    expect(keyA.account.address).toBe(ADDR_A)
+    const signature = await keyA.account.signMessage({ message: 'hello' })
+    expect(signature).toMatch(/^0x[0-9a-f]{130}$/)
+    const byAddress = await ks.unlockAllByAddress('pass phrase')
+    expect([...byAddress.keys()].sort()).toEqual([ADDR_A.toLowerCase(), ADDR_B.toLowerCase()].sort())
+    expect(ks.find(ADDR_A.toLowerCase())).toEqual(a)
+    expect(ks.find(ADDR_C)).toBeNull()
   })
 
-  it('uses N = 2^17 by default and that unlocks (production parameters)', async () => {
+  it('accepts the key as 32 bytes and leaves those bytes to the caller', async () => {
     const ks = fresh()
-    const entry = await ks.save(KEY_A, 'pw')
-    const file = JSON.parse(readFileSync(entry.file, 'utf8'))
-    expect(file.kdf).toMatchObject({ name: 'scrypt', N: 2 ** 17, r: 8, p: 1, dkLen: 32 })
-    expect(DEFAULT_SCRYPT.N).toBe(131072)
+    const bytes = Uint8Array.from(Buffer.from(KEY_C.slice(2), 'hex'))
+    expect((await ks.save(bytes, 'pw', fast)).address).toBe(ADDR_C)
+    expect(Buffer.from(bytes).toString('hex')).toBe(KEY_C.slice(2))
+  })
+
+  it('writes files 0600 in a 0700 directory, tightens a looser directory, and leaves no temp files', async () => {
+    const ks = fresh()
+    mkdirSync(ks.dir, { mode: 0o755 })
+    chmodSync(ks.dir, 0o755)
+    const previous = process.umask(0o000)
+    try {
+      const a = await ks.save(KEY_A, 'pw', fast)
+      expect(statSync(ks.dir).mode & 0o777).toBe(0o700)
+      expect(statSync(a.file).mode & 0o777).toBe(0o600)
+      expect(readdirSync(ks.dir)).toEqual([path.basename(a.file)])
+    } finally {
+      process.umask(previous)
+    }
+    const other = new Keystore(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-ks-')), 'deep', 'keystore'))
+    other.ensureDir()
+    expect(statSync(other.dir).mode & 0o777).toBe(0o700)
+  })
+
+  it('stores no key material in the clear', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', fast)
+    const text = readFileSync(a.file, 'utf8')
+    expect(text.toLowerCase()).not.toContain(KEY_A.slice(2))
+    expect(Object.keys(readJson(a.file)).sort()).toEqual(['address', 'cipher', 'createdAt', 'kdf', 'version'])
+  })
+
+  it('a wrong passphrase fails with KeystoreUnlockError naming the key and its file', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'right', fast)
+    const err = await expectRejection(ks.unlockAll('wrong'))
+    expect(err).toBeInstanceOf(KeystoreUnlockError)
+    expect(err).toBeInstanceOf(KeystoreError)
+    expect(err.message).toBe(`cannot unlock key ${ADDR_A} (${a.file}): wrong passphrase, or the file was altered`)
+    expect(err).toMatchObject({ address: ADDR_A, file: a.file })
+    expect(err.stack ?? '').not.toContain(KEY_A.slice(2))
+    expect(await ks.passphraseOpensExistingKeys('wrong')).toBe(false)
+    expect(await ks.passphraseOpensExistingKeys('right')).toBe(true)
+    expect(await fresh().passphraseOpensExistingKeys('anything')).toBe(true)
+  })
+
+  it('binds each ciphertext to its address: ciphertexts swapped between two files open neither', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', fast)
+    const b = await ks.save(KEY_B, 'pw', fast)
+    const fa = readJson(a.file)
+    const fb = readJson(b.file)
+    rewrite(a.file, { ...fa, kdf: fb.kdf, cipher: fb.cipher })
+    rewrite(b.file, { ...fb, kdf: fa.kdf, cipher: fa.cipher })
+    const first = path.basename(a.file) < path.basename(b.file) ? a : b
+    const err = await expectRejection(ks.unlockAll('pw'))
+    expect(err).toBeInstanceOf(KeystoreUnlockError)
+    expect(err).toMatchObject({ address: first.address, file: first.file })
+    // and each one alone fails too
+    const only = fresh()
+    const c = await only.save(KEY_A, 'pw', fast)
+    rewrite(c.file, { ...readJson(c.file), kdf: fb.kdf, cipher: fb.cipher })
+    await expect(only.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+  })
+
+  it('detects a tampered ciphertext, tag or nonce', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', fast)
+    const f = readJson(a.file)
+    const flip = (hex: string, at: number) => hex.slice(0, at) + (parseInt(hex[at]!, 16) ^ 1).toString(16) + hex.slice(at + 1)
+    for (const cipher of [
+      { ...f.cipher, ciphertext: flip(f.cipher.ciphertext, 0) },
+      { ...f.cipher, ciphertext: flip(f.cipher.ciphertext, 95) },
+      { ...f.cipher, nonce: flip(f.cipher.nonce, 3) },
+    ]) {
+      rewrite(a.file, { ...f, cipher })
+      await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+    }
+    rewrite(a.file, { ...f, kdf: { ...f.kdf, salt: flip(f.kdf.salt, 10) } })
+    await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+  })
+
+  it('refuses a second key for the same address, in order or racing, and keeps the first', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', { ...fast, label: 'first' })
+    const before = readFileSync(a.file, 'utf8')
+    await expect(ks.save(KEY_A, 'other', fast)).rejects.toThrow(`a key for ${ADDR_A} already exists (${a.file})`)
+    expect(readFileSync(a.file, 'utf8')).toBe(before)
+    const race = fresh()
+    const results = await Promise.allSettled([1, 2, 3, 4].map((i) => race.save(KEY_B, 'pw', { ...fast, label: `writer ${i}` })))
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(KeystoreError)
+    expect(readdirSync(race.dir)).toEqual([`${ADDR_B.toLowerCase()}.json`])
+  })
+
+  it('refuses bad input before writing anything, without quoting the key', async () => {
+    const ks = fresh()
+    await expect(ks.save('0x1234', 'pw', fast)).rejects.toThrow('a private key is 0x followed by 64 hex characters')
+    await expect(ks.save(`0x${'0'.repeat(64)}`, 'pw', fast)).rejects.toThrow(/not a valid secp256k1 private key/)
+    await expect(ks.save(`0x${'f'.repeat(64)}`, 'pw', fast)).rejects.toThrow(/not a valid secp256k1 private key/)
+    await expect(ks.save(new Uint8Array(31), 'pw', fast)).rejects.toThrow('a private key is 32 bytes')
+    await expect(ks.save(KEY_A, '', fast)).rejects.toThrow(/passphrase may not be empty/)
+    await expect(ks.save(KEY_A, 'pw', { ...fast, label: 'x'.repeat(200) })).rejects.toThrow(/at most 128/)
+    await expect(ks.save(KEY_A, 'pw', { ...fast, label: 'a\u001bb' })).rejects.toThrow(/control characters/)
+    expect(ks.list()).toEqual([])
+    expect(addressOfPrivateKey(KEY_C)).toBe(ADDR_C)
+  })
+
+  it('a malformed key file gives a KeyFileError naming the file, from list and from unlockAll', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', fast)
+    const f = readJson(a.file)
+    const cases: [string, RegExp][] = [
+      ['{"version": 1', /is malformed: it is not valid JSON/],
+      [JSON.stringify({ ...f, extra: 1 }), /is malformed: the file has unknown field\(s\) extra/],
+      [JSON.stringify({ ...f, kdf: { ...f.kdf, N: 1024 } }), /is malformed: unsafe or absurd scrypt parameters: N = 1024/],
+      [JSON.stringify({ ...f, address: ADDR_B }), new RegExp(`holds the key for ${ADDR_B}, so it must be named ${ADDR_B.toLowerCase()}\\.json`)],
+      ['', /is malformed: it is not valid JSON/],
+      ['x'.repeat(20_000), /too large to be a key file/],
+    ]
+    for (const [text, message] of cases) {
+      writeFileSync(a.file, text)
+      for (const run of [() => ks.list(), () => ks.unlockAll('pw')]) {
+        const err = await expectRejection(Promise.resolve().then(run))
+        expect(err).toBeInstanceOf(KeyFileError)
+        expect(err.message).toContain(`key file ${a.file} `)
+        expect(err.message).toMatch(message)
+      }
+    }
+  })
+
+  it('refuses a symlinked or misnamed key file, and ignores temp files and non-JSON files', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', fast)
+    writeFileSync(path.join(ks.dir, `.${path.basename(a.file)}.0123456789ab.tmp`), 'partial')
+    writeFileSync(path.join(ks.dir, 'README'), 'notes')
+    expect(ks.list()).toHaveLength(1)
+    const link = path.join(ks.dir, `${ADDR_B.toLowerCase()}.json`)
+    symlinkSync(a.file, link)
+    expect(() => ks.list()).toThrow(`key file ${link} is a symbolic link`)
+    const other = fresh()
+    const b = await other.save(KEY_B, 'pw', fast)
+    writeFileSync(path.join(other.dir, 'backup.json'), readFileSync(b.file))
+    expect(() => other.list()).toThrow(/backup\.json is misnamed/)
+  })
+
+  it('a file whose ciphertext holds another key (written with a matching address) is refused', async () => {
+    // Only someone who knows the passphrase can produce this; it must still not load under the wrong name.
+    const ks = fresh()
+    const scratch = fresh()
+    const b = await scratch.save(KEY_B, 'pw', fast)
+    const a = await ks.save(KEY_A, 'pw', fast)
+    // Re-encrypting B's key with A's address as associated data needs the crypto layer directly.
+    const { sealPrivateKey } = await import('./crypto.js')
+    const forged = await sealPrivateKey(Buffer.from(KEY_B.slice(2), 'hex'), ADDR_A, 'pw', { scrypt: FAST_SCRYPT })
+    rewrite(a.file, forged)
+    const err = await expectRejection(ks.unlockAll('pw'))
+    expect(err).toBeInstanceOf(KeyFileError)
+    expect(err.message).toBe(`key file ${a.file} decrypts to the key of ${b.address}, not ${ADDR_A}`)
+  })
+
+  it('an empty or missing keystore lists and unlocks nothing', async () => {
+    const ks = fresh()
+    expect(ks.list()).toEqual([])
+    expect(await ks.unlockAll('pw')).toEqual([])
+  })
+
+  it('production parameters: N = 2^17, r = 8, p = 1 by default; unlock time per key', async () => {
+    const ks = fresh()
+    const saves = [KEY_A, KEY_B]
+    const savedAt = performance.now()
+    for (const key of saves) await ks.save(key, 'production passphrase')
+    const saveMs = (performance.now() - savedAt) / saves.length
+    for (const entry of ks.list()) expect(readJson(entry.file).kdf).toMatchObject({ name: 'scrypt', N: 2 ** 17, r: 8, p: 1, dkLen: 32 })
+    expect(DEFAULT_SCRYPT).toEqual({ N: 131072, r: 8, p: 1 })
     const started = performance.now()
-    await ks.unlockAll('pw')
-    // Recorded in docs/operations.md; not asserted as a timing.
-    console.log(`unlock at N=2^17: ${Math.round(performance.now() - started)} ms`)
-  })
-
-  it('a wrong passphrase names the key and its file', async () => {
-    const ks = fresh()
-    const entry = await ks.save(KEY_A, 'right', { scrypt: FAST })
-    await expect(ks.unlockAll('wrong')).rejects.toThrow(KeyFileError)
-    await expect(ks.unlockAll('wrong')).rejects.toThrow(`cannot unlock key ${ADDR_A} (${entry.file})`)
-  })
-
-  it('binds the ciphertext to the address: a ciphertext moved to another key file does not decrypt', async () => {
-    const ks = fresh()
-    const a = await ks.save(KEY_A, 'pw', { scrypt: FAST })
-    const b = await ks.save(KEY_B, 'pw', { scrypt: FAST })
-    const fa = JSON.parse(readFileSync(a.file, 'utf8'))
-    const fb = JSON.parse(readFileSync(b.file, 'utf8'))
-    chmodSync(b.file, 0o600)
-    writeFileSync(b.file, JSON.stringify({ ...fb, kdf: fa.kdf, cipher: fa.cipher }))
-    await expect(ks.unlockAll('pw')).rejects.toThrow(/cannot unlock key .*wrong passphrase or the file was altered/)
-  })
-
-  it('detects a tampered ciphertext', async () => {
-    const ks = fresh()
-    const a = await ks.save(KEY_A, 'pw', { scrypt: FAST })
-    const f = JSON.parse(readFileSync(a.file, 'utf8'))
-    const flipped = (parseInt(f.cipher.ciphertext[0], 16) ^ 1).toString(16) + f.cipher.ciphertext.slice(1)
-    writeFileSync(a.file, JSON.stringify({ ...f, cipher: { ...f.cipher, ciphertext: flipped } }))
-    await expect(ks.unlockAll('pw')).rejects.toThrow(KeyFileError)
-  })
-
-  it('refuses a second key for the same address, malformed files and weak parameters with clear errors', async () => {
-    const ks = fresh()
-    const a = await ks.save(KEY_A, 'pw', { scrypt: FAST })
-    await expect(ks.save(KEY_A, 'pw', { scrypt: FAST })).rejects.toThrow(KeystoreError)
-    await expect(ks.save('0x1234', 'pw')).rejects.toThrow(/64 hex/)
-    const f = JSON.parse(readFileSync(a.file, 'utf8'))
-    writeFileSync(a.file, JSON.stringify({ ...f, kdf: { ...f.kdf, N: 1024 } }))
-    expect(() => ks.list()).toThrow(/unsafe scrypt parameters/)
-    writeFileSync(a.file, '{"version": 1')
-    expect(() => ks.list()).toThrow(`key file ${a.file} is not valid JSON`)
-    writeFileSync(a.file, JSON.stringify({ ...f, extra: 1 }))
-    expect(() => ks.list()).toThrow(/is malformed/)
-  })
-})
-
-describe('passphrase sources', () => {
-  const tty = { isTTY: false } as unknown as NodeJS.ReadStream
-  const sink = { write: () => true } as unknown as NodeJS.WritableStream
-
-  it('prefers SERVICE_DEMO_PASSPHRASE, then SERVICE_PASSPHRASE_FILE', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-pass-'))
-    const file = path.join(dir, 'pass')
-    writeFileSync(file, 'from file\n', { mode: 0o600 })
-    expect(await resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo', SERVICE_PASSPHRASE_FILE: file }, stdin: tty, stderr: sink })).toBe('demo')
-    expect(await resolvePassphrase({ env: { SERVICE_PASSPHRASE_FILE: file }, stdin: tty, stderr: sink })).toBe('from file')
-  })
-
-  it('refuses a passphrase file readable by others, and says how to give one when there is none', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-pass-'))
-    const file = path.join(dir, 'pass')
-    writeFileSync(file, 'secret', { mode: 0o644 })
-    chmodSync(file, 0o644)
-    expect(() => readPassphraseFile(file)).toThrow(/readable by group or others \(mode 644\)/)
-    await expect(resolvePassphrase({ env: {}, stdin: tty, stderr: sink })).rejects.toThrow(PassphraseError)
-    await expect(resolvePassphrase({ env: {}, stdin: tty, stderr: sink })).rejects.toThrow(/SERVICE_PASSPHRASE_FILE/)
+    const keys = await ks.unlockAll('production passphrase')
+    const unlockMs = (performance.now() - started) / keys.length
+    expect(keys).toHaveLength(2)
+    // Recorded in the docs; printed, not asserted as a timing.
+    console.log(`keystore at N=2^17: save ${Math.round(saveMs)} ms per key, unlock ${Math.round(unlockMs)} ms per key (${keys.length} keys)`)
   })
 })

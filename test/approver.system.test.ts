@@ -1,0 +1,223 @@
+// Issue 7 end to end: real signer, approver and gateway processes, a real
+// anvil chain; approvals decided over HTTP, by the auto mode, and on a real
+// terminal (tmux) in cli mode.
+import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseEther, type Address } from 'viem'
+import WebSocket from 'ws'
+import type { Action, TxIntent } from '@countersign/shared'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { spawnService, waitFor } from './support/processes.js'
+import { entries, importKey, Stack } from './support/stack.js'
+
+const owner = anvilAccounts[0]
+const WALLET = owner.address as Address
+const BOB = '0x000000000000000000000000000000000000b0b0' as Address
+let anvil: Anvil
+
+export function nativeIntent(amount = parseEther('0.5').toString(), extra: Partial<TxIntent> = {}): TxIntent {
+  const now = Math.floor(Date.now() / 1000)
+  const action: Action = { type: 'transfer_native', to: BOB, amount }
+  return {
+    version: '1',
+    id: randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId: 8453 },
+    wallet: { address: WALLET },
+    action,
+    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 0 },
+    ...extra,
+  }
+}
+
+async function pendingFor(stack: Stack, intent: TxIntent) {
+  return waitFor(
+    async () => {
+      const r = await stack.get('/v1/approvals/pending')
+      return (r.body.pending as Array<{ requestId: string; summary: { intentId: string; txRequestHash: string; action: string } }>).find((p) => p.summary.intentId === intent.id) ?? null
+    },
+    { timeoutMs: 10_000, what: 'the request to appear in the pending list' },
+  )
+}
+
+async function receiptOf(stack: Stack, hash: string) {
+  return waitFor(async () => {
+    const r = await stack.get(`/v1/tx/${hash}`)
+    return r.status === 200 ? r.body : null
+  })
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+})
+afterAll(async () => {
+  await anvil?.stop()
+})
+
+describe('web mode', () => {
+  let stack: Stack
+  beforeAll(async () => {
+    stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, owner.privateKey)
+    await stack.start({ approver: true })
+  })
+  afterAll(() => stack?.stop())
+
+  it('approve over HTTP: the blocked approve-request returns a token that signs and mines', async () => {
+    const intent = nativeIntent()
+    const blocked = stack.post('/v1/tx/approve-request', intent)
+    const p = await pendingFor(stack, intent)
+    expect(p.summary.action).toContain('Transfer 0.5 ETH (native)')
+    const decided = await stack.decide(p.requestId, true)
+    expect(decided).toEqual({ status: 200, body: { decided: true, requestId: p.requestId, approved: true } })
+    const res = await blocked
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      intentId: intent.id,
+      approved: true,
+      approvalRequired: true,
+      approvalTokenId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      txRequestHash: p.summary.txRequestHash,
+      riskScore: 0,
+      warnings: [],
+      policyDecision: { decision: 'require_approval', reasons: [expect.stringContaining('approval threshold')], policyVersion: '1' },
+    })
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
+    expect(sent.status).toBe(200)
+    expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+    const events = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id).map((e: { event: string }) => e.event).reverse()
+    expect(events).toEqual(['policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'web_approval_decided', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])
+  })
+
+  it('deny over HTTP: 403 with the decline body; a decision without the operator token is refused and the request stays pending', async () => {
+    const intent = nativeIntent()
+    const blocked = stack.post('/v1/tx/approve-request', intent)
+    const p = await pendingFor(stack, intent)
+    expect((await stack.decide(p.requestId, true, null)).status).toBe(401)
+    expect((await stack.decide(p.requestId, true, 'not-the-token')).status).toBe(401)
+    expect((await stack.get('/v1/approvals/pending')).body.pending.map((x: { requestId: string }) => x.requestId)).toContain(p.requestId)
+    expect((await stack.decide(p.requestId, false)).status).toBe(200)
+    const res = await blocked
+    expect(res.status).toBe(403)
+    expect(res.body).toEqual({
+      intentId: intent.id,
+      txRequestHash: p.summary.txRequestHash,
+      policyDecision: { decision: 'require_approval', reasons: expect.any(Array), policyVersion: '1' },
+      approvalRequired: true,
+      approved: false,
+      reason: 'user_declined',
+    })
+    expect((await stack.decide(p.requestId, true)).status).toBe(404)
+  })
+
+  it('an allowed intent needs no approval: 200, approvalRequired false, no token', async () => {
+    const intent = nativeIntent('0')
+    const res = await stack.post('/v1/tx/approve-request', intent)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ approved: true, approvalRequired: false, policyDecision: { decision: 'allow' } })
+    expect(res.body.approvalTokenId).toBeUndefined()
+  })
+
+  it('a client that disconnects while waiting withdraws its request', async () => {
+    const intent = nativeIntent()
+    const ac = new AbortController()
+    const blocked = fetch(`${stack.url}/v1/tx/approve-request`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(intent), signal: ac.signal }).catch(() => 'aborted')
+    const p = await pendingFor(stack, intent)
+    ac.abort()
+    expect(await blocked).toBe('aborted')
+    await waitFor(async () => !(await stack.get('/v1/approvals/pending')).body.pending.some((x: { requestId: string }) => x.requestId === p.requestId), { what: 'withdrawal' })
+    const history = (await stack.get('/v1/approvals/history?limit=20')).body.events
+    expect(history.some((e: { event: string; intentId: string }) => e.event === 'approval_withdrawn' && e.intentId === intent.id)).toBe(true)
+    expect((await stack.decide(p.requestId, true)).status).toBe(404)
+  })
+
+  it('the WebSocket feed, through the gateway, pushes a new request and its decision without polling', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
+    const messages: Array<{ type: string; pending?: Array<{ requestId: string; summary: { intentId: string } }>; events?: Array<{ event: string }> }> = []
+    ws.on('message', (m) => messages.push(JSON.parse(m.toString())))
+    await new Promise((r, j) => {
+      ws.once('open', r)
+      ws.once('error', j)
+    })
+    const intent = nativeIntent()
+    const blocked = stack.post('/v1/tx/approve-request', intent)
+    const pushed = await waitFor(() => messages.find((m) => m.type === 'pending' && m.pending!.some((p) => p.summary.intentId === intent.id)) ?? null, { what: 'a pushed pending list' })
+    const requestId = pushed.pending!.find((p) => p.summary.intentId === intent.id)!.requestId
+    await stack.decide(requestId, true)
+    expect((await blocked).status).toBe(200)
+    await waitFor(() => messages.some((m) => m.type === 'audit' && m.events!.some((e) => e.event === 'web_approval_decided')) || null, { what: 'a pushed audit event' })
+    ws.close()
+  })
+})
+
+describe('auto mode', () => {
+  it('approves at once and the transaction is mined', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 }, env: { SERVICE_APPROVAL_MODE: 'auto' } })
+    await importKey(stack.dataDir, anvilAccounts[1].privateKey)
+    try {
+      await stack.start({ approver: true })
+      expect(stack.approver!.output()).toMatch(/APPROVED WITHOUT A HUMAN/)
+      const intent = nativeIntent(parseEther('0.1').toString(), { wallet: { address: anvilAccounts[1].address as Address } })
+      const res = await stack.post('/v1/tx/approve-request', intent)
+      expect(res.body).toMatchObject({ approved: true, approvalRequired: true })
+      const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
+      expect(sent.status).toBe(200)
+      expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+    } finally {
+      await stack.stop()
+    }
+  })
+
+  it('refuses to start with a non-local RPC URL unless explicitly allowed', async () => {
+    const stack = new Stack({})
+    const refused = spawnService('approver-auto-remote', entries.approver, { ...stack.env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_RPC_URL_1: 'https://mainnet.example.org', SERVICE_APPROVER_PORT: '0' })
+    expect(await refused.exited()).toBe(1)
+    expect(refused.output()).toContain('refusing with a non-local RPC URL (SERVICE_RPC_URL_1)')
+  })
+})
+
+describe('cli mode on a real terminal', () => {
+  it('asks on the approver’s terminal and takes y and n', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, anvilAccounts[2].privateKey)
+    const session = `cs-${process.pid}-${Date.now()}`
+    await stack.startSigner()
+    stack.approverPort = 0
+    const { freePort } = await import('./support/processes.js')
+    stack.approverPort = await freePort()
+    const env = { ...stack.env, SERVICE_APPROVAL_MODE: 'cli', SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '50', ...envArgs, process.execPath, entries.approver])
+    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-200']).toString()
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
+      await stack.startGateway()
+      const wallet = { address: anvilAccounts[2].address as Address }
+      const yes = nativeIntent(parseEther('0.2').toString(), { wallet })
+      const first = stack.post('/v1/tx/approve-request', yes)
+      await waitFor(() => (screen().includes('approve? [y/n]') ? true : null), { what: 'the prompt on the terminal' })
+      expect(screen()).toContain('Transfer 0.2 ETH (native)')
+      execFileSync('tmux', ['send-keys', '-t', session, 'y', 'Enter'])
+      const approved = await first
+      expect(approved.status).toBe(200)
+      expect(approved.body.approvalTokenId).toMatch(/^[0-9a-f-]{36}$/)
+
+      const no = nativeIntent(parseEther('0.3').toString(), { wallet })
+      const second = stack.post('/v1/tx/approve-request', no)
+      await waitFor(() => (screen().includes('Transfer 0.3 ETH') ? true : null), { what: 'the second prompt' })
+      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      const denied = await second
+      expect(denied.status).toBe(403)
+      expect(denied.body.reason).toBe('user_declined')
+      const via = (await stack.get('/v1/approvals/history?limit=30')).body.events.filter((e: { event: string }) => e.event === 'web_approval_decided')
+      expect(via.slice(0, 2).map((e: { data: { via: string; approved: boolean } }) => [e.data.via, e.data.approved])).toEqual([
+        ['terminal', false],
+        ['terminal', true],
+      ])
+    } finally {
+      execFileSync('tmux', ['kill-session', '-t', session])
+      await stack.stop()
+    }
+  })
+})
