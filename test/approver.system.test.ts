@@ -2,34 +2,18 @@
 // anvil chain; approvals decided over HTTP, by the auto mode, and on a real
 // terminal (tmux) in cli mode.
 import { execFileSync } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import WebSocket from 'ws'
-import type { Action, TxIntent } from '@countersign/shared'
+import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { spawnService, waitFor } from './support/processes.js'
 import { entries, importKey, Stack } from './support/stack.js'
+import { nativeIntent } from './support/intents.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
-const BOB = '0x000000000000000000000000000000000000b0b0' as Address
 let anvil: Anvil
-
-export function nativeIntent(amount = parseEther('0.5').toString(), extra: Partial<TxIntent> = {}): TxIntent {
-  const now = Math.floor(Date.now() / 1000)
-  const action: Action = { type: 'transfer_native', to: BOB, amount }
-  return {
-    version: '1',
-    id: randomUUID(),
-    timestamp: now,
-    chain: { type: 'evm', chainId: 8453 },
-    wallet: { address: WALLET },
-    action,
-    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 0 },
-    ...extra,
-  }
-}
 
 async function pendingFor(stack: Stack, intent: TxIntent) {
   return waitFor(

@@ -1,0 +1,92 @@
+// The dashboard in a real Chromium (Debian package, driven by playwright-core):
+// a pending request appears without a reload, Approve and Deny are clicks.
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+import { parseEther, type Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nativeIntent } from './support/intents.js'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { repoRoot } from './support/processes.js'
+import { importKey, Stack } from './support/stack.js'
+
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const artifacts = path.join(repoRoot, 'test/artifacts')
+
+let anvil: Anvil
+let stack: Stack
+let browser: Browser
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+  stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+  await importKey(stack.dataDir, anvilAccounts[3].privateKey)
+  await stack.start({ approver: true })
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stack?.stop()
+  await anvil?.stop()
+})
+
+describe('approval dashboard in Chromium', () => {
+  it('shows a pending request live, approves and denies by click', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } })
+    const token = stack.operatorToken
+    await page.addInitScript((t) => sessionStorage.setItem('countersign.operatorToken', t), token)
+    await page.goto(`${stack.url}/approval-ui`)
+    await page.waitForSelector('#conn.live')
+
+    const wallet = { address: anvilAccounts[3].address as Address }
+    const first = nativeIntent(parseEther('1.5').toString(), { wallet, metadata: { source: 'dca-skill', note: 'weekly top-up' } })
+    const blocked = stack.post('/v1/tx/approve-request', first)
+    const card = page.locator(`[data-request-id]`).filter({ hasText: 'Transfer 1.5 ETH (native)' })
+    await card.waitFor({ timeout: 10_000 })
+    const text = await card.textContent()
+    expect(text, text ?? '').toContain('skill dca-skill')
+    expect(await card.locator('.risk').textContent()).toBe('risk 0')
+    expect(await card.getAttribute('class')).toContain('green')
+    mkdirSync(artifacts, { recursive: true })
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-pending.png'), fullPage: true })
+
+    await card.getByRole('button', { name: 'Approve' }).click()
+    const approved = await blocked
+    expect(approved.status).toBe(200)
+    expect(approved.body.approvalTokenId).toMatch(/^[0-9a-f-]{36}$/)
+    await card.waitFor({ state: 'detached' })
+    await page.locator('#history .ev-approval_granted').first().waitFor()
+
+    const second = nativeIntent(parseEther('2').toString(), { wallet })
+    const blocked2 = stack.post('/v1/tx/approve-request', second)
+    const card2 = page.locator(`[data-request-id]`).filter({ hasText: 'Transfer 2 ETH (native)' })
+    await card2.waitFor({ timeout: 10_000 })
+    await card2.getByRole('button', { name: 'Deny' }).click()
+    const denied = await blocked2
+    expect(denied.status).toBe(403)
+    expect(denied.body.reason).toBe('user_declined')
+    await page.close()
+  })
+
+  it('asks for the operator token when it has none, and a wrong one is refused', async () => {
+    const page = await browser.newPage()
+    await page.goto(`${stack.url}/approval-ui`)
+    await page.locator('#tokenDialog.open').waitFor()
+    await page.fill('#tokenInput', 'wrong-token')
+    await page.click('#tokenForm button[type=submit]')
+    const wallet = { address: anvilAccounts[3].address as Address }
+    const intent = nativeIntent(parseEther('0.25').toString(), { wallet })
+    const blocked = stack.post('/v1/tx/approve-request', intent)
+    const card = page.locator(`[data-request-id]`).filter({ hasText: 'Transfer 0.25 ETH' })
+    await card.waitFor({ timeout: 10_000 })
+    await card.getByRole('button', { name: 'Approve' }).click()
+    await page.locator('#error').filter({ hasText: 'refused' }).waitFor()
+    // Still pending: decide it properly so the blocked call ends.
+    await page.fill('#tokenInput', stack.operatorToken)
+    await page.click('#tokenForm button[type=submit]')
+    await card.getByRole('button', { name: 'Deny' }).click()
+    expect((await blocked).status).toBe(403)
+    await page.close()
+  })
+})
