@@ -1,13 +1,16 @@
 // Issue 7 end to end: real signer, approver and gateway processes, a real
 // anvil chain; approvals decided over HTTP, by the auto mode, and on a real
 // terminal (tmux) in cli mode.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import WebSocket from 'ws'
 import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
-import { spawnService, waitFor } from './support/processes.js'
+import { repoRoot, spawnService, waitFor } from './support/processes.js'
+
+const approveCli = path.join(repoRoot, 'services/approver/dist/cli/approve.js')
 import { entries, importKey, Stack } from './support/stack.js'
 import { nativeIntent } from './support/intents.js'
 
@@ -93,6 +96,26 @@ describe('web mode', () => {
       reason: 'user_declined',
     })
     expect((await stack.decide(p.requestId, true)).status).toBe(404)
+  })
+
+  it('the terminal approval client lists and decides with the operator token', async () => {
+    const intent = nativeIntent(parseEther('0.05').toString())
+    const blocked = stack.post('/v1/tx/approve-request', intent)
+    const p = await pendingFor(stack, intent)
+    const cli = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        execFile(process.execPath, [approveCli, ...args, '--url', stack.url, '--data-dir', stack.dataDir], { env: { PATH: process.env.PATH ?? '' } }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+        )
+      })
+    const listed = await cli(['list'])
+    expect(listed.code).toBe(0)
+    expect(listed.out).toContain('Transfer 0.05 ETH (native)')
+    expect(listed.out).toContain(p.requestId)
+    const approved = await cli(['approve', p.requestId])
+    expect(approved).toEqual({ code: 0, out: `approved ${p.requestId}\n` })
+    expect((await blocked).status).toBe(200)
+    expect((await cli(['deny', p.requestId])).code).toBe(1)
   })
 
   it('an allowed intent needs no approval: 200, approvalRequired false, no token', async () => {

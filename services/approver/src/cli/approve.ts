@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Terminal approval client for operators without a browser: lists pending
+// requests live and approves or denies them with the operator token.
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
+
+const USAGE = `usage: countersign-approve [watch]            live list; type "a N" to approve, "d N" to deny, "q" to quit
+       countersign-approve list                 print pending requests once
+       countersign-approve approve <requestId>
+       countersign-approve deny <requestId>
+
+options: --url URL (default http://127.0.0.1:$SERVICE_PORT or :3100)
+         --data-dir DIR (where operator-token lives; default SERVICE_DATA_DIR or ./data)
+The operator token comes from SERVICE_OPERATOR_TOKEN or DATA_DIR/operator-token.`
+
+interface Pending {
+  requestId: string
+  ttlSeconds: number
+  summary: { action: string; riskScore: number; warnings: string[]; riskFactors: Array<{ weight: number; detail: string }>; recipient: string | null; spender: string | null; skill: string | null; txRequestHash: string }
+}
+
+export interface ApproveIo {
+  out: (s: string) => void
+  err: (s: string) => void
+  env: Record<string, string | undefined>
+  input?: NodeJS.ReadableStream
+  fetch?: typeof fetch
+}
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+
+export function formatPending(list: Pending[]): string {
+  if (list.length === 0) return 'no pending requests'
+  return list
+    .map((p, n) => {
+      const s = p.summary
+      const risk = s.riskScore <= 30 ? 'low' : s.riskScore <= 60 ? 'MEDIUM' : 'HIGH'
+      const lines = [
+        `[${n + 1}] ${s.action}`,
+        `    risk ${s.riskScore}/100 (${risk}) · ${Math.floor(p.ttlSeconds / 60)}:${String(p.ttlSeconds % 60).padStart(2, '0')} left · request ${p.requestId}`,
+        ...(s.skill ? [`    requested by skill ${s.skill}`] : []),
+        ...s.riskFactors.map((f) => `    +${f.weight} ${f.detail}`),
+        ...s.warnings.map((w) => `    ! ${w}`),
+      ]
+      return lines.join('\n')
+    })
+    .join('\n')
+}
+
+export async function runApproveCli(argv: string[], io: ApproveIo): Promise<number> {
+  const doFetch = io.fetch ?? fetch
+  const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--')))
+  const base = option(argv, '--url') ?? `http://127.0.0.1:${io.env.SERVICE_PORT || '3100'}`
+  const dataDir = path.resolve(option(argv, '--data-dir') ?? (io.env.SERVICE_DATA_DIR || 'data'))
+  const tokenFile = path.join(dataDir, 'operator-token')
+  const token = io.env.SERVICE_OPERATOR_TOKEN?.trim() || (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '')
+
+  const list = async (): Promise<Pending[]> => {
+    const r = await doFetch(`${base}/v1/approvals/pending`)
+    if (!r.ok) throw new Error(`GET /v1/approvals/pending: ${r.status}`)
+    return ((await r.json()) as { pending: Pending[] }).pending
+  }
+  const decide = async (requestId: string, approved: boolean): Promise<boolean> => {
+    const r = await doFetch(`${base}/v1/approvals/${encodeURIComponent(requestId)}/decide`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ approved }),
+    })
+    const body = (await r.json().catch(() => ({}))) as { message?: string }
+    if (r.ok) io.out(`${approved ? 'approved' : 'denied'} ${requestId}`)
+    else io.err(`could not decide ${requestId}: ${r.status} ${body.message ?? ''}`.trim())
+    return r.ok
+  }
+
+  try {
+    switch (command) {
+      case 'list':
+        io.out(formatPending(await list()))
+        return 0
+      case 'approve':
+      case 'deny': {
+        const id = rest[0]
+        if (!id) {
+          io.err(USAGE)
+          return 2
+        }
+        return (await decide(id, command === 'approve')) ? 0 : 1
+      }
+      case 'watch': {
+        let current: Pending[] = []
+        let shown = ''
+        const refresh = async () => {
+          try {
+            current = await list()
+            const text = formatPending(current)
+            if (text !== shown) {
+              shown = text
+              io.out(`\n${new Date().toLocaleTimeString()}\n${text}\n> `)
+            }
+          } catch (err) {
+            io.err(`cannot reach ${base}: ${(err as Error).message}`)
+          }
+        }
+        await refresh()
+        const timer = setInterval(refresh, 1000)
+        const rl = createInterface({ input: io.input ?? process.stdin })
+        for await (const line of rl) {
+          const [verb, n] = line.trim().split(/\s+/)
+          if (verb === 'q') break
+          const target = current[Number(n) - 1]
+          if ((verb === 'a' || verb === 'd') && target) await decide(target.requestId, verb === 'a')
+          else if (verb) io.err('type "a N" to approve, "d N" to deny, "q" to quit')
+          shown = ''
+          await refresh()
+        }
+        clearInterval(timer)
+        return 0
+      }
+      default:
+        io.err(USAGE)
+        return 2
+    }
+  } catch (err) {
+    io.err(`countersign-approve: ${(err as Error).message}`)
+    return 1
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  runApproveCli(process.argv.slice(2), {
+    out: (s) => process.stdout.write(s.endsWith('> ') ? s : s + '\n'),
+    err: (s) => process.stderr.write(s + '\n'),
+    env: process.env,
+  }).then((code) => process.exit(code))
+}
