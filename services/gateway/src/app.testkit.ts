@@ -12,6 +12,7 @@ import {
 import { buildGatewayApp } from './app.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { createRateLimitStore } from './store/rateLimits.js'
+import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 
 export interface TestClock {
@@ -44,6 +45,7 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
     audit,
     rateLimits,
     sentTxs: createSentTxs(db),
+    knownRecipients: createKnownRecipients(db),
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
     approver: { call: async () => { throw new Error('no approver in inject tests') } },
     approverUrl: 'http://127.0.0.1:9',

@@ -20,6 +20,10 @@ import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
 import { historyRoutes } from './routes/history.js'
 import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
+import { ChainFacts } from './preflight/chainFacts.js'
+import { findingsOf, runPreflight } from './preflight/runPreflight.js'
+import { preflightRoutes } from './routes/preflight.js'
+import type { KnownRecipients } from './store/knownRecipients.js'
 import type { RateLimitStore } from './store/rateLimits.js'
 import type { SentTxs } from './store/sentTxs.js'
 
@@ -29,6 +33,7 @@ export interface GatewayDeps {
   audit: AuditLog
   rateLimits: RateLimitStore
   sentTxs: SentTxs
+  knownRecipients: KnownRecipients
   policy: PolicyConfig
   routers: RouterTable
   /** Chain RPC clients; none configured means chain operations answer 502 no_rpc_client. */
@@ -39,7 +44,7 @@ export interface GatewayDeps {
   approver: ApproverCaller
   /** The approver's HTTP address, for the dashboard, pending, decide and the WebSocket. */
   approverUrl: string
-  /** Simulation and risk; defaults to none (the preflight seam). */
+  /** Replaces the chain preflight that approve-request runs (tests). */
   preflight?: RunPreflight
   clock?: Clock
   logger?: FastifyServerOptions['logger']
@@ -65,6 +70,28 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   installHostGuard(app, deps.host)
 
   const policyGate = createPolicyGate({ policy: deps.policy, routers: deps.routers, rateLimits: deps.rateLimits, audit: deps.audit, clock })
+  const preflightDeps = {
+    policy: deps.policy,
+    routers: deps.routers,
+    facts: new ChainFacts(),
+    knownRecipients: (chainId: number, wallet: string) => deps.knownRecipients.list(chainId, wallet),
+  }
+  // approve-request simulates when the chain has an RPC; without one (or when
+  // the node fails) there are no findings and policy may not silently allow.
+  const chainPreflight: RunPreflight = async (intent, built) => {
+    if (!chains.has(intent.chain.chainId)) return noPreflight()
+    try {
+      const report = await runPreflight(intent, built, chains.get(intent.chain.chainId), preflightDeps)
+      await deps.audit.append({
+        intentId: intent.id,
+        event: 'preflight_completed',
+        data: { simulationSuccess: report.simulationSuccess, riskScore: report.riskScore, gasEstimate: report.gasEstimate, simulationMethod: report.simulationMethod },
+      })
+      return findingsOf(report)
+    } catch (err) {
+      return { ...noPreflight(), warnings: [`simulation could not run: ${(err as Error).message.split('\n')[0]}`] }
+    }
+  }
   await app.register(healthRoutes, { clock, startedAtMs: clock() })
   await app.register(buildRoutes, { audit: deps.audit, policyGate, routers: deps.routers })
   await app.register(signAndSendRoutes, {
@@ -74,6 +101,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     chains,
     queue: createWalletQueue(),
     sentTxs: deps.sentTxs,
+    knownRecipients: deps.knownRecipients,
     signer: deps.signer,
     clock,
   })
@@ -82,10 +110,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     policyGate,
     routers: deps.routers,
     approver: deps.approver,
-    preflight: deps.preflight ?? (async () => noPreflight()),
+    preflight: deps.preflight ?? chainPreflight,
   })
   await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
   forwardApproverWebSocket(app, deps.approverUrl, deps.host)
+  await app.register(preflightRoutes, { audit: deps.audit, routers: deps.routers, chains, preflight: preflightDeps })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
   return app

@@ -14,6 +14,7 @@ import { createChainClients, verifyChainIds } from './chain/chainClients.js'
 import { ConfigError, loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { createRateLimitStore } from './store/rateLimits.js'
+import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 
 async function main(): Promise<void> {
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     audit,
     rateLimits,
     sentTxs: createSentTxs(db),
+    knownRecipients: createKnownRecipients(db),
     policy,
     routers,
     chains,

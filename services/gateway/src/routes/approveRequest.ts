@@ -22,9 +22,8 @@ export interface ApproverCaller {
 }
 
 /**
- * The preflight seam: simulation and risk scoring of the intent. Until the
- * preflight work lands, the gateway passes `noPreflight` (risk 0, no
- * warnings, simulationSuccess null) and the operator sees "no simulation".
+ * Simulation and risk scoring of the intent (see app.ts). Findings with
+ * simulationSuccess null mean no simulation ran.
  */
 export type RunPreflight = (intent: TxIntent, built: BuiltTx) => Promise<PreflightFindings>
 
@@ -43,7 +42,11 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
     const intent = req.body as TxIntent
     const built = buildTransaction(intent, routers)
     const preflight = await opts.preflight(intent, built)
-    const decision = await policyGate.check(intent, { riskScore: preflight.riskScore })
+    let decision = await policyGate.check(intent, { riskScore: preflight.riskScore })
+    if (decision.decision === 'allow' && preflight.simulationSuccess === null) {
+      // Nothing was simulated (no RPC for the chain, or the node failed): a human looks instead.
+      decision = { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
+    }
     await audit.append({
       intentId: intent.id,
       event: 'approve_request_created',

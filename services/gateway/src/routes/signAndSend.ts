@@ -20,6 +20,7 @@ import type { WalletQueue } from '../chain/walletQueue.js'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { PolicyGate } from '../pipeline/policyGate.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
+import type { KnownRecipients } from '../store/knownRecipients.js'
 import type { SentTxs } from '../store/sentTxs.js'
 
 /** The part of the signer client this route needs. */
@@ -34,12 +35,13 @@ export interface SignAndSendOptions {
   chains: ChainClients
   queue: WalletQueue
   sentTxs: SentTxs
+  knownRecipients: KnownRecipients
   signer: SignerCaller
   clock: Clock
 }
 
 export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (app, opts) => {
-  const { audit, policyGate, routers, chains, queue, sentTxs, signer, clock } = opts
+  const { audit, policyGate, routers, chains, queue, sentTxs, knownRecipients, signer, clock } = opts
 
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
     audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
@@ -61,6 +63,9 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
       clock(),
     )
     if (outcome.ok) {
+      const a = intent.action
+      const counterparty = a.type === 'transfer' || a.type === 'transfer_native' ? a.to : a.type === 'approve' ? a.spender : null
+      if (counterparty) knownRecipients.add(intent.chain.chainId, intent.wallet.address, counterparty, clock())
       await audit.append({ intentId: intent.id, event: 'tx_broadcast', data: { txHash: signed.txHash, chainId: intent.chain.chainId } })
     } else {
       await audit.append({ intentId: intent.id, event: 'broadcast_failed', data: { txHash: signed.txHash, error: outcome.error } })

@@ -17,6 +17,13 @@ export function openGatewayDb(file: string): Database.Database {
       PRIMARY KEY (wallet, intent_id)
     );
     CREATE INDEX IF NOT EXISTS rate_records_by_time ON rate_records (wallet, at_ms);
+    CREATE TABLE IF NOT EXISTS known_recipients (
+      chain_id   INTEGER NOT NULL,
+      wallet     TEXT    NOT NULL,
+      address    TEXT    NOT NULL,
+      first_seen INTEGER NOT NULL,
+      PRIMARY KEY (chain_id, wallet, address)
+    );
     CREATE TABLE IF NOT EXISTS sent_txs (
       intent_id        TEXT PRIMARY KEY,
       chain_id         INTEGER NOT NULL,

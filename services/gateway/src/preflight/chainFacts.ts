@@ -1,0 +1,49 @@
+import { erc20Abi, type Address, type PublicClient } from 'viem'
+
+export interface TokenFacts {
+  hasCode: boolean
+  symbol: string | null
+  decimals: number | null
+}
+
+/**
+ * Chain constants a preflight needs, cached per chain and address: token
+ * symbol and decimals never change, and code once present stays. Absence of
+ * code is not cached (a contract may be deployed there later).
+ */
+export class ChainFacts {
+  private readonly tokens = new Map<string, Promise<TokenFacts>>()
+  private readonly code = new Map<string, true>()
+
+  async hasCode(client: PublicClient, chainId: number, address: Address): Promise<boolean> {
+    const key = `${chainId}:${address.toLowerCase()}`
+    if (this.code.has(key)) return true
+    const code = await client.getCode({ address })
+    const present = !!code && code !== '0x'
+    if (present) this.code.set(key, true)
+    return present
+  }
+
+  token(client: PublicClient, chainId: number, address: Address): Promise<TokenFacts> {
+    const key = `${chainId}:${address.toLowerCase()}`
+    const cached = this.tokens.get(key)
+    if (cached) return cached
+    const lookup = (async (): Promise<TokenFacts> => {
+      if (!(await this.hasCode(client, chainId, address))) return { hasCode: false, symbol: null, decimals: null }
+      const [symbol, decimals] = await Promise.all([
+        client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(() => null),
+        client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => null),
+      ])
+      return { hasCode: true, symbol: typeof symbol === 'string' ? symbol : null, decimals: typeof decimals === 'number' ? decimals : null }
+    })()
+    this.tokens.set(key, lookup)
+    // Only a token with code is a constant worth keeping; a failed lookup is retried next time.
+    lookup.then(
+      (f) => {
+        if (!f.hasCode) this.tokens.delete(key)
+      },
+      () => this.tokens.delete(key),
+    )
+    return lookup
+  }
+}

@@ -1,0 +1,158 @@
+import { erc20Abi, type Address } from 'viem'
+import {
+  NATIVE_TOKEN_ADDRESS,
+  contractOf,
+  type Asset,
+  type BalanceDiff,
+  type BuiltTx,
+  type PolicyConfig,
+  type PreflightFindings,
+  type RiskFactor,
+  type RouterTable,
+  type TxIntent,
+} from '@countersign/shared'
+import type { ChainClient } from '../chain/chainClients.js'
+import type { ChainFacts } from './chainFacts.js'
+import { scoreRisk } from './riskScore.js'
+import { findLookalike, type Signal } from './signals.js'
+import { simulateTx, type Simulation } from './simulate.js'
+
+export interface PreflightReport {
+  intentId: string
+  simulationSuccess: boolean
+  riskScore: number
+  gasEstimate: string
+  warnings: string[]
+  balanceDiffs: BalanceDiff[]
+  riskReasons: string[]
+  riskFactors: RiskFactor[]
+  signals: Signal[]
+  revertReason: string | null
+  allowanceChanges: Array<{ token: string; spender: string; before: string; after: string }>
+  simulationMethod: Simulation['method']
+}
+
+export interface PreflightDeps {
+  policy: PolicyConfig
+  routers: RouterTable
+  facts: ChainFacts
+  /** Addresses this wallet sent to or approved before on this chain. */
+  knownRecipients(chainId: number, wallet: string): string[]
+}
+
+const NATIVE = NATIVE_TOKEN_ADDRESS.toLowerCase()
+
+/**
+ * Simulation, balance diffs, the risk score and the warnings, with the
+ * independent chain reads in parallel. Throws only when the node fails
+ * (the route answers 502 rpc_error); a reverting transaction is a result.
+ */
+export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: ChainClient, deps: PreflightDeps): Promise<PreflightReport> {
+  const { client, chainId } = chain
+  const a = intent.action
+  const wallet = intent.wallet.address.toLowerCase()
+  const tx = built.txRequest
+  const assets: Asset[] = a.type === 'transfer' || a.type === 'approve' ? [a.asset] : a.type === 'transfer_native' ? [] : [a.assetIn, a.assetOut]
+
+  const [sim, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
+    simulateTx(client, { from: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
+    Promise.all(assets.map((t) => deps.facts.token(client, chainId, t.address))),
+    a.type === 'approve' ? deps.facts.hasCode(client, chainId, a.spender) : Promise.resolve(true),
+    a.type === 'approve'
+      ? client.readContract({ address: a.asset.address, abi: erc20Abi, functionName: 'allowance', args: [intent.wallet.address, a.spender] }).catch(() => null)
+      : Promise.resolve(null),
+  ])
+
+  const signals: Signal[] = []
+  let success = sim.success
+  let revertReason = sim.revertReason
+  assets.forEach((t, n) => {
+    const f = tokenFacts[n]!
+    if (!f.hasCode) {
+      // A call to an address without code "succeeds" and moves nothing; say what it is.
+      success = false
+      revertReason ??= `token ${t.address} has no contract code on chain ${chainId}`
+      signals.push({ id: 'token_not_contract', message: `token ${t.address} has no contract code on chain ${chainId}; nothing would be transferred` })
+      return
+    }
+    if (t.symbol !== undefined && f.symbol !== null && t.symbol !== f.symbol) {
+      signals.push({ id: 'declared_symbol_mismatch', message: `token ${t.address} is ${f.symbol} on chain, but the intent says ${t.symbol}` })
+    }
+    if (t.decimals !== undefined && f.decimals !== null && t.decimals !== f.decimals) {
+      signals.push({ id: 'declared_decimals_mismatch', message: `token ${t.address} has ${f.decimals} decimals on chain, but the intent says ${t.decimals}: amounts shown may be off by 10^${Math.abs(f.decimals - t.decimals)}` })
+    }
+  })
+  if (a.type === 'approve' && !spenderHasCode) {
+    signals.push({ id: 'spender_not_contract', message: `spender ${a.spender} has no contract code: an approval to a plain account is unusual and often a scam` })
+  }
+  const counterparty = a.type === 'transfer' || a.type === 'transfer_native' ? a.to : a.type === 'approve' ? a.spender : null
+  if (counterparty) {
+    const known = deps.knownRecipients(chainId, wallet)
+    const lookalike = findLookalike(counterparty, known)
+    if (lookalike) {
+      signals.push({ id: 'lookalike_recipient', message: `${counterparty} looks like ${lookalike}, which this wallet used before (same first and last 4 hex characters) but is a different address` })
+    }
+    if (!known.some((k) => k.toLowerCase() === counterparty.toLowerCase())) {
+      signals.push({ id: 'first_time_recipient', message: `this wallet has not sent to ${counterparty} before` })
+    }
+  }
+
+  const { riskScore, riskFactors } = scoreRisk({
+    intent,
+    policy: deps.policy,
+    contract: contractOf(intent, deps.routers),
+    simulationSuccess: success,
+    gasEstimate: sim.gasUsed,
+  })
+
+  const allowanceChanges =
+    a.type === 'approve' && allowanceBefore !== null
+      ? [{ token: a.asset.address, spender: a.spender, before: allowanceBefore.toString(), after: success ? a.amount : allowanceBefore.toString() }]
+      : []
+
+  return {
+    intentId: intent.id,
+    simulationSuccess: success,
+    riskScore,
+    gasEstimate: (sim.gasUsed ?? 0n).toString(),
+    warnings: [...(revertReason ? [`simulation reverted: ${revertReason}`] : []), ...signals.map((s) => s.message)],
+    balanceDiffs: success ? balanceDiffsOf(sim, wallet, intent) : [],
+    riskReasons: riskFactors.map((f) => f.detail),
+    riskFactors,
+    signals,
+    revertReason,
+    allowanceChanges,
+    simulationMethod: sim.method,
+  }
+}
+
+/** Net movement per asset for the wallet, from the simulation's traced transfers. */
+export function balanceDiffsOf(sim: Simulation, wallet: string, intent: TxIntent): BalanceDiff[] {
+  const net = new Map<string, bigint>()
+  const add = (token: string, v: bigint) => net.set(token, (net.get(token) ?? 0n) + v)
+  if (sim.method === 'eth_call') {
+    // No tracing on this node: the movements the intent itself declares.
+    const a = intent.action
+    if (a.type === 'transfer') add(a.asset.address.toLowerCase(), -BigInt(a.amount))
+    if (a.type === 'transfer_native') add(NATIVE, -BigInt(a.amount))
+  }
+  for (const t of sim.transfers) {
+    if (t.from === wallet) add(t.token, -t.value)
+    if (t.to === wallet) add(t.token, t.value)
+  }
+  return [...net.entries()]
+    .filter(([, v]) => v !== 0n)
+    .map(([token, change]) => ({ token: token === NATIVE ? NATIVE_TOKEN_ADDRESS : (token as Address), change: change.toString() }))
+}
+
+/** Preflight findings as the approver receives them. */
+export function findingsOf(r: PreflightReport): PreflightFindings {
+  return {
+    riskScore: r.riskScore,
+    riskFactors: r.riskFactors,
+    warnings: r.warnings,
+    balanceDiffs: r.balanceDiffs,
+    gasEstimate: r.gasEstimate,
+    simulationSuccess: r.simulationSuccess,
+  }
+}
