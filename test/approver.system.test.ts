@@ -12,7 +12,7 @@ import { repoRoot, spawnService, waitFor } from './support/processes.js'
 
 const approveCli = path.join(repoRoot, 'services/approver/dist/cli/approve.js')
 import { entries, importKey, Stack } from './support/stack.js'
-import { nativeIntent } from './support/intents.js'
+import { BOB, nativeIntent } from './support/intents.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -67,14 +67,15 @@ describe('web mode', () => {
       approvalTokenId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       txRequestHash: p.summary.txRequestHash,
       riskScore: 0,
-      warnings: [],
+      warnings: [`this wallet has not sent to ${BOB} before`],
+      gasEstimate: '21000',
       policyDecision: { decision: 'require_approval', reasons: [expect.stringContaining('approval threshold')], policyVersion: '1' },
     })
     const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
     expect(sent.status).toBe(200)
     expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
     const events = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id).map((e: { event: string }) => e.event).reverse()
-    expect(events).toEqual(['policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'web_approval_decided', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])
+    expect(events).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'web_approval_decided', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])
   })
 
   it('deny over HTTP: 403 with the decline body; a decision without the operator token is refused and the request stays pending', async () => {
