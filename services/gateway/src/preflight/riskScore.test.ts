@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import { defaultPolicyConfig, type PolicyConfig } from '@countersign/shared'
+import { actions, makeIntent, ROUTER_BASE, USDC_BASE } from '@countersign/shared/testing/intents'
+import { decodeRevertReason } from './revertReason.js'
+import { scoreRisk, UINT256_MAX } from './riskScore.js'
+import { findLookalike } from './signals.js'
+
+const policy = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })
+const ids = (r: ReturnType<typeof scoreRisk>) => r.riskFactors.map((f) => f.id)
+
+describe('scoreRisk', () => {
+  it('is 0 for a plain transfer under the default policy', () => {
+    expect(scoreRisk({ intent: makeIntent(), policy: policy(), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 50_000n })).toEqual({ riskScore: 0, riskFactors: [] })
+  })
+
+  it('weights each of the seven factors as DESIGN.md says and caps at 100', () => {
+    const p = policy({ contractAllowlist: ['0x0000000000000000000000000000000000000001'], tokenAllowlist: ['0x0000000000000000000000000000000000000002'], maxApprovalAmount: '10' })
+    const unlimited = makeIntent({ action: actions.approve(UINT256_MAX.toString()) })
+    const r = scoreRisk({ intent: unlimited, policy: p, contract: USDC_BASE, simulationSuccess: false, gasEstimate: 500_000n })
+    expect(Object.fromEntries(r.riskFactors.map((f) => [f.id, f.weight]))).toEqual({
+      contract_not_allowlisted: 40,
+      token_not_allowlisted: 20,
+      large_approval: 25,
+      simulation_reverted: 50,
+      high_gas: 10,
+    })
+    expect(r.riskScore).toBe(100)
+  })
+
+  it('slippage above 300 bps on swaps only', () => {
+    const swap = makeIntent({ action: actions.swapIn() })
+    swap.constraints.maxSlippageBps = 301
+    expect(ids(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n }))).toEqual(['high_slippage'])
+    swap.constraints.maxSlippageBps = 300
+    expect(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n }).riskScore).toBe(0)
+  })
+
+  it('value above half the cap, native and per token', () => {
+    const r = scoreRisk({ intent: makeIntent({ action: actions.native('501') }), policy: policy({ maxValueWei: '1000' }), contract: null, simulationSuccess: true, gasEstimate: 21_000n })
+    expect(r).toMatchObject({ riskScore: 20, riskFactors: [{ id: 'value_near_cap' }] })
+    expect(scoreRisk({ intent: makeIntent({ action: actions.native('500') }), policy: policy({ maxValueWei: '1000' }), contract: null, simulationSuccess: true, gasEstimate: 21_000n }).riskScore).toBe(0)
+    const t = scoreRisk({ intent: makeIntent({ action: actions.transfer('600') }), policy: policy({ tokenLimits: { [USDC_BASE.toLowerCase()]: { maxAmount: '1000' } } }), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 50_000n })
+    expect(ids(t)).toEqual(['value_near_cap'])
+  })
+
+  it('an approval above 10x the cap', () => {
+    const p = policy({ maxApprovalAmount: '100' })
+    expect(ids(scoreRisk({ intent: makeIntent({ action: actions.approve('1001') }), policy: p, contract: USDC_BASE, simulationSuccess: true, gasEstimate: 40_000n }))).toEqual(['large_approval'])
+    expect(ids(scoreRisk({ intent: makeIntent({ action: actions.approve('1000') }), policy: p, contract: USDC_BASE, simulationSuccess: true, gasEstimate: 40_000n }))).toEqual([])
+  })
+})
+
+describe('findLookalike', () => {
+  const known = ['0x1234000000000000000000000000000000005678']
+  it('flags same first and last four hex characters with a different middle', () => {
+    expect(findLookalike('0x1234ffffffffffffffffffffffffffffffff5678', known)).toBe(known[0])
+    expect(findLookalike('0x1234FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5678', known)).toBe(known[0])
+  })
+  it('does not flag the same address or a different one', () => {
+    expect(findLookalike(known[0]!.toUpperCase().replace('0X', '0x'), known)).toBeNull()
+    expect(findLookalike('0x9234ffffffffffffffffffffffffffffffff5678', known)).toBeNull()
+  })
+})
+
+describe('decodeRevertReason', () => {
+  it('decodes Error(string), Panic(uint256) and names custom errors', () => {
+    const tooOld = '0x08c379a0' + '0000000000000000000000000000000000000000000000000000000000000020' + '0000000000000000000000000000000000000000000000000000000000000013' + '5472616e73616374696f6e20746f6f206f6c6400000000000000000000000000'
+    expect(decodeRevertReason(tooOld)).toBe('Transaction too old')
+    expect(decodeRevertReason('0x4e487b71' + '11'.padStart(64, '0'))).toBe('panic: arithmetic overflow or underflow')
+    expect(decodeRevertReason('0xe450d38c' + '00'.repeat(96))).toMatch(/^custom error 0xe450d38c/)
+    expect(decodeRevertReason('0x', 'execution reverted')).toBe('execution reverted')
+  })
+})

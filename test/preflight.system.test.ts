@@ -1,0 +1,155 @@
+// Preflight against a real chain: simulation, balance diffs, risk, warnings.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseEther, type Address } from 'viem'
+import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/shared'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { deployTestToken } from './support/contracts.js'
+import { importKey, Stack } from './support/stack.js'
+
+const owner = anvilAccounts[0]
+const WALLET = owner.address as Address
+const FRIEND = '0x1234000000000000000000000000000000005678' as Address
+const LOOKALIKE = '0x1234ffffffffffffffffffffffffffffffff5678' as Address
+let anvil: Anvil
+let token: Address
+let stack: Stack
+
+function intent(action: Action, chainId: 8453 | 10 = 8453): TxIntent {
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    version: '1',
+    id: randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId },
+    wallet: { address: WALLET },
+    action,
+    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 0 },
+  }
+}
+const erc20 = (o: Partial<{ amount: string; to: Address; symbol: string; decimals: number; address: Address }> = {}): Action => ({
+  type: 'transfer',
+  asset: { kind: 'erc20', address: o.address ?? token, symbol: o.symbol ?? 'TUSD', decimals: o.decimals ?? 6 },
+  to: o.to ?? FRIEND,
+  amount: o.amount ?? '2500000',
+})
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+  token = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: owner.privateKey, name: 'Test USD', symbol: 'TUSD', decimals: 6, supply: 10_000_000_000n })
+  stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+  await importKey(stack.dataDir, owner.privateKey)
+  await stack.start()
+})
+afterAll(async () => {
+  await stack?.stop()
+  await anvil?.stop()
+})
+
+describe('POST /v1/tx/preflight', () => {
+  it('an ERC-20 transfer: simulated, exact balance diff, gas estimate, audited', async () => {
+    const i = intent(erc20())
+    const r = await stack.post('/v1/tx/preflight', i)
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({
+      intentId: i.id,
+      simulationSuccess: true,
+      riskScore: 0,
+      gasEstimate: expect.stringMatching(/^[0-9]+$/),
+      balanceDiffs: [{ token, change: '-2500000' }].map((d) => ({ ...d, token: d.token.toLowerCase() })),
+      simulationMethod: 'eth_simulateV1',
+    })
+    expect(Number(r.body.gasEstimate)).toBeGreaterThan(21_000)
+    expect(r.body.warnings).toContain(`this wallet has not sent to ${FRIEND} before`)
+    const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
+    expect(events[0]).toMatchObject({ event: 'preflight_completed', intentId: i.id, data: { simulationSuccess: true, riskScore: 0, gasEstimate: r.body.gasEstimate } })
+  })
+
+  it('a native transfer: diff on the pseudo address', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent({ type: 'transfer_native', to: FRIEND, amount: parseEther('1').toString() }))
+    expect(r.body).toMatchObject({ simulationSuccess: true, gasEstimate: '21000', balanceDiffs: [{ token: NATIVE_TOKEN_ADDRESS, change: `-${parseEther('1')}` }] })
+  })
+
+  it('an approve: allowance change, unlimited approval scored, spender without code warned', async () => {
+    const unlimited = ((1n << 256n) - 1n).toString()
+    const r = await stack.post('/v1/tx/preflight', intent({ type: 'approve', asset: { kind: 'erc20', address: token }, spender: FRIEND, amount: unlimited }))
+    expect(r.body.simulationSuccess).toBe(true)
+    expect(r.body.allowanceChanges).toEqual([{ token, spender: FRIEND, before: '0', after: unlimited }])
+    expect(r.body.riskFactors).toEqual([{ id: 'large_approval', weight: 25, detail: expect.stringContaining('unlimited') }])
+    expect(r.body.riskScore).toBe(25)
+    expect(r.body.signals.map((s: { id: string }) => s.id)).toContain('spender_not_contract')
+  })
+
+  it('a transfer beyond the balance reverts with the decoded reason and is scored, not a 500', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent(erc20({ amount: '99999999999999' })))
+    expect(r.status).toBe(200)
+    expect(r.body.simulationSuccess).toBe(false)
+    expect(r.body.riskFactors.map((f: { id: string }) => f.id)).toContain('simulation_reverted')
+    expect(r.body.riskScore).toBeGreaterThanOrEqual(50)
+    expect(r.body.revertReason).toMatch(/custom error 0xe450d38c|insufficient/i)
+    expect(r.body.balanceDiffs).toEqual([])
+  })
+
+  it('a token address without code: a clear failed result with a warning', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent(erc20({ address: '0x00000000000000000000000000000000deadbeef' })))
+    expect(r.status).toBe(200)
+    expect(r.body.simulationSuccess).toBe(false)
+    expect(r.body.revertReason).toContain('has no contract code')
+    expect(r.body.signals.map((s: { id: string }) => s.id)).toContain('token_not_contract')
+  })
+
+  it('declared symbol and decimals that differ from the chain are warned', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent(erc20({ symbol: 'USDC', decimals: 18 })))
+    const ids = r.body.signals.map((s: { id: string }) => s.id)
+    expect(ids).toEqual(expect.arrayContaining(['declared_symbol_mismatch', 'declared_decimals_mismatch']))
+    expect(r.body.warnings.join('\n')).toContain('is TUSD on chain, but the intent says USDC')
+  })
+
+  it('after sending to a recipient, a lookalike of it is warned and it is no longer first-time', async () => {
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: intent(erc20({ amount: '1' })) })
+    expect(sent.status).toBe(200)
+    const again = await stack.post('/v1/tx/preflight', intent(erc20({ amount: '1' })))
+    expect(again.body.signals.map((s: { id: string }) => s.id)).not.toContain('first_time_recipient')
+    const look = await stack.post('/v1/tx/preflight', intent(erc20({ amount: '1', to: LOOKALIKE })))
+    const lookalike = look.body.signals.find((s: { id: string }) => s.id === 'lookalike_recipient')
+    expect(lookalike.message).toContain(FRIEND.toLowerCase())
+  })
+
+  it('no RPC for the chain is 502 no_rpc_client naming it; a bad body is 400', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent(erc20(), 10))
+    expect(r).toEqual({ status: 502, body: { error: 'no_rpc_client', message: expect.stringContaining('chain 10') } })
+    expect((await stack.post('/v1/tx/preflight', { ...intent(erc20()), extra: 1 })).status).toBe(400)
+  })
+})
+
+describe('when the node fails', () => {
+  it('preflight is 502 rpc_error; approve-request requires approval instead of allowing', async () => {
+    const dead = await startAnvil({ chainId: 8453 })
+    const s = new Stack({ rpcUrls: { 8453: dead.rpcUrl } })
+    await importKey(s.dataDir, owner.privateKey)
+    await s.start({ approver: true })
+    try {
+      await dead.stop()
+      const pf = await s.post('/v1/tx/preflight', intent(erc20()))
+      expect(pf.status).toBe(502)
+      expect(pf.body.error).toBe('rpc_error')
+      // An ERC-20 transfer is allowed by default policy, but nothing could be simulated: a human decides.
+      const i = intent(erc20())
+      const blocked = s.post('/v1/tx/approve-request', i)
+      const p = await (async () => {
+        for (let n = 0; n < 100; n++) {
+          const list = (await s.get('/v1/approvals/pending')).body.pending
+          if (list.length) return list[0]
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        throw new Error('no pending request')
+      })()
+      expect(p.summary.warnings[0]).toMatch(/simulation could not run/)
+      expect(p.summary.policyReasons).toEqual(['no simulation could run for this intent; approval required'])
+      await s.decide(p.requestId, false)
+      expect((await blocked).body).toMatchObject({ approved: false, reason: 'user_declined', policyDecision: { decision: 'require_approval' } })
+    } finally {
+      await s.stop()
+    }
+  })
+})
