@@ -78,7 +78,7 @@ export function createApprovalService(deps: {
     pending,
 
     async requestApproval(params, signal) {
-      const summary = summarise(params.intent, params.preflight, params.policyReasons, deps.routers)
+      const summary = summarise(params.intent, params.preflight, params.policyReasons, deps.routers, params.txRequest)
       if (deps.mode === 'auto') {
         const requestId = 'auto'
         const approvalTokenId = await grant({ intent: params.intent, summary }, 'auto')

@@ -7,6 +7,7 @@ import path from 'node:path'
 import {
   APPROVER_SOCKET,
   GRANT_SOCKET,
+  BuildError,
   RpcError,
   approverMethods,
   createAjv,
@@ -67,7 +68,11 @@ async function main(): Promise<void> {
     methods: {
       [approverMethods.requestApproval]: (params, ctx) => {
         if (!validRequest(params)) throw new RpcError(-32602, describeValidationErrors(validRequest.errors, 'params'))
-        return service.requestApproval(params, ctx.signal)
+        return service.requestApproval(params, ctx.signal).catch((err: unknown) => {
+          // An aggregator transaction that does not match its intent is refused, not an internal error.
+          if (err instanceof BuildError) throw new RpcError(-32602, err.message)
+          throw err
+        })
       },
       [approverMethods.withdrawApproval]: (params) => {
         if (!validWithdraw(params)) throw new RpcError(-32602, describeValidationErrors(validWithdraw.errors, 'params'))

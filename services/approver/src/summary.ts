@@ -1,5 +1,8 @@
 import {
+  buildAggregatorTransaction,
   buildTransaction,
+  isAggregatorIntent,
+  sameAddress,
   chainName,
   formatAssetAmount,
   formatNative,
@@ -8,6 +11,7 @@ import {
   type RiskFactor,
   type RouterTable,
   type TxIntent,
+  type TxRequest,
 } from '@countersign/shared'
 
 /** What the operator sees. Everything but the `preflight` part is derived here from the intent. */
@@ -35,8 +39,12 @@ export interface ApprovalSummary {
   preflightSource: 'gateway preflight' | 'no simulation'
 }
 
-export function summarise(intent: TxIntent, preflight: PreflightFindings, policyReasons: string[], routers: RouterTable): ApprovalSummary {
-  const built = buildTransaction(intent, routers)
+export function summarise(intent: TxIntent, preflight: PreflightFindings, policyReasons: string[], routers: RouterTable, txRequest?: TxRequest): ApprovalSummary {
+  // An aggregator quote is checked against the intent here too (it throws if it does not match); everything else is rebuilt.
+  const built =
+    txRequest && isAggregatorIntent(intent) && sameAddress(txRequest.to, routers.aggregator)
+      ? buildAggregatorTransaction(intent, { to: txRequest.to, data: txRequest.data }, routers)
+      : buildTransaction(intent, routers)
   const a = intent.action
   const amount =
     a.type === 'transfer' || a.type === 'approve'

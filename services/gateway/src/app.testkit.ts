@@ -14,6 +14,7 @@ import { openGatewayDb } from './store/gatewayDb.js'
 import { createRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
+import { createSwapRoutes } from './store/swapRoutes.js'
 
 export interface TestClock {
   (): number
@@ -46,6 +47,7 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
     rateLimits,
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
+    swapRoutes: createSwapRoutes(db),
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
     approver: { call: async () => { throw new Error('no approver in inject tests') } },
     approverUrl: 'http://127.0.0.1:9',

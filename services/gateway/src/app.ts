@@ -23,7 +23,10 @@ import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
 import { ChainFacts } from './preflight/chainFacts.js'
 import { findingsOf, runPreflight } from './preflight/runPreflight.js'
 import { preflightRoutes } from './routes/preflight.js'
+import type { AggregatorConfig } from './aggregator/client.js'
+import { createIntentBuilder } from './pipeline/intentBuilder.js'
 import type { KnownRecipients } from './store/knownRecipients.js'
+import type { SwapRoutes } from './store/swapRoutes.js'
 import type { RateLimitStore } from './store/rateLimits.js'
 import type { SentTxs } from './store/sentTxs.js'
 
@@ -34,6 +37,9 @@ export interface GatewayDeps {
   rateLimits: RateLimitStore
   sentTxs: SentTxs
   knownRecipients: KnownRecipients
+  swapRoutes: SwapRoutes
+  /** The aggregator swap API; no key means every aggregator swap uses the v3 router. */
+  aggregator?: AggregatorConfig
   policy: PolicyConfig
   routers: RouterTable
   /** Chain RPC clients; none configured means chain operations answer 502 no_rpc_client. */
@@ -70,6 +76,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   installHostGuard(app, deps.host)
 
   const policyGate = createPolicyGate({ policy: deps.policy, routers: deps.routers, rateLimits: deps.rateLimits, audit: deps.audit, clock })
+  const buildIntent = createIntentBuilder({
+    routers: deps.routers,
+    aggregator: deps.aggregator ?? { apiKey: null, baseUrl: '', timeoutMs: 10_000 },
+    routes: deps.swapRoutes,
+    clock,
+    log: (msg, err) => app.log.warn({ err }, msg),
+  })
   const preflightDeps = {
     policy: deps.policy,
     routers: deps.routers,
@@ -93,11 +106,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     }
   }
   await app.register(healthRoutes, { clock, startedAtMs: clock() })
-  await app.register(buildRoutes, { audit: deps.audit, policyGate, routers: deps.routers })
+  await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent })
   await app.register(signAndSendRoutes, {
     audit: deps.audit,
     policyGate,
-    routers: deps.routers,
+    buildIntent,
     chains,
     queue: createWalletQueue(),
     sentTxs: deps.sentTxs,
@@ -108,13 +121,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(approveRequestRoutes, {
     audit: deps.audit,
     policyGate,
-    routers: deps.routers,
+    buildIntent,
     approver: deps.approver,
     preflight: deps.preflight ?? chainPreflight,
   })
   await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
   forwardApproverWebSocket(app, deps.approverUrl, deps.host)
-  await app.register(preflightRoutes, { audit: deps.audit, routers: deps.routers, chains, preflight: preflightDeps })
+  await app.register(preflightRoutes, { audit: deps.audit, buildIntent, chains, preflight: preflightDeps })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
   return app

@@ -16,6 +16,7 @@ export interface GatewayConfig {
   rpcUrlSources: Partial<Record<ChainId, string>>
   bodyLimitBytes: number
   approverUrl: string
+  aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -54,6 +55,11 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     rpcUrlSources,
     bodyLimitBytes: 64 * 1024,
     approverUrl: `http://127.0.0.1:${parsePort(env.SERVICE_APPROVER_PORT?.trim() || '3101')}`,
+    aggregator: {
+      apiKey: nonEmpty(env.AGGREGATOR_API_KEY) ?? null,
+      baseUrl: nonEmpty(env.SERVICE_AGGREGATOR_URL) ?? 'https://api.1inch.dev/swap/v6.0',
+      timeoutMs: 10_000,
+    },
   }
 }
 

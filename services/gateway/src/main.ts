@@ -16,6 +16,7 @@ import { openGatewayDb } from './store/gatewayDb.js'
 import { createRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
+import { createSwapRoutes } from './store/swapRoutes.js'
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
@@ -38,12 +39,14 @@ async function main(): Promise<void> {
     rateLimits,
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
+    swapRoutes: createSwapRoutes(db),
     policy,
     routers,
     chains,
     signer,
     approver,
     approverUrl: config.approverUrl,
+    aggregator: config.aggregator,
     logger: { level: config.logLevel },
   })
   let closing = false

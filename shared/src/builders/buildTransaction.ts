@@ -3,6 +3,8 @@ import type { Address, BuiltTx, TxIntent, TxRequest } from '../types.js'
 import { uint256 } from './amounts.js'
 import { describeIntent } from './describe.js'
 import { erc20ApproveData, erc20TransferData } from './erc20.js'
+import { checkAggregatorTx } from './aggregator.js'
+import { BuildError } from './errors.js'
 import type { RouterTable } from './routers.js'
 import { resolveSwapRoute, v3SwapData } from './swap.js'
 
@@ -12,7 +14,7 @@ import { resolveSwapRoute, v3SwapData } from './swap.js'
  * Throws BuildError for client mistakes (router of another chain, amounts
  * beyond uint256).
  */
-export function buildTransaction(intent: TxIntent, routers: RouterTable): BuiltTx {
+export function buildTransaction(intent: TxIntent, routers: RouterTable, opts: { fallbackReason?: string } = {}): BuiltTx {
   const a = intent.action
   const chainId = intent.chain.chainId
   let txRequest: TxRequest
@@ -29,7 +31,7 @@ export function buildTransaction(intent: TxIntent, routers: RouterTable): BuiltT
       break
     case 'swap_exact_in':
     case 'swap_exact_out':
-      route = resolveSwapRoute(a, chainId, routers)
+      route = { ...resolveSwapRoute(a, chainId, routers), ...(opts.fallbackReason ? { fallbackReason: opts.fallbackReason } : {}) }
       txRequest = { to: route.router, data: v3SwapData(a, intent.wallet.address, intent.constraints.deadline), value: '0', chainId, type: 'eip1559' }
       break
   }
@@ -48,5 +50,21 @@ export function contractOf(intent: TxIntent, routers: RouterTable): Address | nu
     case 'swap_exact_in':
     case 'swap_exact_out':
       return resolveSwapRoute(a, intent.chain.chainId, routers).router
+  }
+}
+
+/**
+ * An aggregator swap from the calldata of its quote. Not derivable from the
+ * intent alone, so it is checked instead: router, tokens, amount, minimum
+ * out and receiver must match the intent (checkAggregatorTx).
+ */
+export function buildAggregatorTransaction(intent: TxIntent, quote: { to: Address; data: `0x${string}` }, routers: RouterTable): BuiltTx {
+  const txRequest: TxRequest = { to: quote.to, data: quote.data.toLowerCase() as `0x${string}`, value: '0', chainId: intent.chain.chainId, type: 'eip1559' }
+  const check = checkAggregatorTx(intent, txRequest, routers)
+  if (!check.ok) throw new BuildError('aggregator_mismatch', `the aggregator's transaction does not match the intent: ${check.problem}`)
+  return {
+    txRequest,
+    txRequestHash: txRequestHash(txRequest, intent.wallet.address),
+    description: describeIntent(intent, { router: quote.to, requested: 'aggregator', path: 'aggregator' }),
   }
 }

@@ -37,7 +37,11 @@ export function describeIntent(intent: TxIntent, route?: SwapRoute): string {
     case 'swap_exact_in':
     case 'swap_exact_out': {
       const via =
-        route?.requested === 'aggregator' ? 'via Uniswap v3 router; aggregator unavailable' : 'via Uniswap v3 router'
+        route?.path === 'aggregator'
+          ? 'via the aggregator router, calldata from its quote'
+          : route?.requested === 'aggregator'
+            ? `via Uniswap v3 router; aggregator unavailable${route.fallbackReason ? `: ${route.fallbackReason}` : ''}`
+            : 'via Uniswap v3 router'
       return a.type === 'swap_exact_in'
         ? `Swap ${formatAssetAmount(a.amountIn, a.assetIn)} for at least ${formatAssetAmount(a.minAmountOut, a.assetOut)} ${on} (${via})`
         : `Swap at most ${formatAssetAmount(a.maxAmountIn, a.assetIn)} for exactly ${formatAssetAmount(a.amountOut, a.assetOut)} ${on} (${via})`

@@ -18,7 +18,9 @@ export interface SwapRoute {
   router: Address
   /** What was asked for and what builds it (the aggregator falls back to the v3 path). */
   requested: 'v3_router' | 'aggregator'
-  path: 'v3_router'
+  path: 'v3_router' | 'aggregator'
+  /** Why the aggregator was not used, when it was asked for. */
+  fallbackReason?: string
 }
 
 /**

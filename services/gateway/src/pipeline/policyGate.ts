@@ -2,6 +2,7 @@ import {
   POLICY_VERSION,
   contractOf,
   evaluatePolicy,
+  type Address,
   type AuditLog,
   type Clock,
   type PolicyConfig,
@@ -18,13 +19,13 @@ export interface PolicyGate {
    * limit. Count, evaluation and record happen in one SQLite transaction so
    * concurrent requests for one wallet cannot both slip under the limit.
    */
-  check(intent: TxIntent, extra?: { riskScore?: number }): Promise<PolicyDecision>
+  check(intent: TxIntent, extra?: { riskScore?: number; contract?: Address | null }): Promise<PolicyDecision>
   /**
    * The same, but returns the decision at once with the audit write still in
    * flight, so a caller can let it share one commit with its next event. The
    * caller must await `audited` before it answers.
    */
-  decide(intent: TxIntent, extra?: { riskScore?: number }): { decision: PolicyDecision; audited: Promise<unknown> }
+  decide(intent: TxIntent, extra?: { riskScore?: number; contract?: Address | null }): { decision: PolicyDecision; audited: Promise<unknown> }
 }
 
 export function createPolicyGate(deps: {
@@ -41,7 +42,7 @@ export function createPolicyGate(deps: {
       return decision
     },
     decide(intent, extra = {}) {
-      const contract = contractOf(intent, deps.routers)
+      const contract = extra.contract !== undefined ? extra.contract : contractOf(intent, deps.routers)
       const decision = deps.rateLimits.atomically(() => {
         const nowMs = deps.clock()
         const recentTxCount = deps.rateLimits.countOthers(intent.wallet.address, intent.id, nowMs, deps.policy.maxTxPerHour)

@@ -5,16 +5,16 @@ import {
   RpcTimeoutError,
   RpcUnavailableError,
   approverMethods,
-  buildTransaction,
+  isAggregatorIntent,
   txIntentSchema,
   type ApprovalOutcome,
   type AuditLog,
   type BuiltTx,
   type PreflightFindings,
-  type RouterTable,
   type TxIntent,
 } from '@countersign/shared'
 import { HttpError } from '@countersign/shared/http/errors'
+import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
 
 export interface ApproverCaller {
@@ -30,19 +30,19 @@ export type RunPreflight = (intent: TxIntent, built: BuiltTx) => Promise<Preflig
 export interface ApproveRequestOptions {
   audit: AuditLog
   policyGate: PolicyGate
-  routers: RouterTable
+  buildIntent: IntentBuilder
   approver: ApproverCaller
   preflight: RunPreflight
 }
 
 export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = async (app, opts) => {
-  const { audit, policyGate, routers, approver } = opts
+  const { audit, policyGate, approver } = opts
 
   app.post('/v1/tx/approve-request', { schema: { body: txIntentSchema } }, async (req, reply) => {
     const intent = req.body as TxIntent
-    const built = buildTransaction(intent, routers)
+    const built = await opts.buildIntent(intent)
     const preflight = await opts.preflight(intent, built)
-    let decision = await policyGate.check(intent, { riskScore: preflight.riskScore })
+    let decision = await policyGate.check(intent, { riskScore: preflight.riskScore, contract: built.contract })
     if (decision.decision === 'allow' && preflight.simulationSuccess === null) {
       // Nothing was simulated (no RPC for the chain, or the node failed): a human looks instead.
       decision = { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
@@ -93,7 +93,8 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
     try {
       outcome = await approver.call<ApprovalOutcome>(
         approverMethods.requestApproval,
-        { intent, preflight, policyReasons: decision.reasons },
+        // The approver derives the hash itself; an aggregator swap's calldata comes along to be checked there.
+        { intent, preflight, policyReasons: decision.reasons, ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}) },
         { timeoutMs: APPROVAL_REQUEST_TTL_MS + 15_000 },
       )
     } catch (err) {

@@ -1,27 +1,24 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { buildTransaction, txIntentSchema, type AuditLog, type RouterTable, type TxIntent } from '@countersign/shared'
+import { txIntentSchema, type AuditLog, type TxIntent } from '@countersign/shared'
+import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
 
 export interface BuildRouteOptions {
   audit: AuditLog
   policyGate: PolicyGate
-  routers: RouterTable
+  buildIntent: IntentBuilder
 }
 
 export const buildRoutes: FastifyPluginAsync<BuildRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/build', { schema: { body: txIntentSchema } }, async (req, reply) => {
     const intent = req.body as TxIntent
-    const { decision, audited } = opts.policyGate.decide(intent)
+    // Built first: policy checks the contract the transaction really calls
+    // (an aggregator quote decides it); a 400 for a bad router comes first too.
+    const built = await opts.buildIntent(intent)
+    const { decision, audited } = opts.policyGate.decide(intent, { contract: built.contract })
     if (decision.decision === 'deny') {
       await audited
       return reply.code(403).send(policyDeniedBody(decision))
-    }
-    let built
-    try {
-      built = buildTransaction(intent, opts.routers)
-    } catch (err) {
-      await audited
-      throw err
     }
     // Both events share one group commit; both are durable before the answer.
     await Promise.all([

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { buildTransaction, txIntentSchema, type AuditLog, type RouterTable, type TxIntent } from '@countersign/shared'
+import { txIntentSchema, type AuditLog, type TxIntent } from '@countersign/shared'
+import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
 import { runPreflight, type PreflightDeps } from '../preflight/runPreflight.js'
 
 export interface PreflightRouteOptions {
   audit: AuditLog
-  routers: RouterTable
+  buildIntent: IntentBuilder
   chains: ChainClients
   preflight: PreflightDeps
 }
@@ -15,7 +16,7 @@ export const preflightRoutes: FastifyPluginAsync<PreflightRouteOptions> = async 
   app.post('/v1/tx/preflight', { schema: { body: txIntentSchema } }, async (req) => {
     const intent = req.body as TxIntent
     const chain = opts.chains.get(intent.chain.chainId)
-    const built = buildTransaction(intent, opts.routers)
+    const built = await opts.buildIntent(intent)
     let report
     try {
       report = await runPreflight(intent, built, chain, opts.preflight)

@@ -1,13 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
 import {
   POLICY_VERSION,
-  buildTransaction,
   signAndSendBodySchema,
   signerMethods,
   type AuditLog,
   type Clock,
   type Hex,
-  type RouterTable,
   type SignParams,
   type SignResult,
   type TxIntent,
@@ -18,6 +16,7 @@ import { broadcastSignedTx } from '../chain/broadcast.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { HttpError } from '@countersign/shared/http/errors'
+import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { PolicyGate } from '../pipeline/policyGate.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
 import type { KnownRecipients } from '../store/knownRecipients.js'
@@ -31,7 +30,7 @@ export interface SignerCaller {
 export interface SignAndSendOptions {
   audit: AuditLog
   policyGate: PolicyGate
-  routers: RouterTable
+  buildIntent: IntentBuilder
   chains: ChainClients
   queue: WalletQueue
   sentTxs: SentTxs
@@ -41,7 +40,7 @@ export interface SignAndSendOptions {
 }
 
 export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (app, opts) => {
-  const { audit, policyGate, routers, chains, queue, sentTxs, knownRecipients, signer, clock } = opts
+  const { audit, policyGate, chains, queue, sentTxs, knownRecipients, signer, clock } = opts
 
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
     audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
@@ -82,7 +81,7 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
   app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
     const { intent, approvalTokenId } = req.body as { intent: TxIntent; approvalTokenId?: string }
     const chain = chains.get(intent.chain.chainId)
-    const built = buildTransaction(intent, routers)
+    const built = await opts.buildIntent(intent)
 
     // A retry of an intent that was already signed re-broadcasts that same
     // transaction: no second signature, no new token.
@@ -96,7 +95,7 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
       )
     }
 
-    const decision = await policyGate.check(intent)
+    const decision = await policyGate.check(intent, { contract: built.contract })
     if (decision.decision === 'deny') {
       await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes })
       return reply.code(403).send({ error: 'policy_denied', reasons: decision.reasons, policyVersion: POLICY_VERSION })

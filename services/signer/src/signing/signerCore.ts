@@ -4,8 +4,11 @@ import {
   BuildError,
   RpcError,
   SIGNING_REFUSED,
+  buildAggregatorTransaction,
   buildTransaction,
   contractOf,
+  isAggregatorIntent,
+  sameAddress,
   evaluatePolicy,
   type AccountInfo,
   type AuditLog,
@@ -89,11 +92,11 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     repeated,
   })
 
-  const policyFor = (p: SignParams, nowMs: number) =>
+  const policyFor = (p: SignParams, nowMs: number, contract: string | null) =>
     evaluatePolicy(policy, p.intent, {
       nowMs,
       recentTxCount: signatures.recentCount(p.intent.wallet.address, p.intent.id, nowMs),
-      contract: contractOf(p.intent, routers),
+      contract: contract as `0x${string}` | null,
     })
 
   return {
@@ -102,15 +105,19 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const intentId = intent.id
       const wallet = intent.wallet.address
 
-      // 2. rebuild from the intent and compare with what the gateway sent.
+      // 2. rebuild from the intent and compare with what the gateway sent; an
+      // aggregator swap cannot be rebuilt, so its calldata is decoded and
+      // checked against the intent instead.
+      const viaAggregator = isAggregatorIntent(intent) && sameAddress(p.txRequest.to, routers.aggregator)
       let built
       try {
-        built = buildTransaction(intent, routers)
+        built = viaAggregator ? buildAggregatorTransaction(intent, { to: p.txRequest.to, data: p.txRequest.data }, routers) : buildTransaction(intent, routers)
       } catch (err) {
         if (err instanceof BuildError) return refuse(intentId, 'tx_mismatch', { error: err.message })
         throw err
       }
       if (!sameTxRequest(built.txRequest, p.txRequest)) return refuse(intentId, 'tx_mismatch', { txRequestHash: built.txRequestHash })
+      const contract = viaAggregator ? routers.aggregator : contractOf(intent, routers)
       // 3. the hash the approval binds to, computed here.
       const txRequestHash = built.txRequestHash
 
@@ -125,7 +132,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       }
 
       // 4. offline policy with the signer's own policy file and counter.
-      const decision = policyFor(p, clock())
+      const decision = policyFor(p, clock(), contract)
       if (decision.decision === 'deny') {
         return refuse(intentId, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes }, { reasons: decision.reasons })
       }
@@ -184,7 +191,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
           const raced = signatures.byIntent(intentId)
           if (raced) return { kind: 'repeat', prior: raced }
           // The counter may have moved while we were signing; check again inside the transaction.
-          const again = policyFor(p, nowMs)
+          const again = policyFor(p, nowMs, contract)
           if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
           if (needsToken) {
             const problem = tokens.consume(p.approvalTokenId!, txRequestHash, nowMs)
