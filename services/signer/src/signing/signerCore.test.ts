@@ -8,6 +8,7 @@ import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  AGGREGATOR_ROUTER,
   buildTransaction,
   defaultPolicyConfig,
   defaultRouterTable,
@@ -20,6 +21,7 @@ import {
   type TxIntent,
 } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { aggregatorSwapCalldata } from '@countersign/shared/testing/aggregator'
 import { createApprovalTokens } from '../store/approvalTokens.js'
 import { openSignerDb } from '../store/signerDb.js'
 import { createSignatures } from '../store/signatures.js'
@@ -124,6 +126,17 @@ describe('signer core', () => {
     const moreValue = { ...buildTransaction(s.intent({ action: actions.native('1') }), routers).txRequest, value: '2' }
     expect(await s.reason(s.core.sign(s.params(s.intent({ action: actions.native('1') }), { txRequest: moreValue })))).toBe('tx_mismatch')
     expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'tx_mismatch' } })
+  })
+
+  it('an aggregator swap: signs calldata that matches the intent, refuses calldata that does not', async () => {
+    const s = setup()
+    const i = s.intent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as never })
+    const tx = (data: Hex) => ({ to: AGGREGATOR_ROUTER, data, value: '0', chainId: 8453, type: 'eip1559' as const })
+    const stolen = aggregatorSwapCalldata({ receiver: '0x000000000000000000000000000000000000dEaD', amount: 1_000_000n, minReturn: 5n })
+    expect(await s.reason(s.core.sign(s.params(i, { txRequest: tx(stolen) })))).toBe('tx_mismatch')
+    expect(s.events()[0]!.data.error).toMatch(/proceeds go to/)
+    const good = aggregatorSwapCalldata({ receiver: account.address, amount: 1_000_000n, minReturn: 5n })
+    expect(await s.reason(s.core.sign(s.params(i, { txRequest: tx(good) })))).toBe('signed')
   })
 
   it('applies its own policy: deny and the per-wallet counter', async () => {

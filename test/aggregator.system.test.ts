@@ -1,0 +1,127 @@
+// Aggregator swaps through the real gateway, approver-less token path and
+// signer, against a local server speaking the aggregator's API format.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseEther, parseTransaction, type Address } from 'viem'
+import { AGGREGATOR_ROUTER, type TxIntent } from '@countersign/shared'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { startFakeAggregator, type FakeAggregator } from './support/fakeAggregator.js'
+import { importKey, Stack } from './support/stack.js'
+
+const owner = anvilAccounts[0]
+const WALLET = owner.address as Address
+const TOKEN_IN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as Address
+const TOKEN_OUT = '0x4200000000000000000000000000000000000006' as Address
+const BASE_V3 = '0x2626664c2603336E57B271c5C0b26F421741e481'
+const KEY = 'test-aggregator-key'
+
+let anvil: Anvil
+let fake: FakeAggregator
+let stack: Stack
+
+function swap(): TxIntent {
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    version: '1',
+    id: randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId: 8453 },
+    wallet: { address: WALLET },
+    action: {
+      type: 'swap_exact_in',
+      provider: 'aggregator',
+      router: AGGREGATOR_ROUTER,
+      assetIn: { kind: 'erc20', address: TOKEN_IN, symbol: 'USDC', decimals: 6 },
+      assetOut: { kind: 'erc20', address: TOKEN_OUT, symbol: 'WETH', decimals: 18 },
+      amountIn: '1000000',
+      minAmountOut: '1000000000000',
+    },
+    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 50 },
+  }
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+  fake = await startFakeAggregator(KEY)
+  stack = new Stack({
+    rpcUrls: { 8453: anvil.rpcUrl },
+    // Swaps of TOKEN_IN need approval, so the token path is exercised.
+    policy: { maxTxPerHour: 1000, tokenLimits: { [TOKEN_IN]: { requireApprovalAbove: '0' } } },
+    env: { AGGREGATOR_API_KEY: KEY, SERVICE_AGGREGATOR_URL: fake.url },
+  })
+  await importKey(stack.dataDir, owner.privateKey)
+  await stack.start()
+})
+afterAll(async () => {
+  await stack?.stop()
+  await fake?.close()
+  await anvil?.stop()
+})
+
+describe('provider: aggregator', () => {
+  it('builds from the quote, asks in the API’s format, and keeps the first quote for the intent', async () => {
+    fake.mode = 'ok'
+    fake.requests.length = 0
+    const i = swap()
+    const first = await stack.post('/v1/tx/build', i)
+    expect(first.status).toBe(200)
+    expect(first.body.txRequest.to).toBe(AGGREGATOR_ROUTER)
+    expect(first.body.description).toContain('via the aggregator router')
+    expect(fake.requests).toHaveLength(1)
+    expect(fake.requests[0]).toMatchObject({
+      path: '/8453/swap',
+      authorization: `Bearer ${KEY}`,
+      query: { src: TOKEN_IN, dst: TOKEN_OUT, amount: '1000000', from: WALLET, receiver: WALLET, slippage: '0.5' },
+    })
+    const second = await stack.post('/v1/tx/build', i)
+    expect(second.body.txRequestHash).toBe(first.body.txRequestHash)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('the approved transaction is the one signed: token from the build, signature checked by the signer, mined', async () => {
+    fake.mode = 'ok'
+    const i = swap()
+    const refused = await stack.post('/v1/tx/sign-and-send', { intent: i })
+    expect(refused.body.error).toBe('approval_required')
+    const token = await stack.grant(i)
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: i, approvalTokenId: token })
+    expect(sent.status).toBe(200)
+    expect(parseTransaction(sent.body.signedTx).to?.toLowerCase()).toBe(AGGREGATOR_ROUTER.toLowerCase())
+  })
+
+  it.each([
+    ['wrong_receiver', /proceeds go to 0x000000000000000000000000000000000000dEaD|proceeds go to/],
+    ['low_minimum', /minimum out 0 is below/],
+    ['wrong_router', /not the aggregator router/],
+    ['rate_limited', /rate limit \(429\)/],
+    ['garbage', /no usable tx/],
+  ] as const)('%s: falls back to the v3 router and says why', async (mode, why) => {
+    fake.mode = mode
+    const r = await stack.post('/v1/tx/build', swap())
+    expect(r.status).toBe(200)
+    expect(r.body.txRequest.to).toBe(BASE_V3)
+    expect(r.body.description).toMatch(/via Uniswap v3 router; aggregator unavailable: /)
+    expect(r.body.description).toMatch(why)
+  })
+
+  it('an unreachable aggregator falls back too', async () => {
+    const down = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, env: { AGGREGATOR_API_KEY: KEY, SERVICE_AGGREGATOR_URL: 'http://127.0.0.1:9' } })
+    await down.start()
+    try {
+      const r = await down.post('/v1/tx/build', swap())
+      expect(r.body.txRequest.to).toBe(BASE_V3)
+      expect(r.body.description).toContain('aggregator unreachable')
+    } finally {
+      await down.stop()
+    }
+  })
+
+  it('a router that belongs to no chain is a 400 before the aggregator is called', async () => {
+    fake.requests.length = 0
+    const i = swap()
+    ;(i.action as { router: string }).router = '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45'
+    const r = await stack.post('/v1/tx/build', i)
+    expect(r.status).toBe(400)
+    expect(fake.requests).toHaveLength(0)
+  })
+})
