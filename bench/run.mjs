@@ -2,6 +2,7 @@
 // the same run so the figures survive a noisy machine. See bench/RESULTS.md.
 import os from 'node:os'
 import { benchBuild } from './build.mjs'
+import { benchPreflight } from './preflight.mjs'
 import { benchSignAndSend, benchSignRpc } from './signing.mjs'
 
 const only = process.argv.slice(2)
@@ -14,4 +15,5 @@ if (wanted('send')) {
   console.log('\nend-to-end POST /v1/tx/sign-and-send against anvil (automine), native transfers, no approval')
   await benchSignAndSend()
 }
+if (wanted('preflight')) await benchPreflight()
 process.exit(0)

@@ -47,12 +47,12 @@ export async function importKeys(dataDir, keys) {
 }
 
 /** Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`. */
-export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {} }) {
+export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {} }) {
   const dataDir = tempDir('cs-b-')
   const policyFile = path.join(dataDir, 'policy.json')
   writeFileSync(policyFile, JSON.stringify(policy))
   await importKeys(dataDir, keys)
-  const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn' }
+  const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn', ...extraEnv }
   const signer = spawn(process.execPath, [path.join(root, 'services/signer/dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   process.once('exit', () => signer.kill('SIGKILL'))
   await new Promise((resolve, reject) => {
