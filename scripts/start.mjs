@@ -1,15 +1,28 @@
 #!/usr/bin/env node
 // npm start: runs every process of the Procfile, in order, with prefixed
-// output. Ctrl-C stops them all; if one exits, the others are stopped too and
-// the launcher exits with a message naming it — never a half-running stack.
+// output. With no SERVICE_RPC_URL_* configured it first brings up the
+// development stack (local anvil, a throwaway dev key, Uniswap v3 for the
+// demo). Ctrl-C stops everything; if any process exits, the others are
+// stopped too and the launcher exits naming it — never a half-running stack.
 import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { DEV_CHAIN_ID, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
+import { loadEnvFile } from './env-file.mjs'
 import { readProcfile } from './procfile.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const loaded = loadEnvFile(path.join(root, '.env'))
+const env = { ...process.env }
+const dataDir = path.resolve(root, env.SERVICE_DATA_DIR || 'data')
+env.SERVICE_DATA_DIR = dataDir
+const port = env.SERVICE_PORT || '3100'
+const say = (msg) => process.stdout.write(`countersign | ${msg}\n`)
+if (loaded.length) say(`.env: ${loaded.join(', ')}`)
+
 const processes = readProcfile(path.join(root, 'Procfile'))
-const width = Math.max(...processes.map((p) => p.name.length))
+const width = Math.max(...processes.map((p) => p.name.length), 'countersign'.length)
 const running = new Map()
 let stopping = false
 
@@ -42,18 +55,98 @@ function stopAll(code, why) {
   }, 50)
 }
 
-for (const { name, command } of processes) {
-  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env: process.env, stdio: ['inherit', 'pipe', 'pipe'] })
+function watch(name, child) {
   running.set(name, child)
-  prefix(name, child.stdout, process.stdout)
-  prefix(name, child.stderr, process.stderr)
   child.on('exit', (code, signal) => {
     running.delete(name)
     if (!stopping) stopAll(1, `${name} exited (${signal ?? `code ${code}`})`)
   })
-  // Each process creates its socket before the next one needs it.
-  if (name !== processes[processes.length - 1].name) await new Promise((r) => setTimeout(r, 400))
 }
 
 process.on('SIGINT', () => stopAll(0, 'interrupted'))
 process.on('SIGTERM', () => stopAll(0, 'terminated'))
+
+let dev = null
+if (isDevMode(env)) {
+  try {
+    say('no SERVICE_RPC_URL_* configured: starting the development stack (local chain, throwaway key)')
+    const chain = await startDevChain({ port: Number(env.SERVICE_DEV_CHAIN_PORT || 8545), log: say })
+    watch('anvil', chain.child)
+    const key = await ensureDevKey({ root, dataDir, log: say })
+    await fundOnDevChain(chain.rpcUrl, key.address)
+    const fixture = path.join(root, 'scripts/uniswap-fixture.mjs')
+    let contracts = null
+    if (existsSync(fixture)) {
+      const { deployUniswapFixture } = await import(fixture)
+      // The deployer is anvil's first default account (funded on every fresh chain); it also funds the dev wallet with tokens.
+      contracts = await deployUniswapFixture({
+        rpcUrl: chain.rpcUrl,
+        chainId: DEV_CHAIN_ID,
+        deployerKey: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+        fundWallets: [key.address],
+      })
+      say(`dev chain: Uniswap v3 deployed (SwapRouter02 ${contracts.swapRouter02}, pool TKA/TUSD ${contracts.pool})`)
+    }
+    dev = { rpcUrl: chain.rpcUrl, chainId: DEV_CHAIN_ID, wallet: key.address, contracts }
+    writeFileSync(path.join(dataDir, 'dev-chain.json'), JSON.stringify(dev, null, 2) + '\n', { mode: 0o600 })
+    env[`SERVICE_RPC_URL_${DEV_CHAIN_ID}`] = chain.rpcUrl
+    env.SERVICE_KEYSTORE_DIR = key.keystoreDir
+    env.SERVICE_PASSPHRASE_FILE = key.passFile
+    delete env.SERVICE_DEMO_PASSPHRASE
+    if (contracts) env[`SERVICE_V3_ROUTER_${DEV_CHAIN_ID}`] = contracts.swapRouter02
+  } catch (err) {
+    process.stderr.write(`countersign: the development stack did not start: ${err.message}\n`)
+    stopAll(1)
+    await new Promise(() => {})
+  }
+}
+
+for (const { name, command } of processes) {
+  if (stopping) break
+  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env, stdio: ['inherit', 'pipe', 'pipe'] })
+  watch(name, child)
+  prefix(name, child.stdout, process.stdout)
+  prefix(name, child.stderr, process.stderr)
+  // Each process creates its socket before the next one needs it.
+  if (name !== processes[processes.length - 1].name) await new Promise((r) => setTimeout(r, 400))
+}
+
+// Tell a newcomer what to do next, once the gateway answers.
+for (let i = 0; i < 100 && !stopping; i++) {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/health`)
+    if (r.ok) break
+  } catch {}
+  await new Promise((r) => setTimeout(r, 100))
+}
+if (!stopping) {
+  const tokenFile = path.join(dataDir, 'operator-token')
+  const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '(see SERVICE_OPERATOR_TOKEN)'
+  const lines = [
+    '',
+    `countersign is running on http://127.0.0.1:${port}`,
+    `  dashboard:      http://127.0.0.1:${port}/approval-ui   (operator token: ${token})`,
+    `  data:           ${dataDir}  (audit.db, keystore, operator-token)`,
+  ]
+  if (dev) {
+    const now = Math.floor(Date.now() / 1000)
+    const intent = {
+      version: '1',
+      id: '<uuid>',
+      timestamp: now,
+      chain: { type: 'evm', chainId: dev.chainId },
+      wallet: { address: dev.wallet },
+      action: { type: 'transfer_native', to: '0x000000000000000000000000000000000000bEEF', amount: '10000000000000000' },
+      constraints: { maxGasWei: '1000000000000000', deadline: now + 3600, maxSlippageBps: 0 },
+    }
+    lines.push(
+      `  dev wallet:     ${dev.wallet} (throwaway key, local chain ${dev.rpcUrl} only)`,
+      '  try it:         npm run demo        (in another terminal: a guided tour of the API)',
+      '  or submit a transfer yourself and approve it on the dashboard:',
+      `    curl -s -X POST http://127.0.0.1:${port}/v1/tx/approve-request -H 'content-type: application/json' \\`,
+      `      -d '${JSON.stringify(intent).replace('<uuid>', "'\"$(cat /proc/sys/kernel/random/uuid)\"'")}'`,
+    )
+  }
+  lines.push('  Ctrl-C stops everything.', '')
+  process.stdout.write(lines.join('\n') + '\n')
+}

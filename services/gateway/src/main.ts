@@ -69,6 +69,18 @@ async function main(): Promise<void> {
     { dataDir: config.dataDir, policyFile: config.policyFile ?? '(defaults)', chains: chains.configured() },
     'countersign gateway ready',
   )
+  // What the signer holds, in the start-up log; development keys stand out.
+  void signer
+    .call<{ status: string; accounts: number }>('health', {}, { timeoutMs: 3000 })
+    .then(() => signer.call<Array<{ address: string; label: string | null; dev: boolean }>>('accounts', {}, { timeoutMs: 3000 }))
+    .then((accounts) => {
+      const dev = accounts.filter((a) => a.dev)
+      app.log.info({ health: { status: 'ok', version: '0.1.0' }, signerAccounts: accounts }, 'signer health')
+      if (dev.length > 0) {
+        app.log.warn({ devKeys: dev.map((a) => a.address) }, 'DEV KEY in use: throwaway development key(s); they sign for the local development chain only')
+      }
+    })
+    .catch((err: unknown) => app.log.warn({ err: (err as Error).message }, 'signer not reachable yet; sign-and-send answers 503 until it is'))
 }
 
 main().catch((err: unknown) => {

@@ -13,7 +13,8 @@ export function loadSignerConfig(env: Record<string, string | undefined>): Signe
   return {
     dataDir,
     runDir: path.join(dataDir, 'run'),
-    keystoreDir: path.join(dataDir, 'keystore'),
+    // The zero-config dev stack points this at DATA_DIR/dev-keystore; nothing else does.
+    keystoreDir: path.resolve(env.SERVICE_KEYSTORE_DIR?.trim() || path.join(dataDir, 'keystore')),
     policyFile: env.SERVICE_POLICY_FILE?.trim() || null,
   }
 }

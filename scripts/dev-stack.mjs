@@ -1,0 +1,80 @@
+// The zero-configuration development stack: a local anvil chain, a throwaway
+// dev key (generated once, marked dev, funded on that chain only) and the
+// Uniswap v3 contracts for the demo. Used only when no SERVICE_RPC_URL_* is
+// configured; a dev key can never sign for anything but this local chain.
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import net from 'node:net'
+import path from 'node:path'
+import { generatePrivateKey } from 'viem/accounts'
+
+const require = createRequire(import.meta.url)
+export const DEV_CHAIN_ID = 8453
+
+export function isDevMode(env) {
+  return !Object.keys(env).some((k) => /^SERVICE_RPC_URL_\d+$/.test(k) && env[k]) && !env.BASE_RPC_URL
+}
+
+async function portFree(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer()
+    s.once('error', () => resolve(false))
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)))
+  })
+}
+
+export async function startDevChain({ port, log }) {
+  if (!(await portFree(port))) throw new Error(`port ${port} is taken; set SERVICE_DEV_CHAIN_PORT to a free port for the dev chain`)
+  const bin = path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(DEV_CHAIN_ID), '--silent'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const rpcUrl = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`anvil exited: ${stderr}`)
+    try {
+      const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+      if (r.ok) break
+    } catch {}
+    if (i > 400) throw new Error('anvil did not start within 10 s')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  log(`dev chain: anvil on ${rpcUrl} (chain id ${DEV_CHAIN_ID}), pid ${child.pid}`)
+  return { rpcUrl, child }
+}
+
+async function rpc(rpcUrl, method, params) {
+  const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  const body = await r.json()
+  if (body.error) throw new Error(`${method}: ${body.error.message}`)
+  return body.result
+}
+
+/**
+ * DATA_DIR/dev-keystore holds one key marked dev, encrypted with a random
+ * passphrase kept beside it (0600). It is a separate directory from the real
+ * keystore, and the signer is pointed at it only in dev mode.
+ */
+export async function ensureDevKey({ root, dataDir, log }) {
+  const keystoreDir = path.join(dataDir, 'dev-keystore')
+  const passFile = path.join(dataDir, 'dev-passphrase')
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  if (!existsSync(passFile)) writeFileSync(passFile, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' })
+  chmodSync(passFile, 0o600)
+  const { Keystore } = await import(path.join(root, 'services/signer/dist/keystore/keystore.js'))
+  const keystore = new Keystore(keystoreDir)
+  let [key] = keystore.list()
+  if (!key) {
+    const passphrase = readFileSync(passFile, 'utf8').replace(/\r?\n$/, '')
+    key = await keystore.save(generatePrivateKey(), passphrase, { label: 'dev (throwaway, local chain only)', dev: true })
+    log(`dev key generated: ${key.address} (in ${keystoreDir})`)
+  }
+  if (!key.dev) throw new Error(`${keystoreDir} holds a key that is not marked dev; refusing to use it for the dev chain`)
+  return { address: key.address, keystoreDir, passFile }
+}
+
+export async function fundOnDevChain(rpcUrl, address, eth = 100n) {
+  await rpc(rpcUrl, 'anvil_setBalance', [address, `0x${(eth * 10n ** 18n).toString(16)}`])
+}
