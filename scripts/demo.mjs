@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// npm run demo: a guided tour of the public API against the development stack
+// started by `npm start`. It checks balances, sends a native transfer through
+// approve-request (approved here with the operator token, or by you on the
+// dashboard with --manual), an ERC-20 transfer, a swap on the local Uniswap
+// v3 pool, then shows the receipts and the audit trail.
+import { randomUUID } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { loadEnvFile } from './env-file.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+loadEnvFile(path.join(root, '.env'))
+const manual = process.argv.includes('--manual')
+const base = `http://127.0.0.1:${process.env.SERVICE_PORT || '3100'}`
+const dataDir = path.resolve(root, process.env.SERVICE_DATA_DIR || 'data')
+const devFile = path.join(dataDir, 'dev-chain.json')
+const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
+const FRIEND = '0x000000000000000000000000000000000000bEEF'
+
+const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
+const step = (n, title) => console.log(`\n${bold(`${n}. ${title}`)}`)
+const show = (label, value) => console.log(`   ${label.padEnd(14)} ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+
+async function call(method, pathname, body, headers = {}) {
+  const res = await fetch(base + pathname, {
+    method,
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  })
+  return { status: res.status, body: await res.json() }
+}
+const expectOk = (r, what) => {
+  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`)
+  return r.body
+}
+
+function intent(wallet, action, slippage = 0) {
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    version: '1',
+    id: randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId: 8453 },
+    wallet: { address: wallet },
+    action,
+    constraints: { maxGasWei: '5000000000000000', deadline: now + 600, maxSlippageBps: slippage },
+    metadata: { source: 'countersign-demo' },
+  }
+}
+
+async function receipt(hash) {
+  for (let i = 0; i < 100; i++) {
+    const r = await call('GET', `/v1/tx/${hash}`)
+    if (r.status === 200) return r.body
+    await new Promise((res) => setTimeout(res, 200))
+  }
+  throw new Error(`no receipt for ${hash}`)
+}
+
+async function sendAndShow(i, approvalTokenId) {
+  const sent = expectOk(await call('POST', '/v1/tx/sign-and-send', { intent: i, ...(approvalTokenId ? { approvalTokenId } : {}) }), 'sign-and-send')
+  show('txHash', sent.txHash)
+  show('broadcast', sent.broadcast ? 'yes' : `no: ${sent.broadcastError}`)
+  const r = await receipt(sent.txHash)
+  show('receipt', `${r.status} in block ${r.blockNumber}, gas ${r.gasUsed}`)
+  return sent.txHash
+}
+
+async function main() {
+  if (!existsSync(devFile)) {
+    console.error(`The demo runs against the development stack. Start it first (another terminal): npm start\n(no ${devFile})`)
+    process.exit(2)
+  }
+  const dev = JSON.parse(readFileSync(devFile, 'utf8'))
+  const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
+  const wallet = dev.wallet
+  const c = dev.contracts
+  const tusd = c && { kind: 'erc20', address: c.tokenB, symbol: 'TUSD', decimals: 6 }
+  const tka = c && { kind: 'erc20', address: c.tokenA, symbol: 'TKA', decimals: 18 }
+  const hashes = []
+
+  step(1, 'Health and balances')
+  show('health', expectOk(await call('GET', '/v1/health'), 'health'))
+  show('ETH', `${(Number(expectOk(await call('GET', `/v1/balance/${NATIVE}/${wallet}`), 'balance').balance) / 1e18).toFixed(4)} ETH (wallet ${wallet})`)
+  if (tusd) show('TUSD', `${Number(expectOk(await call('GET', `/v1/balance/${tusd.address}/${wallet}`), 'balance').balance) / 1e6} TUSD`)
+
+  step(2, 'A native transfer needs an operator: approve-request blocks until someone decides')
+  const native = intent(wallet, { type: 'transfer_native', to: FRIEND, amount: '50000000000000000' })
+  const waiting = call('POST', '/v1/tx/approve-request', native)
+  let pending
+  for (let i = 0; i < 100 && !pending; i++) {
+    pending = expectOk(await call('GET', '/v1/approvals/pending'), 'pending').pending.find((p) => p.summary.intentId === native.id)
+    if (!pending) await new Promise((r) => setTimeout(r, 100))
+  }
+  if (!pending) throw new Error('the request did not show up in the pending list')
+  show('pending', pending.summary.action)
+  show('risk', `${pending.summary.riskScore}/100; ${pending.summary.warnings.join('; ') || 'no warnings'}`)
+  if (manual) {
+    console.log(`   Approve it on the dashboard: ${base}/approval-ui (operator token: ${token})`)
+  } else {
+    show('decision', 'approving with the operator token (run with --manual to click it yourself)')
+    expectOk(await call('POST', `/v1/approvals/${pending.requestId}/decide`, { approved: true }, { authorization: `Bearer ${token}` }), 'decide')
+  }
+  const approved = await waiting
+  if (approved.status !== 200) throw new Error(`not approved: ${JSON.stringify(approved.body)}`)
+  show('token', `${approved.body.approvalTokenId} (single use, 300 s, bound to ${approved.body.txRequestHash.slice(0, 18)}…)`)
+  hashes.push(await sendAndShow(native, approved.body.approvalTokenId))
+
+  if (tusd) {
+    step(3, 'An ERC-20 transfer: policy allows it without approval; preflight first')
+    const transfer = intent(wallet, { type: 'transfer', asset: tusd, to: FRIEND, amount: '2500000' })
+    const pf = expectOk(await call('POST', '/v1/tx/preflight', transfer), 'preflight')
+    show('simulation', `${pf.simulationSuccess ? 'succeeds' : 'reverts'}, gas ${pf.gasEstimate}, risk ${pf.riskScore}`)
+    show('balance diff', pf.balanceDiffs)
+    hashes.push(await sendAndShow(transfer))
+
+    step(4, 'A swap on the local Uniswap v3 pool: approve the router, quote by simulation, swap with a 1% floor')
+    hashes.push(await sendAndShow(intent(wallet, { type: 'approve', asset: tusd, spender: c.swapRouter02, amount: '100000000' })))
+    const probe = intent(wallet, { type: 'swap_exact_in', router: c.swapRouter02, assetIn: tusd, assetOut: tka, amountIn: '10000000', minAmountOut: '1' }, 100)
+    const quote = expectOk(await call('POST', '/v1/tx/preflight', probe), 'preflight')
+    const out = BigInt(quote.balanceDiffs.find((d) => d.token.toLowerCase() === tka.address.toLowerCase())?.change ?? '0')
+    show('simulated', `10 TUSD -> ${(Number(out) / 1e18).toFixed(6)} TKA`)
+    const swap = { ...probe, id: randomUUID(), action: { ...probe.action, minAmountOut: ((out * 99n) / 100n).toString() } }
+    const description = expectOk(await call('POST', '/v1/tx/build', swap), 'build').description
+    show('building', description)
+    hashes.push(await sendAndShow(swap))
+    show('TKA now', `${Number(expectOk(await call('GET', `/v1/balance/${tka.address}/${wallet}`), 'balance').balance) / 1e18} TKA`)
+  } else {
+    console.log('\n   (no Uniswap contracts on the dev chain: ERC-20 and swap steps skipped)')
+  }
+
+  step(5, 'Receipts')
+  for (const h of hashes) {
+    const r = await receipt(h)
+    show(h.slice(0, 12) + '…', `${r.status}, block ${r.blockNumber}, gas ${r.gasUsed}, to ${r.to}`)
+  }
+
+  step(6, 'The audit trail (newest first), hash-chained in audit.db')
+  for (const e of expectOk(await call('GET', '/v1/approvals/history?limit=25'), 'history').events) {
+    const { intentId: _i, ...data } = e.data
+    console.log(`   ${new Date(e.timestamp).toISOString().slice(11, 23)}  ${e.event.padEnd(24)} ${JSON.stringify(data).slice(0, 100)}`)
+  }
+  console.log(`\nDone. Verify the audit chain: npx countersign-audit verify --data-dir ${dataDir}`)
+}
+
+main().catch((err) => {
+  console.error(`\ndemo failed: ${err.message}`)
+  process.exit(1)
+})
