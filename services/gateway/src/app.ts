@@ -15,6 +15,7 @@ import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
+import { buildOpenApiDocument } from './openapi.js'
 import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
@@ -130,5 +131,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(preflightRoutes, { audit: deps.audit, buildIntent, chains, preflight: preflightDeps })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
+  const openapi = buildOpenApiDocument()
+  app.get('/v1/openapi.json', async () => openapi)
   return app
 }

@@ -1,0 +1,179 @@
+import {
+  SERVICE_VERSION,
+  balanceParamsSchema,
+  balanceQuerySchema,
+  signAndSendBodySchema,
+  txHashParamsSchema,
+  txIntentSchema,
+} from '@countersign/shared'
+
+// The OpenAPI 3.1 description of the API, generated from the very schema
+// objects the routes validate with, so the two cannot drift apart. Served at
+// GET /v1/openapi.json and checked in as docs/openapi.json.
+
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties })
+const str = { type: 'string' }
+const address = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }
+const hash = { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' }
+const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } })
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const err = (description: string, schema: unknown = ref('SimpleError')) => json(schema, description)
+
+const schemas = {
+  TxIntent: txIntentSchema,
+  ValidationError: obj({ statusCode: { type: 'integer' }, error: str, message: str }),
+  SimpleError: { type: 'object', required: ['error', 'message'], properties: { error: str, message: str } },
+  PolicyError: { type: 'object', required: ['error', 'reasons', 'policyVersion'], properties: { error: { const: 'policy_denied' }, decision: { const: 'deny' }, reasons: { type: 'array', items: str }, policyVersion: str } },
+  PolicyDecision: obj({ decision: { enum: ['allow', 'deny', 'require_approval'] }, reasons: { type: 'array', items: str }, policyVersion: str }),
+  TxRequest: obj({ to: address, data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' }, value: str, chainId: { type: 'integer' }, type: { const: 'eip1559' } }),
+  RiskFactor: obj({ id: str, weight: { type: 'number' }, detail: str }),
+  BalanceDiff: obj({ token: address, change: { type: 'string', pattern: '^-?[0-9]+$' } }),
+  AuditEvent: obj({ id: str, timestamp: { type: 'integer' }, intentId: str, event: str, data: { type: 'object' } }),
+  ApprovalRequest: { type: 'object', required: ['requestId', 'summary', 'ttlSeconds'], properties: { requestId: str, ttlSeconds: { type: 'integer' }, summary: { type: 'object', required: ['action', 'riskScore', 'warnings'], properties: { action: str, riskScore: { type: 'number' }, warnings: { type: 'array', items: str } } } } },
+}
+
+const intentBody = { required: true, content: { 'application/json': { schema: ref('TxIntent') } } }
+const intentErrors = { '400': err('The body does not match the schema', ref('ValidationError')) }
+
+export function buildOpenApiDocument() {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'countersign',
+      version: SERVICE_VERSION,
+      description: 'A signing service for AI agents: declarative intents in; policy, simulation, human approval and an isolated signer before anything is signed. Every response carries X-Service-Version.',
+    },
+    servers: [{ url: 'http://127.0.0.1:3100' }],
+    components: {
+      schemas,
+      securitySchemes: { operatorToken: { type: 'http', scheme: 'bearer', description: 'DATA_DIR/operator-token, or SERVICE_OPERATOR_TOKEN' } },
+    },
+    paths: {
+      '/v1/health': { get: { operationId: 'health', responses: { '200': json(obj({ status: { const: 'ok' }, version: str, uptime: { type: 'number' } }), 'Alive') } } },
+      '/v1/openapi.json': { get: { operationId: 'openapi', responses: { '200': json({ type: 'object' }, 'This document') } } },
+      '/v1/tx/build': {
+        post: {
+          operationId: 'build',
+          requestBody: intentBody,
+          responses: {
+            '200': json(obj({ intentId: str, txRequestHash: hash, description: str, txRequest: ref('TxRequest') }), 'Built'),
+            ...intentErrors,
+            '403': err('Policy denied', ref('PolicyError')),
+          },
+        },
+      },
+      '/v1/tx/preflight': {
+        post: {
+          operationId: 'preflight',
+          requestBody: intentBody,
+          responses: {
+            '200': json(
+              {
+                type: 'object',
+                required: ['intentId', 'simulationSuccess', 'riskScore', 'gasEstimate', 'warnings', 'balanceDiffs'],
+                properties: {
+                  intentId: str,
+                  simulationSuccess: { type: 'boolean' },
+                  riskScore: { type: 'number', minimum: 0, maximum: 100 },
+                  gasEstimate: str,
+                  warnings: { type: 'array', items: str },
+                  balanceDiffs: { type: 'array', items: ref('BalanceDiff') },
+                  riskReasons: { type: 'array', items: str },
+                  riskFactors: { type: 'array', items: ref('RiskFactor') },
+                  revertReason: { type: ['string', 'null'] },
+                },
+              },
+              'Simulated and scored (a reverting transaction is a 200 with simulationSuccess false)',
+            ),
+            ...intentErrors,
+            '502': err('no_rpc_client or rpc_error'),
+          },
+        },
+      },
+      '/v1/tx/approve-request': {
+        post: {
+          operationId: 'approveRequest',
+          description: 'Blocks until an operator decides (web mode), up to 300 s.',
+          requestBody: intentBody,
+          responses: {
+            '200': json(
+              {
+                type: 'object',
+                required: ['intentId', 'approved', 'txRequestHash', 'description', 'riskScore', 'warnings'],
+                properties: { intentId: str, approved: { const: true }, approvalRequired: { type: 'boolean' }, approvalTokenId: str, txRequestHash: hash, description: str, riskScore: { type: 'number' }, warnings: { type: 'array', items: str }, riskReasons: { type: 'array', items: str }, gasEstimate: { type: ['string', 'null'] }, policyDecision: ref('PolicyDecision') },
+              },
+              'Approved (or no approval needed)',
+            ),
+            ...intentErrors,
+            '403': json({ oneOf: [ref('PolicyError'), obj({ intentId: str, txRequestHash: hash, policyDecision: ref('PolicyDecision'), approvalRequired: { const: true }, approved: { const: false }, reason: { enum: ['user_declined', 'approval_expired', 'withdrawn'] } })] }, 'Policy denied, or declined / expired'),
+            '503': err('approver_unavailable'),
+          },
+        },
+      },
+      '/v1/tx/sign-and-send': {
+        post: {
+          operationId: 'signAndSend',
+          requestBody: { required: true, content: { 'application/json': { schema: signAndSendBodySchema } } },
+          responses: {
+            '200': json(obj({ intentId: str, signedTx: str, txHash: hash, broadcast: { type: 'boolean' }, broadcastError: { type: ['string', 'null'] } }), 'Signed (and broadcast unless broadcast is false)'),
+            '400': err('The body does not match the schema', ref('ValidationError')),
+            '403': err('policy_denied, approval_required (with txRequestHash), invalid_approval_token or signing_failed'),
+            '409': err('intent_conflict: the intent id was signed for another transaction'),
+            '502': err('no_rpc_client or rpc_error'),
+            '503': err('signer_unavailable'),
+          },
+        },
+      },
+      '/v1/tx/{hash}': {
+        get: {
+          operationId: 'receipt',
+          parameters: [{ name: 'hash', in: 'path', required: true, schema: txHashParamsSchema.properties.hash }, { name: 'chainId', in: 'query', required: false, schema: balanceQuerySchema.properties.chainId }],
+          responses: {
+            '200': json(obj({ txHash: hash, status: { enum: ['success', 'reverted'] }, blockNumber: { type: 'integer' }, gasUsed: str, from: address, to: { type: ['string', 'null'] }, chainId: { type: 'integer' }, effectiveGasPrice: str }), 'Receipt'),
+            '400': err('Bad hash', ref('ValidationError')),
+            '404': err('not_found: pending or unknown'),
+            '502': err('no_rpc_client or rpc_error'),
+          },
+        },
+      },
+      '/v1/balance/{token}/{account}': {
+        get: {
+          operationId: 'balance',
+          parameters: [
+            { name: 'token', in: 'path', required: true, schema: balanceParamsSchema.properties.token },
+            { name: 'account', in: 'path', required: true, schema: balanceParamsSchema.properties.account },
+            { name: 'chainId', in: 'query', required: false, schema: balanceQuerySchema.properties.chainId },
+          ],
+          responses: {
+            '200': json(obj({ token: address, account: address, balance: str, chainId: { type: 'integer' } }), 'Balance'),
+            '400': err('Bad parameters', ref('ValidationError')),
+            '502': err('no_rpc_client or rpc_error'),
+          },
+        },
+      },
+      '/v1/approvals/pending': { get: { operationId: 'pendingApprovals', responses: { '200': json(obj({ pending: { type: 'array', items: ref('ApprovalRequest') } }), 'Pending requests') } } },
+      '/v1/approvals/{requestId}/decide': {
+        post: {
+          operationId: 'decide',
+          security: [{ operatorToken: [] }],
+          parameters: [{ name: 'requestId', in: 'path', required: true, schema: str }],
+          requestBody: { required: true, content: { 'application/json': { schema: obj({ approved: { type: 'boolean' } }) } } },
+          responses: {
+            '200': json(obj({ decided: { const: true }, requestId: str, approved: { type: 'boolean' } }), 'Decided'),
+            '400': err('Bad body', ref('ValidationError')),
+            '401': err('operator_auth_required'),
+            '404': err('not_found: unknown, expired or already decided'),
+          },
+        },
+      },
+      '/v1/approvals/history': {
+        get: {
+          operationId: 'history',
+          parameters: [{ name: 'limit', in: 'query', required: false, schema: { type: 'string' }, description: 'default 20, clamped to 1..100' }],
+          responses: { '200': json(obj({ events: { type: 'array', items: ref('AuditEvent') } }), 'Audit events, newest first') },
+        },
+      },
+      '/approval-ui': { get: { operationId: 'dashboard', responses: { '200': { description: 'The operator dashboard', content: { 'text/html': { schema: str } } } } } },
+    },
+  }
+}
