@@ -1,0 +1,99 @@
+// The first ten minutes: `npm start` with no configuration brings up the whole
+// stack on a local chain, `npm run demo` completes against it, and the
+// dashboard shows the demo's approval request (driven in real Chromium with
+// --manual). Ctrl-C stops everything.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, killOnExit, repoRoot, tempDataDir, waitFor } from './support/processes.js'
+
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+let dataDir: string
+let env: Record<string, string>
+let launcher: ChildProcess
+let output = ''
+
+function run(script: string, args: string[] = []) {
+  const child = spawn(process.execPath, [path.join(repoRoot, script), ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, cwd: repoRoot })
+  killOnExit(child)
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  const done = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  return { child, done, out: () => out }
+}
+
+beforeAll(async () => {
+  dataDir = tempDataDir()
+  env = {
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_PORT: String(await freePort()),
+    SERVICE_APPROVER_PORT: String(await freePort()),
+    SERVICE_DEV_CHAIN_PORT: String(await freePort()),
+  }
+  const started = run('scripts/start.mjs')
+  launcher = started.child
+  launcher.stdout!.on('data', (d) => (output += d))
+  launcher.stderr!.on('data', (d) => (output += d))
+  await waitFor(() => (output.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 60_000, what: `the stack to start:\n${output}` })
+}, 90_000)
+
+afterAll(async () => {
+  if (launcher && launcher.exitCode === null) {
+    launcher.kill('SIGINT')
+    await new Promise((r) => launcher.once('exit', r))
+  }
+})
+
+describe('zero-config start and the demo', () => {
+  it('prints what to do next: the dashboard with the operator token, a curl line, where the data lives', () => {
+    const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
+    expect(output).toContain(`dashboard:      http://127.0.0.1:${env.SERVICE_PORT}/approval-ui   (operator token: ${token})`)
+    expect(output).toContain(`data:           ${dataDir}`)
+    expect(output).toMatch(/curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/tx\/approve-request/)
+    expect(output).toMatch(/DEV KEY in use/)
+    const dev = JSON.parse(readFileSync(path.join(dataDir, 'dev-chain.json'), 'utf8'))
+    expect(dev.contracts.swapRouter02).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    // The dev key lives apart from the real keystore and is marked dev.
+    expect(existsSync(path.join(dataDir, 'keystore'))).toBe(false)
+  })
+
+  it('npm run demo completes: approval, ERC-20 transfer, swap, receipts, audit trail', async () => {
+    const demo = run('scripts/demo.mjs')
+    expect(await demo.done, demo.out()).toBe(0)
+    const out = demo.out()
+    for (const text of ['1. Health and balances', 'approving with the operator token', '3. An ERC-20 transfer', '4. A swap on the local Uniswap v3 pool', '5. Receipts', '6. The audit trail', 'signature_created']) {
+      expect(out, out).toContain(text)
+    }
+    expect(out).not.toContain('reverted')
+  }, 120_000)
+
+  it('with --manual, the dashboard shows the demo’s request and a click approves it', async () => {
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
+    try {
+      const page = await browser.newPage()
+      const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
+      await page.addInitScript((t) => sessionStorage.setItem('countersign.operatorToken', t), token)
+      await page.goto(`http://127.0.0.1:${env.SERVICE_PORT}/approval-ui`)
+      const demo = run('scripts/demo.mjs', ['--manual'])
+      const card = page.locator('[data-request-id]').filter({ hasText: 'Transfer 0.05 ETH (native)' })
+      await card.waitFor({ timeout: 20_000 })
+      expect(await card.textContent()).toContain('skill countersign-demo')
+      await card.getByRole('button', { name: 'Approve' }).click()
+      expect(await demo.done, demo.out()).toBe(0)
+    } finally {
+      await browser.close()
+    }
+  }, 120_000)
+
+  it('Ctrl-C stops every process cleanly', async () => {
+    launcher.kill('SIGINT')
+    const code = await new Promise((r) => launcher.once('exit', r))
+    expect(code).toBe(0)
+    expect(output).toContain('interrupted; stopping everything')
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${env.SERVICE_PORT}/v1/health`).then(() => false, () => true)) || null, { what: 'the gateway to be gone' })
+  })
+})
