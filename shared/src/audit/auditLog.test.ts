@@ -166,3 +166,13 @@ describe('verifyAuditChain and the CLI', () => {
     expect(runAuditCli(['verify', '--db'], io)).toBe(2)
   })
 })
+
+describe('row hash', () => {
+  it('the string-built canonical row hashes exactly like JCS of the row object', async () => {
+    const { auditRowHash, auditRowHashFromJcs } = await import('./rowHash.js')
+    const { canonicalize } = await import('../canonical/jcs.js')
+    const row = { seq: 7, id: 'a-b', timestamp: 1795000000123, intentId: 'i"1', event: 'tx_built', prevHash: '0x' + 'ab'.repeat(32) }
+    const data = { z: 1, a: ['é', { y: null, b: true }], intentId: 'i"1' }
+    expect(auditRowHashFromJcs({ ...row, dataJcs: canonicalize(data) })).toBe(auditRowHash({ ...row, data }))
+  })
+})

@@ -7,7 +7,7 @@ import { canonicalize } from '../canonical/jcs.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerReply } from './auditWorker.js'
 import type { AuditRow } from './schema.js'
-import { createBatchWriter, openAuditDb } from './writer.js'
+import { createBatchWriter, openAuditDb, type PreparedEvent } from './writer.js'
 
 export interface AuditAppend {
   intentId: string
@@ -37,6 +37,7 @@ export interface AuditLogOptions {
 
 interface Pending {
   event: AuditEvent
+  prepared: PreparedEvent
   resolve: (e: AuditEvent) => void
   reject: (err: Error) => void
 }
@@ -67,7 +68,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     const batch = queue
     queue = []
     inFlight += 1
-    commitBatch(batch.map((p) => p.event)).then(
+    commitBatch(batch.map((p) => p.prepared)).then(
       () => {
         commits += 1
         for (const p of batch) p.resolve(p.event)
@@ -86,16 +87,19 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   return {
     append({ intentId, event, data }) {
       if (closed) return Promise.reject(new Error('audit log is closed'))
-      let stored: Record<string, unknown>
+      const stored = { ...data, intentId }
+      let dataJcs: string
       try {
-        // Checked before queueing, so one bad event cannot fail its batch.
-        stored = JSON.parse(canonicalize({ ...data, intentId })) as Record<string, unknown>
+        // Canonicalised here, once: it fails before queueing for data that is
+        // not plain JSON, so one bad event cannot fail its batch.
+        dataJcs = canonicalize(stored)
       } catch (err) {
         return Promise.reject(new Error(`audit event ${event} has data that is not plain JSON: ${(err as Error).message}`))
       }
       const full: AuditEvent = { id: randomUUID(), timestamp: clock(), intentId, event, data: stored }
+      const prepared: PreparedEvent = { id: full.id, timestamp: full.timestamp, intentId, event, dataJcs }
       return new Promise<AuditEvent>((resolve, reject) => {
-        queue.push({ event: full, resolve, reject })
+        queue.push({ event: full, prepared, resolve, reject })
         if (!scheduled) {
           scheduled = true
           setImmediate(flush)
@@ -125,13 +129,13 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
 }
 
 interface Committer {
-  (events: AuditEvent[]): Promise<void>
+  (events: PreparedEvent[]): Promise<void>
   close(): Promise<void>
 }
 
 function inlineCommitter(db: Database.Database): Committer {
   const write = createBatchWriter(db)
-  const commit = ((events: AuditEvent[]) => {
+  const commit = ((events: PreparedEvent[]) => {
     try {
       write(events)
       return Promise.resolve()
@@ -169,7 +173,7 @@ function workerCommitter(file: string): Committer {
   })
   worker.on('error', (err) => failAll(err))
   worker.on('exit', (code) => failAll(new Error(`audit writer thread exited (${code})`)))
-  const commit = ((events: AuditEvent[]) =>
+  const commit = ((events: PreparedEvent[]) =>
     new Promise<void>((resolve, reject) => {
       const batchId = nextId++
       waiting.set(batchId, { resolve, reject })

@@ -2,12 +2,11 @@
 // and the fsync of a synchronous=FULL commit then never block the event loop
 // of the process that serves requests.
 import { parentPort, workerData } from 'node:worker_threads'
-import type { AuditEvent } from '../types.js'
-import { createBatchWriter, openAuditDb } from './writer.js'
+import { createBatchWriter, openAuditDb, type PreparedEvent } from './writer.js'
 
 export interface WorkerBatch {
   batchId: number
-  events: AuditEvent[]
+  events: PreparedEvent[]
 }
 export type WorkerReply = { batchId: number; ok: true } | { batchId: number; ok: false; error: string }
 

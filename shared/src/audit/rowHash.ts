@@ -1,4 +1,5 @@
-import { keccakCanonical } from '../canonical/hash.js'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import { keccakCanonical, keccakHex } from '../canonical/hash.js'
 
 /** The hash a row stores: every field of the row and the previous row's hash, canonicalised. */
 export function auditRowHash(row: {
@@ -19,4 +20,16 @@ export function auditRowHash(row: {
     data: row.data,
     prevHash: row.prevHash,
   })
+}
+
+/**
+ * The same hash from the data's canonical JSON, without parsing and
+ * re-canonicalising it: JCS orders the row's members data, event, id,
+ * intentId, prevHash, seq, timestamp, so the canonical row is this string.
+ */
+export function auditRowHashFromJcs(row: { seq: number; id: string; timestamp: number; intentId: string; event: string; dataJcs: string; prevHash: string }): string {
+  const text =
+    `{"data":${row.dataJcs},"event":${JSON.stringify(row.event)},"id":${JSON.stringify(row.id)},` +
+    `"intentId":${JSON.stringify(row.intentId)},"prevHash":${JSON.stringify(row.prevHash)},"seq":${row.seq},"timestamp":${row.timestamp}}`
+  return keccakHex(utf8ToBytes(text))
 }

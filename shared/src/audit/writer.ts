@@ -1,7 +1,5 @@
 import Database from 'better-sqlite3'
-import { canonicalize } from '../canonical/jcs.js'
-import type { AuditEvent } from '../types.js'
-import { auditRowHash } from './rowHash.js'
+import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 
 export function openAuditDb(file: string): Database.Database {
@@ -19,19 +17,28 @@ export function openAuditDb(file: string): Database.Database {
  * tail is read inside the write lock, so appends from several processes stay
  * one linear chain.
  */
-export function createBatchWriter(db: Database.Database): (events: AuditEvent[]) => void {
+/** An event ready to store: its data already in canonical JSON (JCS). */
+export interface PreparedEvent {
+  id: string
+  timestamp: number
+  intentId: string
+  event: string
+  dataJcs: string
+}
+
+export function createBatchWriter(db: Database.Database): (events: PreparedEvent[]) => void {
   const tail = db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const insert = db.prepare(
     'INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   )
-  const write = db.transaction((batch: AuditEvent[]) => {
+  const write = db.transaction((batch: PreparedEvent[]) => {
     const last = tail.get()
     let seq = last?.seq ?? 0
     let prevHash = last?.hash ?? GENESIS_HASH
     for (const e of batch) {
       seq += 1
-      const hash = auditRowHash({ seq, id: e.id, timestamp: e.timestamp, intentId: e.intentId, event: e.event, data: e.data, prevHash })
-      insert.run(seq, e.id, e.timestamp, e.intentId, e.event, canonicalize(e.data), prevHash, hash)
+      const hash = auditRowHashFromJcs({ seq, id: e.id, timestamp: e.timestamp, intentId: e.intentId, event: e.event, dataJcs: e.dataJcs, prevHash })
+      insert.run(seq, e.id, e.timestamp, e.intentId, e.event, e.dataJcs, prevHash, hash)
       prevHash = hash
     }
   })
