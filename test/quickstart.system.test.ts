@@ -97,3 +97,30 @@ describe('zero-config start and the demo', () => {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${env.SERVICE_PORT}/v1/health`).then(() => false, () => true)) || null, { what: 'the gateway to be gone' })
   })
 })
+
+describe('a crashed process', () => {
+  it('stops the whole stack with a message naming it', async () => {
+    const dir = tempDataDir()
+    const ports = { SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_DEV_CHAIN_PORT: String(await freePort()) }
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, ...ports }, cwd: repoRoot })
+    killOnExit(child)
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    await waitFor(() => (out.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 60_000, what: 'the stack' })
+    const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
+    const signerPid = kids.find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('signer/dist/main.js')
+      } catch {
+        return false
+      }
+    })
+    expect(signerPid).toBeDefined()
+    process.kill(signerPid!, 'SIGKILL')
+    expect(await exited).toBe(1)
+    expect(out).toContain('countersign: signer exited (SIGKILL); stopping everything')
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${ports.SERVICE_PORT}/v1/health`).then(() => false, () => true)) || null, { what: 'the gateway to stop too' })
+  }, 90_000)
+})
