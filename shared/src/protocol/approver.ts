@@ -1,7 +1,7 @@
 // gateway → approver over approver.sock. The gateway hands over the intent
 // and its preflight findings; the approver derives what the operator sees and
 // the txRequestHash from the intent itself.
-import { addressSchema, txIntentSchema, uuidSchema } from '../schemas/index.js'
+import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { TxIntent, TxRequest } from '../types.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
@@ -80,18 +80,7 @@ export const requestApprovalParamsSchema = {
       },
     },
     policyReasons: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 1024 } },
-    txRequest: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['to', 'data', 'value', 'chainId', 'type'],
-      properties: {
-        to: addressSchema,
-        data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 65536 },
-        value: { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$' },
-        chainId: { type: 'integer', enum: [1, 10, 42161, 8453] },
-        type: { const: 'eip1559' },
-      },
-    },
+    txRequest: txRequestSchema,
   },
 } as const
 

@@ -2,7 +2,7 @@
 // methods on signer.sock for the gateway, one on grant.sock for the approver.
 // Nothing here signs raw data, messages or calldata: every signature derives
 // from a TxIntent that the signer rebuilds itself.
-import { amountSchema, txHashSchema, txIntentSchema, uuidSchema } from '../schemas/index.js'
+import { amountSchema, txHashSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { Hex, TxIntent, TxRequest } from '../types.js'
 
 export const SIGNER_SOCKET = 'signer.sock'
@@ -76,19 +76,6 @@ export interface SigningRefusalData {
   reasons?: string[]
   txRequestHash?: string
 }
-
-const txRequestSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['to', 'data', 'value', 'chainId', 'type'],
-  properties: {
-    to: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
-    data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 65536 },
-    value: amountSchema,
-    chainId: { type: 'integer', enum: [1, 10, 42161, 8453] },
-    type: { const: 'eip1559' },
-  },
-} as const
 
 export const signParamsSchema = {
   type: 'object',

@@ -7,3 +7,17 @@ export const amountSchema = { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$' 
 export const uuidSchema = { type: 'string', format: 'uuid' } as const
 export const chainIdSchema = { type: 'integer', enum: [1, 10, 42161, 8453] } as const
 export const hexDataSchema = { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' } as const
+
+/** An unsigned transaction as builders produce it (SPEC "Build result" txRequest). */
+export const txRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['to', 'data', 'value', 'chainId', 'type'],
+  properties: {
+    to: addressSchema,
+    data: { ...hexDataSchema, maxLength: 65536 },
+    value: amountSchema,
+    chainId: chainIdSchema,
+    type: { const: 'eip1559' },
+  },
+} as const

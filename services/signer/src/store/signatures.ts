@@ -76,17 +76,7 @@ export function createSignatures(db: Database.Database): Signatures {
     },
     byIntent(intentId) {
       const r = get.get(intentId)
-      return r && {
-        intentId: r.intent_id,
-        txRequestHash: r.tx_request_hash,
-        signerAddress: r.signer_address,
-        chainId: r.chain_id,
-        nonce: r.nonce,
-        signedTx: r.signed_tx,
-        txHash: r.tx_hash,
-        tokenId: r.token_id,
-        createdAt: r.created_at,
-      }
+      return r && toSignature(r)
     },
     insert(s) {
       ins.run(s.intentId, s.txRequestHash, s.signerAddress.toLowerCase(), s.chainId, s.nonce, s.signedTx, s.txHash, s.tokenId, s.createdAt)
