@@ -9,10 +9,11 @@ const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsM
  * The one ajv configuration every process validates with: strict schemas, no
  * coercion, no silent removal of unknown properties, all errors collected.
  */
-export function createAjv(): Ajv {
+export function createAjv(opts: { allErrors?: boolean } = {}): Ajv {
   const ajv = new Ajv({
     strict: true,
-    allErrors: false,
+    // One error is enough for a 400 message; skill registration lists them all.
+    allErrors: opts.allErrors ?? false,
     coerceTypes: false,
     removeAdditional: false,
     useDefaults: false,

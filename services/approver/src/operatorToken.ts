@@ -1,8 +1,10 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
 import path from 'node:path'
 
-export const OPERATOR_TOKEN_FILE = 'operator-token'
+import { OPERATOR_TOKEN_FILE } from '@countersign/shared/http/operatorAuth'
+
+export { OPERATOR_TOKEN_FILE }
 
 /**
  * The operator's bearer token: SERVICE_OPERATOR_TOKEN when set, otherwise a
@@ -31,10 +33,4 @@ export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | nul
   return { token, file }
 }
 
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '')
-  if (!m) return false
-  const given = Buffer.from(m[1]!)
-  const expected = Buffer.from(token)
-  return given.length === expected.length && timingSafeEqual(given, expected)
-}
+export { bearerMatches } from '@countersign/shared/http/operatorAuth'
