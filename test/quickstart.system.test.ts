@@ -49,12 +49,13 @@ afterAll(async () => {
 })
 
 describe('zero-config start and the demo', () => {
-  it('prints what to do next: the dashboard with the operator token, a curl line, where the data lives', () => {
+  it('prints what to do next: the dashboard with the operator token, a curl line, where the data lives', async () => {
     const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
     expect(output).toContain(`dashboard:      http://127.0.0.1:${env.SERVICE_PORT}/approval-ui   (operator token: ${token})`)
     expect(output).toContain(`data:           ${dataDir}`)
     expect(output).toMatch(/curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/tx\/approve-request/)
-    expect(output).toMatch(/DEV KEY in use/)
+    // The gateway logs the signer's accounts once both are up; a dev key is called out.
+    await waitFor(() => (output.includes('DEV KEY in use') ? true : null), { what: 'the dev key warning' })
     const dev = JSON.parse(readFileSync(path.join(dataDir, 'dev-chain.json'), 'utf8'))
     expect(dev.contracts.swapRouter02).toMatch(/^0x[0-9a-fA-F]{40}$/)
     // The dev key lives apart from the real keystore and is marked dev.
