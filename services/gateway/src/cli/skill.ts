@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// countersign-skill: for skill publishers. Hashes a skill folder into the
+// manifest's `files`, and signs the manifest with a key read from stdin.
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { privateKeyToAccount } from 'viem/accounts'
+import { manifestHash, type SkillManifest, type UnsignedManifest } from '../skills/manifest.js'
+
+const USAGE = `usage: countersign-skill files <dir>                     print the files array for every file under <dir>
+       countersign-skill sign <manifest.json> --dir <dir>    fill "files" from <dir>, sign with the 0x private key
+                                                             read from stdin, print the signed manifest
+The key must be the publisher.address key; it is read from stdin, never from the command line.`
+
+export interface SkillCliIo {
+  stdin: AsyncIterable<string | Buffer>
+  out: (s: string) => void
+  err: (s: string) => void
+}
+
+/** Every regular file under `dir` (no symlinks, no dotfiles), as manifest `files` entries, sorted. */
+export function hashSkillFolder(dir: string): Array<{ path: string; sha256: string }> {
+  const out: Array<{ path: string; sha256: string }> = []
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel)).sort()) {
+      if (name.startsWith('.')) continue
+      const relPath = rel ? `${rel}/${name}` : name
+      const st = statSync(path.join(dir, relPath), { throwIfNoEntry: false })
+      if (!st) continue
+      if (st.isDirectory()) walk(relPath)
+      else if (st.isFile()) out.push({ path: relPath, sha256: createHash('sha256').update(readFileSync(path.join(dir, relPath))).digest('hex') })
+    }
+  }
+  walk('')
+  return out
+}
+
+export async function signManifest(manifest: UnsignedManifest, privateKey: `0x${string}`): Promise<SkillManifest> {
+  const account = privateKeyToAccount(privateKey)
+  if (account.address.toLowerCase() !== manifest.publisher.address.toLowerCase()) {
+    throw new Error(`the key is for ${account.address}, but publisher.address is ${manifest.publisher.address}`)
+  }
+  const { signature: _old, ...unsigned } = manifest as SkillManifest
+  const signature = await account.signMessage({ message: { raw: manifestHash(unsigned) } })
+  return { ...unsigned, signature }
+}
+
+export async function runSkillCli(argv: string[], io: SkillCliIo): Promise<number> {
+  const [command, target] = argv
+  const dirFlag = argv.indexOf('--dir')
+  try {
+    if (command === 'files' && target) {
+      io.out(JSON.stringify(hashSkillFolder(target), null, 2))
+      return 0
+    }
+    if (command === 'sign' && target && dirFlag !== -1 && argv[dirFlag + 1]) {
+      let key = ''
+      for await (const chunk of io.stdin) key += chunk.toString()
+      key = key.trim()
+      if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error('stdin must hold the publisher key: 0x followed by 64 hex characters')
+      const manifest = JSON.parse(readFileSync(target, 'utf8')) as UnsignedManifest
+      const signed = await signManifest({ ...manifest, files: hashSkillFolder(argv[dirFlag + 1]!) }, key as `0x${string}`)
+      io.out(JSON.stringify(signed, null, 2))
+      return 0
+    }
+    io.err(USAGE)
+    return 2
+  } catch (err) {
+    io.err(`countersign-skill: ${(err as Error).message}`)
+    return 1
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  runSkillCli(process.argv.slice(2), { stdin: process.stdin, out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') }).then((c) => process.exit(c))
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import {
+  RpcError,
+  createAjv,
+  createRpcServer,
+  describeValidationErrors,
+  txIntentSchema,
+  type RpcServer,
+  type TxIntent,
+} from '@countersign/shared'
+import type { UnsignedManifest } from '../manifest.js'
+
+/** What a skill's submitIntent does once the intent passed the manifest's permissions. */
+export type SubmitIntent = (intent: TxIntent, signal: AbortSignal) => Promise<{ status: number; body: unknown }>
+
+export class ForbiddenAction extends Error {}
+
+/**
+ * The skill's only way out: a Unix socket served by the gateway for one run,
+ * bound into the sandbox. It accepts TxIntents whose action type and chain the
+ * manifest declared, stamps them with the skill's name (metadata.source), and
+ * hands them to the normal pipeline — policy and approval apply as for any
+ * agent. A refused intent is reported to `onForbidden` (audited as
+ * sandbox_error forbidden_action).
+ */
+export async function openSkillApiSocket(opts: {
+  runDir: string
+  skill: { name: string; manifest: UnsignedManifest }
+  submit: SubmitIntent
+  onForbidden: (reason: string) => void
+}): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const dir = path.join(opts.runDir, 'skills')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const socketPath = path.join(dir, `${randomUUID().slice(0, 8)}.sock`)
+  const validate = createAjv().compile<TxIntent>(txIntentSchema)
+  const { permissions } = opts.skill.manifest
+  const server: RpcServer = createRpcServer({
+    socketPath,
+    maxConnections: 8,
+    methods: {
+      async submitIntent(params, ctx) {
+        const intent = (params as { intent?: unknown }).intent
+        if (!validate(intent)) throw new RpcError(-32602, describeValidationErrors(validate.errors, 'intent'))
+        if (!permissions.actions.includes(intent.action.type)) {
+          const reason = `skill ${opts.skill.name} may not submit ${intent.action.type} (its manifest allows ${permissions.actions.join(', ') || 'nothing'})`
+          opts.onForbidden(reason)
+          throw new RpcError(-32020, reason, { reason: 'forbidden_action' })
+        }
+        if (!permissions.chains.includes(intent.chain.chainId)) {
+          const reason = `skill ${opts.skill.name} may not submit on chain ${intent.chain.chainId} (its manifest allows ${permissions.chains.join(', ') || 'none'})`
+          opts.onForbidden(reason)
+          throw new RpcError(-32020, reason, { reason: 'forbidden_action' })
+        }
+        const stamped: TxIntent = { ...intent, metadata: { ...intent.metadata, source: `skill:${opts.skill.name}` } }
+        return opts.submit(stamped, ctx.signal)
+      },
+    },
+  })
+  await server.listen()
+  // The sandbox runs as another (mapped) user: the socket must be connectable from inside it.
+  return { socketPath, close: () => server.close() }
+}

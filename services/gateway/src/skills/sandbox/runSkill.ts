@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const HARNESS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../sandbox/harness.mjs')
+const MAX_OUTPUT = 64 * 1024
+
+export interface SandboxLimits {
+  memoryMb: number
+  timeoutMs: number
+  allowSpawn: boolean
+  filesystem: boolean
+}
+
+export interface SandboxRun {
+  skillRoot: string
+  entry: string
+  input: unknown
+  /** The gateway's per-run API socket, bound into the sandbox as /run/countersign.sock. */
+  apiSocket: string
+  limits: SandboxLimits
+  bwrap?: string
+  node?: string
+}
+
+export type SandboxFailure = 'timeout' | 'memory' | 'crash'
+
+export interface SandboxResult {
+  exitCode: number | null
+  output: string
+  durationMs: number
+  error?: SandboxFailure
+  stderr: string
+}
+
+/**
+ * The sandbox, in two layers. bubblewrap: new user, PID, IPC, UTS, cgroup and
+ * network namespaces (the network one has no route out), only /usr, /lib*,
+ * the skill root (read-only) and the API socket visible, an empty tmpfs /tmp,
+ * no data dir and no keys; killed with the gateway. Node's permission model
+ * inside: reads only under /skill and the harness, writes nowhere (or only
+ * /tmp when the manifest asks for filesystem), no child processes unless
+ * allowSpawn, no worker threads, no native addons. Memory: V8's heap limit
+ * plus the resident size watched from outside; time: killed at timeoutMs.
+ */
+export function bwrapArgs(run: SandboxRun): string[] {
+  const node = run.node ?? process.execPath
+  const binds = ['/usr', '/lib', '/lib64', '/bin'].flatMap((d) => ['--ro-bind-try', d, d])
+  const permission = [
+    '--experimental-permission',
+    '--allow-fs-read=/skill',
+    '--allow-fs-read=/countersign',
+    ...(run.limits.filesystem ? ['--allow-fs-write=/tmp'] : []),
+    ...(run.limits.allowSpawn ? ['--allow-child-process'] : []),
+  ]
+  return [
+    ...binds,
+    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
+    '--ro-bind', run.skillRoot, '/skill',
+    '--ro-bind', HARNESS, '/countersign/harness.mjs',
+    '--bind', run.apiSocket, '/run/countersign.sock',
+    '--tmpfs', '/tmp',
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--setenv', 'PATH', '/usr/bin:/bin',
+    '--chdir', '/skill',
+    node,
+    ...permission,
+    '--no-warnings',
+    `--max-old-space-size=${Math.max(8, Math.floor(run.limits.memoryMb))}`,
+    '/countersign/harness.mjs',
+    `/skill/${run.entry}`,
+    JSON.stringify(run.input ?? null),
+  ]
+}
+
+function descendants(pid: number): number[] {
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    return [pid, ...kids.flatMap(descendants)]
+  } catch {
+    return [pid]
+  }
+}
+
+function residentKb(pids: number[]): number {
+  let total = 0
+  for (const pid of pids) {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+      if (m) total += Number(m[1])
+    } catch {
+      /* gone */
+    }
+  }
+  return total
+}
+
+export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
+  const started = performance.now()
+  const child = spawn(run.bwrap ?? 'bwrap', bwrapArgs(run), { stdio: ['ignore', 'pipe', 'pipe'], detached: false })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => {
+    if (stdout.length < MAX_OUTPUT) stdout += d
+  })
+  child.stderr.on('data', (d) => {
+    if (stderr.length < MAX_OUTPUT) stderr += d
+  })
+  let failure: SandboxFailure | undefined
+  const kill = (why: SandboxFailure) => {
+    failure ??= why
+    child.kill('SIGKILL')
+  }
+  const timer = setTimeout(() => kill('timeout'), run.limits.timeoutMs)
+  // The node runtime itself needs ~40 MB resident; the limit applies on top of it.
+  const ceilingKb = (run.limits.memoryMb + 48) * 1024
+  const watch = setInterval(() => {
+    if (child.pid && residentKb(descendants(child.pid)) > ceilingKb) kill('memory')
+  }, 25)
+  return new Promise((resolve) => {
+    child.once('error', (err) => {
+      clearTimeout(timer)
+      clearInterval(watch)
+      resolve({ exitCode: null, output: '', durationMs: performance.now() - started, error: 'crash', stderr: `cannot start the sandbox: ${err.message}` })
+    })
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      clearInterval(watch)
+      if (!failure && /heap limit|JavaScript heap out of memory|Allocation failed/.test(stderr)) failure = 'memory'
+      if (!failure && code !== 0) failure = 'crash'
+      resolve({ exitCode: code, output: stdout, durationMs: Math.round(performance.now() - started), stderr, ...(failure ? { error: failure } : {}) })
+    })
+  })
+}
+
+/** The skill's result: the JSON on the last line the harness printed. */
+export function resultOf(output: string): unknown {
+  const last = output.trim().split('\n').pop() ?? ''
+  try {
+    return (JSON.parse(last) as { result?: unknown }).result ?? null
+  } catch {
+    return null
+  }
+}
