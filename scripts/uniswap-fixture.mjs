@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { createPublicClient, createWalletClient, defineChain, encodeAbiParameters, erc20Abi, getAddress, getCreate2Address, http, keccak256, maxUint256, zeroAddress } from 'viem'
+import { createPublicClient, createWalletClient, defineChain, encodeAbiParameters, encodeDeployData, erc20Abi, getAddress, getCreate2Address, http, keccak256, maxUint256, zeroAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 
 const require = createRequire(import.meta.url)
@@ -117,7 +117,32 @@ function isqrt(n) {
 }
 
 /**
- * @param {{ rpcUrl: string, chainId: number, deployerKey: `0x${string}`, fundWallets?: string[], fundAmount?: bigint, outFile?: string }} opts
+ * @typedef {`0x${string}`} Address
+ * @typedef {object} UniswapFixtureOptions
+ * @property {string} rpcUrl
+ * @property {number} chainId
+ * @property {`0x${string}`} deployerKey funded account that deploys everything and holds the LP position
+ * @property {string[]} [fundWallets] each receives fundAmount TKA and fundAmount TUSD (no router approval)
+ * @property {bigint | number} [fundAmount] whole tokens per token and wallet, scaled to each token's decimals (default 1,000)
+ * @property {string} [outFile] where to write the result as JSON (parent folders are created)
+ * @typedef {object} UniswapFixture
+ * @property {number} chainId
+ * @property {Address} weth
+ * @property {Address} tokenA "Token A" (TKA), 18 decimals
+ * @property {Address} tokenB "Test USD" (TUSD), 6 decimals
+ * @property {Address} factory
+ * @property {Address} positionManager
+ * @property {Address} swapRouter02
+ * @property {Address} quoterV2
+ * @property {Address} pool the TKA/TUSD pool at fee 3000
+ * @property {3000} fee
+ * @property {{ tokenA: 18, tokenB: 6 }} tokenDecimals
+ */
+
+/**
+ * Every address in the result is checksummed.
+ * @param {UniswapFixtureOptions} opts
+ * @returns {Promise<UniswapFixture>}
  */
 export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundWallets = [], fundAmount = 1000n, outFile }) {
   const chain = defineChain({ id: chainId, name: 'local', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } })
@@ -139,10 +164,17 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
     if (r.status !== 'success') throw new Error(`${what} reverted (${hash})`)
     return r
   }
-  const deploy = async (name, { abi, bytecode }, args = []) => (await mined(await wallet.deployContract({ abi, bytecode, args }), `deploy ${name}`)).contractAddress
   // anvil mines several blocks per timestamp; a pool's oracle write then costs more than estimated.
+  // Every transaction here, deployments included, gets 30% over the estimate.
+  const headroom = (gas) => (gas * 13n) / 10n
+  const deploy = async (name, { abi, bytecode }, args = []) => {
+    const gas = headroom(await pub.estimateGas({ account, data: encodeDeployData({ abi, bytecode, args }) }))
+    const receipt = await mined(await wallet.deployContract({ abi, bytecode, args, gas }), `deploy ${name}`)
+    if (!receipt.contractAddress) throw new Error(`deploy ${name}: no contract address in the receipt`)
+    return getAddress(receipt.contractAddress)
+  }
   const write = async (address, abi, functionName, args = [], value) => {
-    const gas = ((await pub.estimateContractGas({ address, abi, functionName, args, value, account })) * 13n) / 10n
+    const gas = headroom(await pub.estimateContractGas({ address, abi, functionName, args, value, account }))
     return mined(await wallet.writeContract({ address, abi, functionName, args, value, gas }), functionName)
   }
 
@@ -157,6 +189,9 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   // Price: 1 TKA (1e18 units) = 2 TUSD (2e6 units). Uniswap prices token1 in
   // token0 units: price = amount1 / amount0 in raw units, and
   // sqrtPriceX96 = sqrt(price) * 2^96 = sqrt(amount1 * 2^192 / amount0).
+  // The 12-decimal gap lives in the raw amounts: with TKA as token0 the price
+  // is 2e6 / 1e18 = 2e-12 TUSD units per TKA unit (sqrtPriceX96 ≈ 1.12e23);
+  // with TUSD as token0 it is 1e18 / 2e6 = 5e11 (sqrtPriceX96 ≈ 5.6e34).
   const [token0, token1] = BigInt(tokenA) < BigInt(tokenB) ? [tokenA, tokenB] : [tokenB, tokenA]
   const raw = { [tokenA]: 10n ** 18n, [tokenB]: 2n * 10n ** 6n }
   const sqrtPriceX96 = isqrt((raw[token1] << 192n) / raw[token0])
@@ -190,11 +225,13 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
     },
   ])
 
+  const whole = BigInt(fundAmount)
   for (const w of fundWallets) {
-    await write(tokenA, erc20Abi, 'transfer', [w, fundAmount * 10n ** 18n])
-    await write(tokenB, erc20Abi, 'transfer', [w, fundAmount * 10n ** 6n])
+    await write(tokenA, erc20Abi, 'transfer', [getAddress(w), whole * 10n ** 18n])
+    await write(tokenB, erc20Abi, 'transfer', [getAddress(w), whole * 10n ** 6n])
   }
 
+  /** @type {UniswapFixture} */
   const result = { chainId, weth, tokenA, tokenB, factory, positionManager, swapRouter02, quoterV2, pool: getAddress(pool), fee: FEE, tokenDecimals: { tokenA: 18, tokenB: 6 } }
   if (outFile) {
     mkdirSync(path.dirname(outFile), { recursive: true })
