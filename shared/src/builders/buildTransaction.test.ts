@@ -108,6 +108,38 @@ describe('buildTransaction', () => {
     expect(() => buildTransaction(makeIntent({ action: actions.approve(((1n << 256n) - 1n).toString()) }), routers)).not.toThrow()
   })
 
+  it('refuses a malformed amount or deadline with a BuildError, not a crash', () => {
+    const bad = makeIntent({ action: actions.transfer('1e6') })
+    expect(() => buildTransaction(bad, routers)).toThrow(BuildError)
+    expect(() => buildTransaction(bad, routers)).toThrow(/action.amount must be a string of decimal digits/)
+    const lateDeadline = makeIntent({ action: actions.swapIn(), deadline: 1.5 })
+    expect(() => buildTransaction(lateDeadline, routers)).toThrow(expect.objectContaining({ code: 'invalid_deadline' }))
+  })
+
+  it.each([
+    [1, '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45', ROUTER_BASE],
+    [10, '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45', ROUTER_BASE],
+    [42161, '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45', ROUTER_BASE],
+    [8453, ROUTER_BASE, '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45'],
+  ] as const)('chain %i: its own v3 router (any case) builds, another chain\'s is refused', (chainId, own, foreign) => {
+    const ok = makeIntent({ chainId, action: { ...actions.swapIn(), router: own.toLowerCase() } as never })
+    expect(buildTransaction(ok, routers).txRequest.to).toBe(own)
+    const wrong = makeIntent({ chainId, action: { ...actions.swapIn(), router: foreign } as never })
+    expect(() => buildTransaction(wrong, routers)).toThrow(expect.objectContaining({ code: 'router_not_for_chain' }))
+    expect(() => buildTransaction(wrong, routers)).toThrow(`router ${foreign} is not the v3 router of chain ${chainId}; expected ${own}`)
+  })
+
+  it('leaves out a declared symbol that is not a plain ticker', () => {
+    const asset = { kind: 'erc20', address: USDC_BASE, decimals: 6 } as const
+    const described = (symbol: string) =>
+      buildTransaction(makeIntent({ action: { type: 'transfer', asset: { ...asset, symbol }, to: RECIPIENT, amount: '5000000' } }), routers).description
+    expect(described('USDC.e')).toBe(`Transfer 5 USDC.e to ${RECIPIENT} on Base`)
+    expect(described('USD₮0')).toBe(`Transfer 5 USD₮0 to ${RECIPIENT} on Base`)
+    expect(described('USDC to 0x9999')).toBe(`Transfer 5 of token ${USDC_BASE} to ${RECIPIENT} on Base`)
+    expect(described('0x9999')).toBe(`Transfer 5 of token ${USDC_BASE} to ${RECIPIENT} on Base`)
+    expect(described('USDC\n')).toBe(`Transfer 5 of token ${USDC_BASE} to ${RECIPIENT} on Base`)
+  })
+
   it('describes amounts without declared decimals as raw units', () => {
     const action = { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE }, to: RECIPIENT, amount: '42' } as const
     expect(buildTransaction(makeIntent({ action }), routers).description).toBe(`Transfer 42 units of token ${USDC_BASE} to ${RECIPIENT} on Base`)

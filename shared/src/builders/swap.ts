@@ -53,6 +53,9 @@ export function resolveSwapRoute(action: SwapAction, chainId: ChainId, routers: 
 
 /** multicall(deadline, [exactInputSingle | exactOutputSingle]) on SwapRouter02, recipient the wallet. */
 export function v3SwapData(action: SwapAction, wallet: Address, deadline: number): Hex {
+  if (!Number.isSafeInteger(deadline) || deadline < 0) {
+    throw new BuildError('invalid_deadline', `constraints.deadline must be a non-negative integer of Unix seconds; got ${deadline}`)
+  }
   const call =
     action.type === 'swap_exact_in'
       ? encodeFunctionData({

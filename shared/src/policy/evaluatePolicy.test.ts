@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WETH_BASE } from '../testing/intents.js'
 import type { PolicyConfig, TxIntent } from '../types.js'
 import { defaultPolicyConfig } from './defaults.js'
-import { evaluatePolicy, type PolicyContext } from './evaluatePolicy.js'
+import { evaluatePolicy, isWithinDeadline, tokenLimitFor, type PolicyContext } from './evaluatePolicy.js'
 
 const NOW = Date.UTC(2026, 10, 22, 12)
 const cfg = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })
@@ -72,6 +72,37 @@ describe('evaluatePolicy', () => {
     expect(evaluatePolicy(cfg({ maxValueWei: '1' }), intent({ action: actions.transfer('999999999') }), ctx()).decision).toBe('allow')
   })
 
+  it('token limit keys match in any case, even in a config built in code', () => {
+    const c = cfg({ tokenLimits: { [upper(USDC_BASE)]: { maxAmount: '10' } } })
+    expect(tokenLimitFor(c, USDC_BASE.toLowerCase())).toEqual({ maxAmount: '10' })
+    expect(tokenLimitFor(c, WETH_BASE)).toBeUndefined()
+    expect(evaluatePolicy(c, intent({ action: actions.transfer('11') }), ctx()).reasonCodes).toEqual(['value_exceeds_max'])
+  })
+
+  it('swap_exact_out is limited by maxAmountIn of assetIn', () => {
+    const c = cfg({ tokenLimits: { [USDC_BASE]: { maxAmount: '4999999' } } })
+    const d = evaluatePolicy(c, intent({ action: actions.swapOut() }), ctx())
+    expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['value_exceeds_max'] })
+    expect(d.reasons[0]).toBe(`amount 5000000 of token ${USDC_BASE} exceeds the maximum of 4999999`)
+  })
+
+  it('require_approval lists only approval reasons', () => {
+    const c = cfg({ tokenLimits: { [USDC_BASE]: { requireApprovalAbove: '1' } } })
+    const d = evaluatePolicy(c, intent({ action: actions.swapIn() }), ctx({ contract: ROUTER_BASE }))
+    expect(d).toEqual({
+      decision: 'require_approval',
+      reasons: [`amount 1000000 of token ${USDC_BASE} is above the approval threshold of 1`],
+      reasonCodes: ['token_amount_above_approval_threshold'],
+      policyVersion: '1',
+    })
+  })
+
+  it('isWithinDeadline: a deadline equal to now (in seconds) has passed', () => {
+    expect(isWithinDeadline(1000, 999_999)).toBe(true)
+    expect(isWithinDeadline(1000, 1_000_000)).toBe(false)
+    expect(isWithinDeadline(1000, 1_000_999)).toBe(false)
+  })
+
   it('approval caps, global and per token', () => {
     expect(evaluatePolicy(cfg({ maxApprovalAmount: '100' }), intent({ action: actions.approve('101') }), ctx())).toMatchObject({
       decision: 'deny',
@@ -87,6 +118,9 @@ describe('evaluatePolicy', () => {
     const d = evaluatePolicy(cfg(), intent(), ctx({ recentTxCount: 10 }))
     expect(d).toMatchObject({ decision: 'deny', reasonCodes: ['rate_limit_exceeded'] })
     expect(d.reasons[0]).toBe('rate limit exceeded: 10 transactions in the last hour, limit 10')
+    const two = cfg({ maxTxPerHour: 2 })
+    expect(evaluatePolicy(two, intent(), ctx({ recentTxCount: 1 })).decision).toBe('allow')
+    expect(evaluatePolicy(two, intent(), ctx({ recentTxCount: 2 })).reasons).toEqual(['rate limit exceeded: 2 transactions in the last hour, limit 2'])
   })
 
   it('risk score above the ceiling denies; at the ceiling it does not', () => {

@@ -48,6 +48,22 @@ function outgoingTokenAmount(intent: TxIntent): { token: Asset; amount: bigint }
   }
 }
 
+/**
+ * The limits configured for a token, whatever the spelling of the key: a
+ * config from parsePolicyConfig has lowercase keys, one built in code may not.
+ */
+export function tokenLimitFor(config: Pick<PolicyConfig, 'tokenLimits'>, token: string): TokenLimit | undefined {
+  const exact = config.tokenLimits[lower(token)]
+  if (exact) return exact
+  const key = Object.keys(config.tokenLimits).find((k) => lower(k) === lower(token))
+  return key === undefined ? undefined : config.tokenLimits[key]
+}
+
+/** True while the intent's deadline (Unix seconds) is still ahead of now (ms); a deadline equal to now has passed. */
+export function isWithinDeadline(deadlineSeconds: number, nowMs: number): boolean {
+  return deadlineSeconds > Math.floor(nowMs / 1000)
+}
+
 const nativeValue = (intent: TxIntent): bigint => (intent.action.type === 'transfer_native' ? BigInt(intent.action.amount) : 0n)
 
 /**
@@ -61,7 +77,7 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
   const approve: Finding[] = []
   const a = intent.action
   const chainId = intent.chain.chainId
-  const limits = (token: string): TokenLimit | undefined => config.tokenLimits[lower(token)]
+  const limits = (token: string): TokenLimit | undefined => tokenLimitFor(config, token)
 
   if (!config.allowedChains.includes(chainId)) {
     deny.push({ code: 'chain_not_allowed', text: `chain ${chainId} is not in the allowed chains (${config.allowedChains.join(', ') || 'none'})` })
@@ -109,7 +125,7 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
   if (ctx.riskScore !== undefined && ctx.riskScore > config.maxRiskScore) {
     deny.push({ code: 'risk_score_too_high', text: `risk score ${ctx.riskScore} exceeds the maximum of ${config.maxRiskScore}` })
   }
-  if (intent.constraints.deadline <= Math.floor(ctx.nowMs / 1000)) {
+  if (!isWithinDeadline(intent.constraints.deadline, ctx.nowMs)) {
     deny.push({
       code: 'deadline_passed',
       text: `deadline ${intent.constraints.deadline} (${new Date(intent.constraints.deadline * 1000).toISOString()}) has passed`,

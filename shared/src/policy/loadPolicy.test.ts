@@ -41,6 +41,17 @@ describe('policy file', () => {
     expect(() => parsePolicyConfig(json)).toThrow(fragment)
   })
 
+  it('refuses two token limit keys for one token, and keeps no reference to the parsed JSON', () => {
+    const a = '0xAbCdEf0000000000000000000000000000000001'
+    expect(() => parsePolicyConfig({ tokenLimits: { [a]: { maxAmount: '1' }, [a.toLowerCase()]: { maxAmount: '2' } } })).toThrow(
+      /policy\/tokenLimits has token 0xabcdef0000000000000000000000000000000001 more than once/,
+    )
+    const json = { tokenAllowlist: [a] }
+    const c = parsePolicyConfig(json)
+    json.tokenAllowlist.push(a)
+    expect(c.tokenAllowlist).toEqual([a])
+  })
+
   it('names the file when it is missing or not JSON', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-policy-'))
     const bad = path.join(dir, 'policy.json')

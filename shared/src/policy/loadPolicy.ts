@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { PolicyConfig } from '../types.js'
+import type { PolicyConfig, TokenLimit } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { policyFileSchema } from './policyFileSchema.js'
@@ -16,11 +16,25 @@ export function parsePolicyConfig(json: unknown, source = 'policy'): PolicyConfi
   if (!validateFile(json)) {
     throw new PolicyConfigError(`${source}: ${describeValidationErrors(validateFile.errors, 'policy')}`)
   }
-  const file = json as Partial<PolicyConfig>
+  const file = structuredClone(json) as Partial<PolicyConfig>
   const config = { ...defaultPolicyConfig(), ...file }
-  // Lowercased keys so lookups by any spelling of an address agree.
-  config.tokenLimits = Object.fromEntries(Object.entries(file.tokenLimits ?? {}).map(([k, v]) => [k.toLowerCase(), v]))
+  config.tokenLimits = lowercaseTokenLimitKeys(file.tokenLimits ?? {}, source)
   return config
+}
+
+/**
+ * Lowercased keys so lookups by any spelling of an address agree. Two keys
+ * for one token (differing only in case) would leave one limit silently
+ * ignored, so the file is refused instead.
+ */
+function lowercaseTokenLimitKeys(limits: Record<string, TokenLimit>, source: string): Record<string, TokenLimit> {
+  const out: Record<string, TokenLimit> = {}
+  for (const [key, limit] of Object.entries(limits)) {
+    const k = key.toLowerCase()
+    if (k in out) throw new PolicyConfigError(`${source}: policy/tokenLimits has token ${k} more than once (keys differ only in case)`)
+    out[k] = limit
+  }
+  return out
 }
 
 export function loadPolicyFile(path: string): PolicyConfig {
