@@ -8,6 +8,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAuditLog, type AuditLog } from './auditLog.js'
 import { runAuditCli } from './cli.js'
+import { AuditDataError } from './plainJson.js'
 import { verifyAuditChain } from './verify.js'
 
 const run = promisify(execFile)
@@ -68,6 +69,63 @@ describe('audit log', () => {
     expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 1 })
   })
 
+  it('refuses bad events one by one, writing nothing for them', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    const bad: unknown[] = [
+      { intentId: 'a', event: 'e', data: { when: new Date() } },
+      { intentId: 'a', event: 'e', data: [1, 2] },
+      { intentId: 'a', event: 'e', data: null },
+      { intentId: '', event: 'e', data: {} },
+      { intentId: 'a', event: '', data: {} },
+    ]
+    const results = await Promise.allSettled([...bad.map((b) => log!.append(b as never)), log.append({ intentId: 'a', event: 'ok', data: { gone: undefined } })])
+    expect(results.slice(0, -1).every((r) => r.status === 'rejected' && r.reason instanceof AuditDataError)).toBe(true)
+    expect(results.at(-1)).toMatchObject({ status: 'fulfilled' })
+    expect(() => log!.appendSync({ intentId: 'a', event: 'e', data: { key: new Uint8Array(32) } })).toThrow(/data\.key is not plain JSON \(its type is Uint8Array/)
+    expect(log.list({ limit: 10 }).map((e) => e.event)).toEqual(['ok'])
+    expect(log.list({ limit: 10 })[0]!.data).toEqual({ intentId: 'a' })
+    expect(() => log!.list({ limit: -1 })).toThrow(RangeError)
+  })
+
+  it('appendSync commits before it returns and continues the same chain', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    await log.append({ intentId: 'a', event: 'first', data: {} })
+    const e = log.appendSync({ intentId: 'system', event: 'shutdown', data: { reason: 'SIGTERM' } })
+    expect(e).toMatchObject({ intentId: 'system', event: 'shutdown', data: { intentId: 'system', reason: 'SIGTERM' } })
+    // Visible to another connection at once: it is committed.
+    const other = new Database(file, { readonly: true })
+    expect(other.prepare('SELECT count(*) AS n FROM audit_events').get()).toEqual({ n: 2 })
+    other.close()
+    await log.append({ intentId: 'a', event: 'after', data: {} })
+    expect(log.list({ limit: 3 }).map((x) => x.event)).toEqual(['after', 'shutdown', 'first'])
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 3 })
+    await log.close()
+    expect(() => log!.appendSync({ intentId: 'a', event: 'late', data: {} })).toThrow(/closed/)
+  })
+
+  it.each(['inline', 'worker'] as const)('SQLITE_BUSY beyond the timeout rejects the whole waiting batch clearly, then writing resumes (%s)', async (writer) => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer, busyTimeoutMs: 150 })
+    await log.append({ intentId: 'a', event: 'before', data: {} })
+    const other = new Database(file)
+    other.prepare('BEGIN IMMEDIATE').run()
+    const waiting = Array.from({ length: 5 }, (_, n) => log!.append({ intentId: 'a', event: 'locked-out', data: { n } }))
+    const settled = await Promise.allSettled(waiting)
+    for (const r of settled) {
+      expect(r.status).toBe('rejected')
+      expect(String((r as PromiseRejectedResult).reason)).toMatch(/5 events not recorded\): audit\.db stayed locked by another writer for more than 150 ms/)
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ name: 'AuditWriteError', code: expect.stringMatching(/^SQLITE_BUSY/) })
+    }
+    if (writer === 'inline') expect(() => log!.appendSync({ intentId: 'a', event: 'sync', data: {} })).toThrow(/locked by another writer/)
+    other.prepare('COMMIT').run()
+    other.close()
+    await log.append({ intentId: 'a', event: 'after', data: {} })
+    expect(log.list({ limit: 10 }).map((e) => e.event)).toEqual(['after', 'before'])
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 2 })
+  })
+
   it('the worker-thread writer: same chain, same durability, group commit off the event loop', async () => {
     const { file } = fresh()
     log = openAuditLog(file, { writer: 'worker' })
@@ -116,6 +174,9 @@ describe('audit log', () => {
     const mine = Array.from({ length: 200 }, (_, n) => log!.append({ intentId: 'parent', event: 'e', data: { n } }))
     await Promise.all([...children, ...mine])
     expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 800 })
+    const perWriter = new Map<string, number>()
+    for (const e of log.list({ limit: 1000 })) perWriter.set(e.intentId, (perWriter.get(e.intentId) ?? 0) + 1)
+    expect([...perWriter.values()]).toEqual([200, 200, 200, 200])
   })
 })
 
@@ -147,6 +208,24 @@ describe('verifyAuditChain and the CLI', () => {
     expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 2 })
   })
 
+  it('reports rows swapped into another order', async () => {
+    const { file } = await filled(4)
+    tamper(file, 'UPDATE audit_events SET seq = -seq WHERE seq IN (2, 3); UPDATE audit_events SET seq = CASE seq WHEN -2 THEN 3 ELSE 2 END WHERE seq < 0')
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 2, rows: 1, problem: expect.stringContaining('link') })
+  })
+
+  it('an edited row whose own hash was recomputed is caught at the next row', async () => {
+    const { file } = await filled(4)
+    const db = new Database(file)
+    const row = db.prepare('SELECT * FROM audit_events WHERE seq = 2').get() as { id: string; timestamp: number; intent_id: string; prev_hash: string }
+    db.close()
+    const { auditRowHash } = await import('./rowHash.js')
+    const data = { i: 42, intentId: row.intent_id }
+    const hash = auditRowHash({ seq: 2, id: row.id, timestamp: row.timestamp, intentId: row.intent_id, event: 'e', data, prevHash: row.prev_hash })
+    tamper(file, `UPDATE audit_events SET data = '${JSON.stringify(data)}', hash = '${hash}' WHERE seq = 2`)
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 3, rows: 2 })
+  })
+
   it('the CLI prints OK and exits 0, or names the row and exits 1', async () => {
     const { dir, file } = await filled(3)
     const ok = await run(process.execPath, [compiledCli, 'verify', '--data-dir', dir])
@@ -164,6 +243,26 @@ describe('verifyAuditChain and the CLI', () => {
     expect(runAuditCli(['verify', '--db', '/nonexistent/audit.db'], io)).toBe(2)
     expect(out.join('\n')).toContain('no audit log at /nonexistent/audit.db')
     expect(runAuditCli(['verify', '--db'], io)).toBe(2)
+    expect(runAuditCli(['tail', '-n', 'many'], io)).toBe(2)
+  })
+
+  it('the CLI refuses a file that is not an audit log without a stack trace', () => {
+    const { file } = fresh()
+    new Database(file).close()
+    const err: string[] = []
+    const io = { out: () => {}, err: (s: string) => err.push(s), env: {} }
+    expect(runAuditCli(['verify', '--db', file], io)).toBe(2)
+    expect(err.join('\n')).toMatch(/^cannot read audit log at .*no such table: audit_events/)
+  })
+
+  it('tail prints the newest events as JSON lines, oldest of them first; the data dir comes from SERVICE_DATA_DIR', async () => {
+    const { dir } = await filled(5)
+    const out: string[] = []
+    const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s), env: { SERVICE_DATA_DIR: dir } }
+    expect(runAuditCli(['tail', '-n', '2'], io)).toBe(0)
+    const lines = out.map((l) => JSON.parse(l) as { seq: number; intentId: string; data: unknown })
+    expect(lines.map((l) => l.seq)).toEqual([4, 5])
+    expect(lines[1]).toMatchObject({ intentId: 'i-4', event: 'e', data: { i: 4, intentId: 'i-4' } })
   })
 })
 

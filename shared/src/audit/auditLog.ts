@@ -1,25 +1,30 @@
-import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import Database from 'better-sqlite3'
-import { canonicalize } from '../canonical/jcs.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerReply } from './auditWorker.js'
+import { prepareEvent, type AuditAppend } from './prepareEvent.js'
 import type { AuditRow } from './schema.js'
-import { createBatchWriter, openAuditDb, type PreparedEvent } from './writer.js'
+import { AuditWriteError, createBatchWriter, DEFAULT_AUDIT_BUSY_TIMEOUT_MS, openAuditDb, type PreparedEvent } from './writer.js'
 
-export interface AuditAppend {
-  intentId: string
-  event: string
-  /** Event fields. Never key material, passphrases or secrets: operators read this log. */
-  data: Record<string, unknown>
-}
+// Callers: `data` must never hold key material, passphrases or any other
+// secret. The log is append-only and read by operators (see AuditAppend).
 
 export interface AuditLog {
-  /** Resolves once the event is committed (durable), in a group-committed transaction. */
+  /**
+   * Resolves once the event is committed (durable), in a group-committed
+   * transaction. Rejects, writing nothing, for data that is not plain JSON
+   * (AuditDataError) and, for the whole batch, when the transaction fails,
+   * e.g. SQLITE_BUSY beyond the busy timeout (AuditWriteError).
+   */
   append(event: AuditAppend): Promise<AuditEvent>
-  /** Newest first. */
+  /**
+   * Writes one event in its own transaction before returning, for places that
+   * cannot await (shutdown, exit handlers). Blocks the thread for the commit;
+   * not ordered against appends still waiting in the group-commit queue.
+   */
+  appendSync(event: AuditAppend): AuditEvent
+  /** Newest first (by seq). `limit` is a non-negative integer. */
   list(opts: { limit: number; intentId?: string }): AuditEvent[]
   /** Transactions committed through this handle (to observe group commit). */
   readonly commits: number
@@ -33,6 +38,8 @@ export interface AuditLogOptions {
    * requests); 'inline' writes on the calling thread (CLIs, the signer).
    */
   writer?: 'inline' | 'worker'
+  /** How long a commit waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number
 }
 
 interface Pending {
@@ -49,10 +56,12 @@ interface Pending {
  */
 export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog {
   const clock = opts.clock ?? systemClock
-  const db = openAuditDb(file)
+  const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
+  const db = openAuditDb(file, busyTimeoutMs)
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
-  const commitBatch = opts.writer === 'worker' ? workerCommitter(file) : inlineCommitter(db)
+  const writeNow = createBatchWriter(db)
+  const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
 
   let queue: Pending[] = []
   let scheduled = false
@@ -74,7 +83,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         for (const p of batch) p.resolve(p.event)
       },
       (err: Error) => {
-        const e = new Error(`audit log write failed (${batch.length} events not recorded): ${err.message}`)
+        const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${err.message}`, codeOf(err))
         for (const p of batch) p.reject(e)
       },
     ).finally(() => {
@@ -85,28 +94,37 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   }
 
   return {
-    append({ intentId, event, data }) {
+    append(input) {
       if (closed) return Promise.reject(new Error('audit log is closed'))
-      const stored = { ...data, intentId }
-      let dataJcs: string
+      let ready: ReturnType<typeof prepareEvent>
       try {
-        // Canonicalised here, once: it fails before queueing for data that is
-        // not plain JSON, so one bad event cannot fail its batch.
-        dataJcs = canonicalize(stored)
+        // Validated and canonicalised before queueing: a bad event fails
+        // alone and never fails the batch it would have joined.
+        ready = prepareEvent(input, clock)
       } catch (err) {
-        return Promise.reject(new Error(`audit event ${event} has data that is not plain JSON: ${(err as Error).message}`))
+        return Promise.reject(err as Error)
       }
-      const full: AuditEvent = { id: randomUUID(), timestamp: clock(), intentId, event, data: stored }
-      const prepared: PreparedEvent = { id: full.id, timestamp: full.timestamp, intentId, event, dataJcs }
       return new Promise<AuditEvent>((resolve, reject) => {
-        queue.push({ event: full, prepared, resolve, reject })
+        queue.push({ event: ready.event, prepared: ready.prepared, resolve, reject })
         if (!scheduled) {
           scheduled = true
           setImmediate(flush)
         }
       })
     },
+    appendSync(input) {
+      if (closed) throw new Error('audit log is closed')
+      const { event, prepared } = prepareEvent(input, clock)
+      try {
+        writeNow([prepared])
+      } catch (err) {
+        throw new AuditWriteError(`audit log write failed (event ${event.event} not recorded): ${(err as Error).message}`, codeOf(err))
+      }
+      commits += 1
+      return event
+    },
     list({ limit, intentId }) {
+      if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit list limit must be a non-negative integer, got ${limit}`)
       const rows = intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)
       return rows.map(toEvent)
     },
@@ -133,8 +151,7 @@ interface Committer {
   close(): Promise<void>
 }
 
-function inlineCommitter(db: Database.Database): Committer {
-  const write = createBatchWriter(db)
+function inlineCommitter(write: (events: PreparedEvent[]) => void): Committer {
   const commit = ((events: PreparedEvent[]) => {
     try {
       write(events)
@@ -155,12 +172,16 @@ function workerScript(): string {
   return here.replace(/\/src\/audit\/auditLog\.ts$/, '/dist/audit/auditWorker.js')
 }
 
-function workerCommitter(file: string): Committer {
-  const worker = new Worker(workerScript(), { workerData: { file } })
+function workerCommitter(file: string, busyTimeoutMs: number): Committer {
+  const worker = new Worker(workerScript(), { workerData: { file, busyTimeoutMs } })
   worker.unref()
+  // Once the thread is gone, every batch is refused at once: a message posted
+  // to an exited worker would never be answered and its appends would hang.
+  let dead: Error | undefined
   let nextId = 1
   const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
   const failAll = (err: Error) => {
+    dead ??= err
     for (const w of waiting.values()) w.reject(err)
     waiting.clear()
   }
@@ -169,12 +190,16 @@ function workerCommitter(file: string): Committer {
     if (!w) return
     waiting.delete(reply.batchId)
     if (reply.ok) w.resolve()
-    else w.reject(new Error(reply.error))
+    else w.reject(new AuditWriteError(reply.error, reply.code))
   })
   worker.on('error', (err) => failAll(err))
   worker.on('exit', (code) => failAll(new Error(`audit writer thread exited (${code})`)))
   const commit = ((events: PreparedEvent[]) =>
     new Promise<void>((resolve, reject) => {
+      if (dead) {
+        reject(new Error(`audit writer thread is gone: ${dead.message}`))
+        return
+      }
       const batchId = nextId++
       waiting.set(batchId, { resolve, reject })
       worker.ref()
@@ -184,11 +209,20 @@ function workerCommitter(file: string): Committer {
     })) as Committer
   commit.close = () =>
     new Promise<void>((resolve) => {
+      if (dead) {
+        resolve()
+        return
+      }
       worker.once('exit', () => resolve())
       worker.ref()
       worker.postMessage('close')
     })
   return commit
+}
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
 }
 
 export function toEvent(r: AuditRow): AuditEvent {

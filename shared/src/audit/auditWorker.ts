@@ -8,9 +8,10 @@ export interface WorkerBatch {
   batchId: number
   events: PreparedEvent[]
 }
-export type WorkerReply = { batchId: number; ok: true } | { batchId: number; ok: false; error: string }
+export type WorkerReply = { batchId: number; ok: true } | { batchId: number; ok: false; error: string; code?: string }
 
-const db = openAuditDb((workerData as { file: string }).file)
+const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: number }
+const db = openAuditDb(file, busyTimeoutMs)
 const write = createBatchWriter(db)
 parentPort!.on('message', (msg: WorkerBatch | 'close') => {
   if (msg === 'close') {
@@ -22,6 +23,9 @@ parentPort!.on('message', (msg: WorkerBatch | 'close') => {
     write(msg.events)
     parentPort!.postMessage({ batchId: msg.batchId, ok: true } satisfies WorkerReply)
   } catch (err) {
-    parentPort!.postMessage({ batchId: msg.batchId, ok: false, error: (err as Error).message } satisfies WorkerReply)
+    const code = (err as { code?: unknown }).code
+    const reply: WorkerReply = { batchId: msg.batchId, ok: false, error: (err as Error).message }
+    if (typeof code === 'string') reply.code = code
+    parentPort!.postMessage(reply)
   }
 })

@@ -31,7 +31,13 @@ export function runAuditCli(argv: string[], io: Io): number {
     }
     if (flag === '--data-dir') dataDir = value!
     else if (flag === '--db') db = value!
-    else if (flag === '-n') n = Math.max(1, Math.min(10_000, Number.parseInt(value!, 10) || 20))
+    else if (flag === '-n') {
+      if (!/^[1-9][0-9]*$/.test(value!)) {
+        io.err(`-n needs a positive whole number, got ${value}\n${USAGE}`)
+        return 2
+      }
+      n = Math.min(10_000, Number(value))
+    }
     else {
       io.err(`unknown option ${flag}\n${USAGE}`)
       return 2
@@ -47,15 +53,27 @@ export function runAuditCli(argv: string[], io: Io): number {
     io.err(`no audit log at ${file}`)
     return 2
   }
-  if (command === 'verify') {
-    const result = verifyAuditChain(file)
-    if (result.ok) {
-      io.out(`audit chain OK: ${result.rows} events`)
-      return 0
-    }
-    io.out(`audit chain BROKEN at seq ${result.firstBadSeq}: ${result.problem} (${result.rows} events verified before it)`)
-    return 1
+  try {
+    return command === 'verify' ? verify(file, io) : tail(file, n, io)
+  } catch (err) {
+    // Not an audit log, unreadable, or corrupt beyond SQL: say so, no stack trace.
+    io.err(`cannot read audit log at ${file}: ${(err as Error).message}`)
+    return 2
   }
+}
+
+function verify(file: string, io: Io): number {
+  const result = verifyAuditChain(file)
+  if (result.ok) {
+    io.out(`audit chain OK: ${result.rows} events`)
+    return 0
+  }
+  io.out(`audit chain BROKEN at seq ${result.firstBadSeq}: ${result.problem} (${result.rows} events verified before it)`)
+  return 1
+}
+
+/** The newest `n` events, oldest of them first (like tail), one JSON object a line. */
+function tail(file: string, n: number, io: Io): number {
   const handle = new Database(file, { readonly: true, fileMustExist: true })
   try {
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)

@@ -1,5 +1,7 @@
 export * from './schema.js'
 export * from './rowHash.js'
 export * from './writer.js'
+export * from './plainJson.js'
+export * from './prepareEvent.js'
 export * from './auditLog.js'
 export * from './verify.js'

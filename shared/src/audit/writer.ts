@@ -2,21 +2,20 @@ import Database from 'better-sqlite3'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 
-export function openAuditDb(file: string): Database.Database {
-  const db = new Database(file)
+/** How long a writer waits for another process's write lock before giving up. */
+export const DEFAULT_AUDIT_BUSY_TIMEOUT_MS = 5000
+
+export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIMEOUT_MS): Database.Database {
+  // The timeout is set by the constructor, before the first statement: even
+  // switching a new file to WAL waits for the other processes opening it.
+  const db = new Database(file, { timeout: busyTimeoutMs })
   db.pragma('journal_mode = WAL')
   // FULL: a committed event survives power loss, not just a process crash.
   db.pragma('synchronous = FULL')
-  db.pragma('busy_timeout = 10000')
   ensureAuditSchema(db)
   return db
 }
 
-/**
- * Writes a batch of events in one BEGIN IMMEDIATE transaction. The chain's
- * tail is read inside the write lock, so appends from several processes stay
- * one linear chain.
- */
 /** An event ready to store: its data already in canonical JSON (JCS). */
 export interface PreparedEvent {
   id: string
@@ -26,6 +25,11 @@ export interface PreparedEvent {
   dataJcs: string
 }
 
+/**
+ * Writes a batch of events in one BEGIN IMMEDIATE transaction. The chain's
+ * tail is read inside the write lock, so appends from several processes stay
+ * one linear chain. Throws AuditWriteError; nothing of the batch is written then.
+ */
 export function createBatchWriter(db: Database.Database): (events: PreparedEvent[]) => void {
   const tail = db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const insert = db.prepare(
@@ -42,5 +46,32 @@ export function createBatchWriter(db: Database.Database): (events: PreparedEvent
       prevHash = hash
     }
   })
-  return (events) => write.immediate(events)
+  const busyTimeoutMs = (db.pragma('busy_timeout', { simple: true }) as number | undefined) ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
+  return (events) => {
+    try {
+      write.immediate(events)
+    } catch (err) {
+      throw describeWriteError(err, busyTimeoutMs)
+    }
+  }
+}
+
+export class AuditWriteError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message)
+    this.name = 'AuditWriteError'
+  }
+}
+
+/** Says in words what a failed audit transaction means, SQLITE_BUSY above all. */
+export function describeWriteError(err: unknown, busyTimeoutMs: number): AuditWriteError {
+  const code = (err as { code?: unknown }).code
+  const text = err instanceof Error ? err.message : String(err)
+  if (code === 'SQLITE_BUSY' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'))) {
+    return new AuditWriteError(`audit.db stayed locked by another writer for more than ${busyTimeoutMs} ms (${text})`, code)
+  }
+  return new AuditWriteError(text, typeof code === 'string' ? code : undefined)
 }

@@ -1,0 +1,53 @@
+/** Thrown for audit data that JSON cannot carry as it is (the event is then not written). */
+export class AuditDataError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'AuditDataError'
+  }
+}
+
+const MAX_DEPTH = 64
+
+/**
+ * Checks that `value` is plain JSON: null, booleans, strings, finite numbers,
+ * arrays and objects whose prototype is Object's (or null), without cycles.
+ * Object members that are undefined are allowed (they are left out, as
+ * JSON.stringify does). A Date, Map, BigInt, class instance… throws an
+ * AuditDataError naming where it is, instead of being stored as {} or lost.
+ */
+export function assertPlainJson(value: unknown, where: string): void {
+  check(value, where, [])
+}
+
+function check(value: unknown, where: string, parents: object[]): void {
+  if (value === null) return
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return
+    case 'number':
+      if (!Number.isFinite(value)) throw new AuditDataError(`${where} is ${value}, not plain JSON (numbers must be finite)`)
+      return
+    case 'object':
+      break
+    default:
+      throw new AuditDataError(`${where} is not plain JSON (its type is ${typeof value})`)
+  }
+  const obj = value as object
+  if (parents.includes(obj)) throw new AuditDataError(`${where} refers back to a containing value, not plain JSON (a cycle)`)
+  if (parents.length >= MAX_DEPTH) throw new AuditDataError(`${where} is nested more than ${MAX_DEPTH} levels deep`)
+  parents.push(obj)
+  if (Array.isArray(obj)) {
+    obj.forEach((item: unknown, i) => check(item, `${where}[${i}]`, parents))
+  } else {
+    const proto: unknown = Object.getPrototypeOf(obj)
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (obj as { constructor?: { name?: string } }).constructor?.name ?? 'object'
+      throw new AuditDataError(`${where} is not plain JSON (its type is ${name}; convert it to a string, number or plain object first)`)
+    }
+    for (const [key, member] of Object.entries(obj)) {
+      if (member !== undefined) check(member, `${where}.${key}`, parents)
+    }
+  }
+  parents.pop()
+}
