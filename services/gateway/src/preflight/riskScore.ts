@@ -1,4 +1,4 @@
-import type { PolicyConfig, RiskFactor, TxIntent } from '@countersign/shared'
+import { tokenLimitFor, type PolicyConfig, type RiskFactor, type TxIntent } from '@countersign/shared'
 
 /** The seven weighted factors of DESIGN.md §3; the score is their sum, capped at 100. */
 export const RISK_WEIGHTS = {
@@ -51,14 +51,14 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
     add('value_near_cap', `value ${a.amount} wei is more than half the cap of ${policy.maxValueWei} wei`)
   }
   const outgoing = a.type === 'transfer' ? { t: a.asset, n: a.amount } : a.type === 'swap_exact_in' ? { t: a.assetIn, n: a.amountIn } : a.type === 'swap_exact_out' ? { t: a.assetIn, n: a.maxAmountIn } : null
-  const tokenCap = outgoing && policy.tokenLimits[outgoing.t.address.toLowerCase()]?.maxAmount
+  const tokenCap = outgoing && tokenLimitFor(policy, outgoing.t.address)?.maxAmount
   if (outgoing && typeof tokenCap === 'string' && BigInt(outgoing.n) * 2n > BigInt(tokenCap)) {
     add('value_near_cap', `amount ${outgoing.n} of token ${outgoing.t.address} is more than half its cap of ${tokenCap}`)
   }
 
   if (a.type === 'approve') {
     const amount = BigInt(a.amount)
-    const cap = policy.tokenLimits[a.asset.address.toLowerCase()]?.maxApprovalAmount ?? policy.maxApprovalAmount
+    const cap = tokenLimitFor(policy, a.asset.address)?.maxApprovalAmount ?? policy.maxApprovalAmount
     if (amount >= UINT256_MAX / 2n) add('large_approval', `approval of ${a.amount} is unlimited (the spender can take any amount, forever)`)
     else if (cap !== null && cap !== undefined && amount > BigInt(cap) * 10n) add('large_approval', `approval of ${a.amount} is more than 10x the cap of ${cap}`)
   }
