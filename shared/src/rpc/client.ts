@@ -1,112 +1,162 @@
 import net from 'node:net'
-import { RpcError, RpcTimeoutError, RpcUnavailableError } from './errors.js'
-import { encodeFrame, FrameDecoder } from './framing.js'
+import { RpcTimeoutError, RpcUnavailableError } from './errors.js'
+import { DEFAULT_MAX_FRAME_BYTES, encodeFrame, FrameDecoder } from './framing.js'
+import { readResponse } from './response.js'
 
 export interface RpcClientOptions {
   socketPath: string
+  /** Per-call timeout (default 10 s); a call may override it. */
   timeoutMs?: number
+  /** How long connecting may take before calls fail with RpcUnavailableError (default 2 s). */
   connectTimeoutMs?: number
+  /** Largest accepted response frame in bytes (default 1 MiB). */
+  maxFrameBytes?: number
+}
+
+export interface RpcCallOptions {
+  timeoutMs?: number
 }
 
 export interface RpcClient {
-  call<T>(method: string, params: unknown, opts?: { timeoutMs?: number }): Promise<T>
+  call<T>(method: string, params: unknown, opts?: RpcCallOptions): Promise<T>
+  /** Fails the calls in flight and closes the connection; later calls fail with RpcUnavailableError. */
   close(): void
 }
 
-interface InFlight {
+/** One connection; `calls` counts the calls in flight on it. */
+interface Connection {
   socket: net.Socket
+  ready: Promise<Connection>
+  calls: number
+}
+
+interface InFlight {
+  conn: Connection
   resolve: (v: unknown) => void
   reject: (e: Error) => void
   timer: NodeJS.Timeout
 }
 
+function describeSocketError(err: NodeJS.ErrnoException): string {
+  if (err.code === 'ENOENT') return 'no socket file (is the service running?)'
+  if (err.code === 'ECONNREFUSED') return 'connection refused (nothing listening)'
+  return err.code ?? err.message
+}
+
 /**
  * A JSON-RPC client over one lazily opened Unix-socket connection, shared by
- * concurrent calls. A dropped connection fails the calls in flight (never
- * retried: a sign call is not idempotent from here) and the next call
- * reconnects, so a restarted server is picked up without a new client.
+ * concurrent calls and multiplexed by id. A dropped connection fails the
+ * calls in flight on it (never retried: a sign call is not idempotent from
+ * here) and the next call reconnects, so a restarted server is picked up
+ * without a new client. The socket holds the event loop open only while
+ * calls are in flight.
  */
 export function createRpcClient(opts: RpcClientOptions): RpcClient {
   const timeoutMs = opts.timeoutMs ?? 10_000
   const connectTimeoutMs = opts.connectTimeoutMs ?? 2_000
-  let socket: net.Socket | null = null
-  let connecting: Promise<net.Socket> | null = null
-  let nextId = 1
+  const maxFrameBytes = opts.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
   const inFlight = new Map<number, InFlight>()
+  let current: Connection | null = null
+  let closed = false
+  let nextId = 1
 
   const unavailable = (why: string) => new RpcUnavailableError(`cannot reach ${opts.socketPath}: ${why}`)
 
-  /** Fails the calls sent on `on` (all calls when omitted); a late close of an old connection leaves new calls alone. */
-  function failAll(err: Error, on?: net.Socket) {
-    for (const [id, call] of inFlight) {
-      if (on && call.socket !== on) continue
-      clearTimeout(call.timer)
-      inFlight.delete(id)
-      call.reject(err)
-    }
-  }
-
-  function connect(): Promise<net.Socket> {
-    if (socket && !socket.destroyed) return Promise.resolve(socket)
-    if (connecting) return connecting
-    connecting = new Promise<net.Socket>((resolve, reject) => {
-      const s = net.createConnection(opts.socketPath)
-      const timer = setTimeout(() => {
-        s.destroy()
-        reject(unavailable('connect timed out'))
-      }, connectTimeoutMs)
-      s.once('connect', () => {
-        clearTimeout(timer)
-        socket = s
-        resolve(s)
-      })
-      s.once('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer)
-        if (socket !== s) reject(unavailable(err.code ?? err.message))
-      })
-      const decoder = new FrameDecoder()
-      s.on('data', (chunk: Buffer) => {
-        for (const frame of decoder.push(chunk)) if (frame.ok) settle(frame.value)
-      })
-      s.on('close', () => {
-        if (socket === s) socket = null
-        failAll(unavailable('connection closed'), s)
-      })
-    }).finally(() => {
-      connecting = null
-    })
-    return connecting
-  }
-
-  function settle(msg: unknown) {
-    if (typeof msg !== 'object' || msg === null) return
-    const m = msg as { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }
-    if (typeof m.id !== 'number') return
-    const call = inFlight.get(m.id)
-    if (!call) return // a late answer to a call that timed out
-    inFlight.delete(m.id)
+  function finish(id: number): InFlight | undefined {
+    const call = inFlight.get(id)
+    if (!call) return undefined
+    inFlight.delete(id)
     clearTimeout(call.timer)
-    if (m.error) call.reject(new RpcError(m.error.code, m.error.message, m.error.data))
-    else call.resolve(m.result)
+    call.conn.calls--
+    if (call.conn.calls === 0) call.conn.socket.unref()
+    return call
+  }
+
+  /** Fails the calls sent on `conn`; a late close of an old connection leaves calls on a new one alone. */
+  function failCallsOn(conn: Connection, err: Error) {
+    for (const [id, call] of inFlight) if (call.conn === conn) finish(id)?.reject(err)
+  }
+
+  function onFrame(conn: Connection, msg: unknown) {
+    const response = readResponse(msg)
+    if (!response) return
+    const call = inFlight.get(response.id)
+    if (!call || call.conn !== conn) return // a late answer to a call that timed out
+    finish(response.id)
+    if (response.ok) call.resolve(response.result)
+    else call.reject(response.error)
+  }
+
+  function connect(): Promise<Connection> {
+    if (closed) return Promise.reject(unavailable('client closed'))
+    if (current) return current.ready
+    const socket = net.createConnection(opts.socketPath)
+    let connected = false
+    let failure: string | null = null
+    let settle!: { resolve: (c: Connection) => void; reject: (e: Error) => void }
+    const ready = new Promise<Connection>((resolve, reject) => {
+      settle = { resolve, reject }
+    })
+    const conn: Connection = { socket, ready, calls: 0 }
+    current = conn
+    const timer = setTimeout(() => {
+      failure = `connect timed out after ${connectTimeoutMs} ms`
+      socket.destroy()
+    }, connectTimeoutMs)
+    socket.once('connect', () => {
+      clearTimeout(timer)
+      connected = true
+      if (conn.calls === 0) socket.unref()
+      settle.resolve(conn)
+    })
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      failure ??= describeSocketError(err)
+    })
+    const decoder = new FrameDecoder(maxFrameBytes)
+    socket.on('data', (chunk: Buffer) => {
+      for (const frame of decoder.push(chunk)) if (frame.ok) onFrame(conn, frame.value)
+    })
+    socket.once('close', () => {
+      clearTimeout(timer)
+      if (current === conn) current = null
+      const err = unavailable(closed ? 'client closed' : connected ? 'connection closed' : (failure ?? 'connection failed'))
+      settle.reject(err)
+      failCallsOn(conn, err)
+    })
+    return ready
   }
 
   return {
-    async call<T>(method: string, params: unknown, callOpts: { timeoutMs?: number } = {}): Promise<T> {
-      const s = await connect()
+    async call<T>(method: string, params: unknown, callOpts: RpcCallOptions = {}): Promise<T> {
+      const ms = callOpts.timeoutMs ?? timeoutMs
       const id = nextId++
+      // Encoded first: params JSON cannot carry (BigInt, cycles) throw here, before anything is sent or registered.
+      const line = encodeFrame({ jsonrpc: '2.0', id, method, params })
+      const conn = await connect()
+      const { socket } = conn
+      if (socket.destroyed || !socket.writable) throw unavailable('connection closed')
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
-          inFlight.delete(id)
-          reject(new RpcTimeoutError(`${method} on ${opts.socketPath} timed out after ${callOpts.timeoutMs ?? timeoutMs} ms`))
-        }, callOpts.timeoutMs ?? timeoutMs)
-        inFlight.set(id, { socket: s, resolve: resolve as (v: unknown) => void, reject, timer })
-        s.write(encodeFrame({ jsonrpc: '2.0', id, method, params }))
+          finish(id)
+          reject(new RpcTimeoutError(`${method} on ${opts.socketPath} timed out after ${ms} ms`))
+        }, ms)
+        inFlight.set(id, { conn, resolve: resolve as (v: unknown) => void, reject, timer })
+        conn.calls++
+        socket.ref()
+        socket.write(line, (err) => {
+          if (err) finish(id)?.reject(unavailable(`write failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`))
+        })
       })
     },
     close() {
-      socket?.destroy()
-      socket = null
-      failAll(unavailable('client closed'))
+      if (closed) return
+      closed = true
+      const conn = current
+      current = null
+      if (conn) {
+        failCallsOn(conn, unavailable('client closed'))
+        conn.socket.destroy()
+      }
     },
   }
 }

@@ -1,4 +1,14 @@
-/** A JSON-RPC error object, thrown by handlers and raised by clients. */
+export const RPC_PARSE_ERROR = -32700
+export const RPC_INVALID_REQUEST = -32600
+export const RPC_METHOD_NOT_FOUND = -32601
+export const RPC_INVALID_PARAMS = -32602
+export const RPC_INTERNAL_ERROR = -32603
+
+/**
+ * A JSON-RPC error object. Handlers throw it to answer with that code,
+ * message and data (-32602 for bad params, or an application code); clients
+ * reject with it when the peer answers with an error.
+ */
 export class RpcError extends Error {
   override name = 'RpcError'
   constructor(
@@ -10,18 +20,16 @@ export class RpcError extends Error {
   }
 }
 
-/** The peer is not there (no socket, refused, connection dropped mid-call). */
+/**
+ * The peer is not there: no socket file, connection refused or timed out, or
+ * the connection dropped while the call was in flight (the call may or may not
+ * have run; it is never retried automatically).
+ */
 export class RpcUnavailableError extends Error {
   override name = 'RpcUnavailableError'
 }
 
-/** No answer within the call's timeout. */
+/** No answer within the call's timeout (the call may still run on the peer). */
 export class RpcTimeoutError extends Error {
   override name = 'RpcTimeoutError'
 }
-
-export const RPC_PARSE_ERROR = -32700
-export const RPC_INVALID_REQUEST = -32600
-export const RPC_METHOD_NOT_FOUND = -32601
-export const RPC_INVALID_PARAMS = -32602
-export const RPC_INTERNAL_ERROR = -32603

@@ -1,0 +1,85 @@
+import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+
+/** sun_path is 108 bytes on Linux, one of them the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107
+
+const PROBE_TIMEOUT_MS = 1000
+
+export function assertSocketPathFits(socketPath: string): void {
+  const bytes = Buffer.byteLength(socketPath)
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(`socket path ${socketPath} is ${bytes} bytes; Unix socket paths are limited to ${MAX_SOCKET_PATH_BYTES}`)
+  }
+}
+
+/**
+ * Creates the socket's directory with mode 0700, or tightens an existing one
+ * to 0700. A shared directory (sticky bit, like /tmp) is refused rather than
+ * locked down for everyone else.
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const st = statSync(dir)
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`)
+  if ((st.mode & 0o077) === 0) return
+  if ((st.mode & 0o1000) !== 0) {
+    throw new Error(`${dir} is a shared directory (sticky bit); put the socket in a directory of its own`)
+  }
+  chmodSync(dir, 0o700)
+}
+
+type Probe = 'listening' | 'refused' | 'gone'
+
+/** Whether something still accepts connections on the socket file. */
+function probe(socketPath: string): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(socketPath)
+    const done = (outcome: Probe | Error) => {
+      clearTimeout(timer)
+      s.destroy()
+      if (outcome instanceof Error) reject(outcome)
+      else resolve(outcome)
+    }
+    // A live server with a full backlog may not accept in time; it is still live.
+    const timer = setTimeout(() => done('listening'), PROBE_TIMEOUT_MS)
+    s.once('connect', () => done('listening'))
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED') done('refused')
+      else if (err.code === 'ENOENT') done('gone')
+      else done(new Error(`cannot probe ${socketPath}: ${err.code ?? err.message}`))
+    })
+  })
+}
+
+/**
+ * Clears the way for listen(): a socket file left by a crashed process is
+ * removed (listen would fail with EADDRINUSE), but a path that is not a
+ * socket, or a socket a live server still answers on, is left alone.
+ */
+export async function removeStaleSocket(socketPath: string): Promise<void> {
+  let st
+  try {
+    st = lstatSync(socketPath)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw err
+  }
+  if (!st.isSocket()) throw new Error(`${socketPath} exists and is not a socket; refusing to remove it`)
+  const state = await probe(socketPath)
+  if (state === 'listening') throw new Error(`${socketPath} is in use by a running server`)
+  if (state === 'gone') return
+  try {
+    unlinkSync(socketPath)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+}
+
+/** Everything listen() needs done first: path length, private directory, no stale socket. */
+export async function prepareSocketPath(socketPath: string): Promise<void> {
+  assertSocketPathFits(socketPath)
+  ensurePrivateDir(path.dirname(socketPath))
+  await removeStaleSocket(socketPath)
+}
