@@ -125,3 +125,32 @@ describe('a crashed process', () => {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${ports.SERVICE_PORT}/v1/health`).then(() => false, () => true)) || null, { what: 'the gateway to stop too' })
   }, 90_000)
 })
+
+describe('with an RPC URL configured', () => {
+  it('runs the three services only: no dev chain, no dev key', async () => {
+    const { startAnvil } = await import('./support/anvil.js')
+    const chain = await startAnvil({ chainId: 8453 })
+    const dir = tempDataDir()
+    const ports = { SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()) }
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_RPC_URL_8453: chain.rpcUrl, ...ports },
+      cwd: repoRoot,
+    })
+    killOnExit(child)
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    try {
+      await waitFor(() => (out.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 60_000, what: 'the services' })
+      expect(out).not.toContain('development stack')
+      expect(out).not.toContain('dev wallet')
+      expect(existsSync(path.join(dir, 'dev-keystore'))).toBe(false)
+      expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
+      expect(out).toContain('keystore is empty')
+    } finally {
+      child.kill('SIGINT')
+      await new Promise((r) => child.once('exit', r))
+      await chain.stop()
+    }
+  }, 90_000)
+})
