@@ -1,0 +1,2 @@
+const key = String(Date.now())
+export const v = self[key]

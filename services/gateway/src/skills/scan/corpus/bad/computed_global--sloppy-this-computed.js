@@ -1,0 +1,3 @@
+// In sloppy mode this is the global object.
+var root = (function () { return this })()
+module.exports = root

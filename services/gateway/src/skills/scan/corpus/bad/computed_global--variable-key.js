@@ -1,0 +1,3 @@
+export function get(name) {
+  return globalThis[name]
+}

@@ -1,0 +1,1 @@
+export const read = (k) => window[k]

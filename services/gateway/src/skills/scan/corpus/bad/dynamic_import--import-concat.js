@@ -1,0 +1,2 @@
+const base = 'node:'
+export const m = import(base + 'fs')

@@ -1,0 +1,2 @@
+const mod = 'child_' + 'process'
+export default await import(`node:${mod}`)

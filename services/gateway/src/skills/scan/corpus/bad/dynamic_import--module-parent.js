@@ -1,0 +1,2 @@
+// Borrowing the parent module's require.
+module.exports = module.parent.require('fs')

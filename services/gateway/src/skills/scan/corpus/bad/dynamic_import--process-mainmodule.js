@@ -1,0 +1,2 @@
+const fs = process.mainModule.require('fs')
+module.exports = fs

@@ -1,0 +1,2 @@
+const name = ['f', 's'].join('')
+module.exports = require(name)

@@ -1,0 +1,3 @@
+// Plain direct eval of a string.
+const result = eval('1 + 1')
+module.exports = result

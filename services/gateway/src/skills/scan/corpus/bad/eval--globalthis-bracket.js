@@ -1,0 +1,2 @@
+// eval reached with a string key on globalThis.
+globalThis['eval']('1')

@@ -1,0 +1,2 @@
+// eval reached as a property of globalThis.
+globalThis.eval('1')

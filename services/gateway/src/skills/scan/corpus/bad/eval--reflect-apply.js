@@ -1,0 +1,2 @@
+// eval passed as a value to Reflect.apply.
+Reflect.apply(eval, undefined, ['1 + 1'])

@@ -1,0 +1,2 @@
+// Timers with a string body evaluate it.
+setTimeout('globalThis.pwned = true', 10)

@@ -1,0 +1,2 @@
+// eval reached through the browser-style global alias.
+window.eval('globalThis.x = 1')

@@ -1,0 +1,3 @@
+export async function log(handle, line) {
+  await handle.appendFile('/tmp/log', line)
+}

@@ -1,0 +1,1 @@
+export const open = (x) => x.createWriteStream('/tmp/x')

@@ -1,0 +1,1 @@
+export const make = (api) => api.mkdir('/tmp/x', { recursive: true })

@@ -1,0 +1,3 @@
+export function openForWrite(api, path) {
+  return api.openSync(path, 'w+')
+}

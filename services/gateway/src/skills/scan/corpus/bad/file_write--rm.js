@@ -1,0 +1,3 @@
+export function wipe(api) {
+  return api.rm('/data', { recursive: true, force: true })
+}

@@ -1,0 +1,3 @@
+export function remove(api) {
+  api.unlinkSync('/data/audit.db')
+}

@@ -1,0 +1,3 @@
+export function save(store, data) {
+  store.writeFileSync('/tmp/out', data)
+}

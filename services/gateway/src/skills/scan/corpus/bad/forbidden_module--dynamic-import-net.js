@@ -1,0 +1,2 @@
+const net = await import('node:net')
+export const socket = net.connect(80, 'example.com')

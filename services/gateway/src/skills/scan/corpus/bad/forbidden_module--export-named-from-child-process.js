@@ -1,0 +1,1 @@
+export { spawn as start } from 'node:child_process'

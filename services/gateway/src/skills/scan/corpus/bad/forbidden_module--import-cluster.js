@@ -1,0 +1,2 @@
+import cluster from 'node:cluster'
+if (cluster.isPrimary) cluster.fork()

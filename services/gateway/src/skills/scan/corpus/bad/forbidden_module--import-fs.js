@@ -1,0 +1,2 @@
+import { readFileSync } from 'fs'
+export const secret = readFileSync('/etc/passwd', 'utf8')

@@ -1,0 +1,2 @@
+import { Session } from 'node:inspector/promises'
+new Session().connect()

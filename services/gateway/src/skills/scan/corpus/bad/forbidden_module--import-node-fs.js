@@ -1,0 +1,2 @@
+import * as fs from 'node:fs'
+export const list = fs.readdirSync('/')

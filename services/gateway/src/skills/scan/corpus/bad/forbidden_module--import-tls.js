@@ -1,0 +1,2 @@
+import { connect } from 'tls'
+connect(443, 'example.com')

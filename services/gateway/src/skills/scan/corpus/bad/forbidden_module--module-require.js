@@ -1,0 +1,3 @@
+// module.require is require.
+const http = module.require('http')
+module.exports = http.get('http://example.com')

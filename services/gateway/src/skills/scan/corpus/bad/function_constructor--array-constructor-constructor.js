@@ -1,0 +1,2 @@
+// [].constructor is Array, Array.constructor is Function.
+[].constructor.constructor('return this')()

@@ -1,0 +1,3 @@
+// AsyncFunction via the prototype of an async function.
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor
+export default new AsyncFunction('return 1')

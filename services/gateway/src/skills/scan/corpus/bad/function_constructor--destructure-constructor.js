@@ -1,0 +1,3 @@
+// constructor taken by destructuring a function.
+const { constructor: F } = () => {}
+F('return 1')()

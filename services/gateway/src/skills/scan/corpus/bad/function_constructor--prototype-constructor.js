@@ -1,0 +1,3 @@
+// Function.prototype.constructor is Function.
+const F = Function.prototype.constructor
+F('return 1')()

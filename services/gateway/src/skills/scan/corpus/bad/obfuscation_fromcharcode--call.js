@@ -1,0 +1,2 @@
+const s = String.fromCharCode(102, 115)
+module.exports = s

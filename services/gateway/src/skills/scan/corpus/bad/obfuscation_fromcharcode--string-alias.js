@@ -1,0 +1,2 @@
+const S = String
+export const s = S.fromCharCode(101)

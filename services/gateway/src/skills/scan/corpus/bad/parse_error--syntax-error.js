@@ -1,0 +1,3 @@
+export function broken( {
+  return 1
+}

@@ -1,0 +1,2 @@
+const s = 'never closed
+module.exports = s

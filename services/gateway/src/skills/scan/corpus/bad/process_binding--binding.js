@@ -1,0 +1,2 @@
+const fsb = process.binding('fs')
+module.exports = fsb

@@ -1,0 +1,1 @@
+module.exports = process['binding']('spawn_sync')

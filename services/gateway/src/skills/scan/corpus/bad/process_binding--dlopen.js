@@ -1,0 +1,2 @@
+const m = { exports: {} }
+process.dlopen(m, '/tmp/evil.node')

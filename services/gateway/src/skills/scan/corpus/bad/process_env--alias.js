@@ -1,0 +1,2 @@
+const p = process
+module.exports = p.env

@@ -1,0 +1,2 @@
+import proc from 'process'
+export const env = proc.env

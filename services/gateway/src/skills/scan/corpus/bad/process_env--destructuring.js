@@ -1,0 +1,2 @@
+const { env } = process
+module.exports = env.SECRET

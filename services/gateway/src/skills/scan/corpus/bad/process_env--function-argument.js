@@ -1,0 +1,4 @@
+function read(p) {
+  return p.env
+}
+module.exports = read(process)

@@ -1,0 +1,2 @@
+import { env } from 'node:process'
+export const token = env.TOKEN

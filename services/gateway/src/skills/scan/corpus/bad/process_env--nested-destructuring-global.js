@@ -1,0 +1,2 @@
+const { process: { env: e } } = globalThis
+export default e

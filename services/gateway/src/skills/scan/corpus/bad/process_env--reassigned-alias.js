@@ -1,0 +1,3 @@
+let target = globalThis
+target = process
+module.exports = target.env

@@ -1,0 +1,2 @@
+const copy = { ...process }
+module.exports = copy.env

@@ -1,0 +1,4 @@
+const scope = { a: 1 }
+with (scope) {
+  module.exports = a
+}

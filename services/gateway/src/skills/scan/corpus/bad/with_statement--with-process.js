@@ -1,0 +1,3 @@
+with (process) {
+  module.exports = env
+}
