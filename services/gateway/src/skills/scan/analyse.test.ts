@@ -150,6 +150,9 @@ const REJECT: Array<[RuleId, string]> = [
   ['forbidden_module', "import x from 'fs' with { type: 'json' }"],
   ['forbidden_module', "require('_http_client')"],
   ['forbidden_module', "require('v8').setFlagsFromString('--allow-natives-syntax')"],
+  ['forbidden_module', "require('/usr/lib/node_modules/npm/index.js')"],
+  ['forbidden_module', "import '../../gateway/dist/main.js'"],
+  ['forbidden_module', "import { DatabaseSync } from 'node:sqlite'"],
   ['dynamic_import', 'require(...names)'],
   ['dynamic_import', 'require`fs`'],
   ['dynamic_import', "const { require: r } = module; r('fs')"],
@@ -225,6 +228,8 @@ const ACCEPT: string[] = [
   'const v = obj[key]',
   'exports.run = async () => 1',
   "const x = 'a' + 'b' + 'c'",
+  'if (!globalThis.countersign) throw new Error("no api")',
+  "const api = globalThis.countersign ? globalThis.countersign : null",
 ]
 
 describe('rules on snippets', () => {
@@ -234,6 +239,23 @@ describe('rules on snippets', () => {
 
   it.each(ACCEPT)('accepts: %s', (src) => {
     expect(analyseSource('s.js', src)).toEqual([])
+  })
+})
+
+describe('paths and data files', () => {
+  it('relative imports may move around inside the skill root but not leave it', () => {
+    expect(analyseSource('lib/deep/a.js', "import x from '../../b.js'\nrequire('./c.js')")).toEqual([])
+    expect(rules(analyseSource('lib/a.js', "require('../../outside.js')"))).toEqual(['forbidden_module'])
+    expect(rules(analyseSource('a.js', "import('../sibling-skill/x.js')"))).toEqual(['forbidden_module'])
+  })
+
+  it('a .json file is data: valid JSON passes, invalid JSON is a parse_error, payloads are flagged', () => {
+    expect(analyseSource('abi.json', JSON.stringify([{ type: 'constructor', inputs: [] }]))).toEqual([])
+    expect(rules(analyseSource('bad.json', '{"a": 1,}'))).toEqual(['parse_error'])
+    const payload = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7919) % 256)).toString('base64')
+    expect(rules(analyseSource('blob.json', JSON.stringify({ data: [payload] })))).toEqual(['obfuscation_entropy'])
+    // JavaScript in a .json file cannot run: Node parses .json as JSON.
+    expect(rules(analyseSource('code.json', "eval('1')"))).toEqual(['parse_error'])
   })
 })
 

@@ -139,6 +139,13 @@ function staticKeyName(key: Node): string | null {
 }
 
 const COMPARISON = new Set(['===', '!==', '==', '!='])
+/** Global functions whose result on a constant is folded to a constant. */
+const STRING_DECODERS: Readonly<Record<string, (s: string) => string>> = {
+  decodeURIComponent,
+  decodeURI,
+  unescape,
+  String,
+}
 const FOLD_MAX_LENGTH = 10_000
 const FOLD_MAX_DEPTH = 64
 const TICK_EVERY = 512
@@ -544,16 +551,7 @@ class Analyser {
     }
     const callee = node.callee
     if (callee.type === 'Identifier') {
-      const decode =
-        callee.name === 'decodeURIComponent'
-          ? decodeURIComponent
-          : callee.name === 'decodeURI'
-            ? decodeURI
-            : callee.name === 'unescape'
-              ? unescape
-              : callee.name === 'String'
-                ? String
-                : null
+      const decode = Object.hasOwn(STRING_DECODERS, callee.name) ? STRING_DECODERS[callee.name] : undefined
       const arg = args[0]
       if (!decode || !arg) return null
       const v = sub(arg)
@@ -739,6 +737,14 @@ class Analyser {
         return null
       case 'UnaryExpression':
         if (parent.operator === 'typeof' || parent.operator === 'void' || parent.operator === 'delete') return null
+        if (parent.operator === '!') return null
+        break
+      case 'IfStatement':
+      case 'WhileStatement':
+      case 'DoWhileStatement':
+      case 'ForStatement':
+      case 'ConditionalExpression':
+        if (parent.test === node) return null // only its truthiness is used
         break
       case 'BinaryExpression':
         if (COMPARISON.has(parent.operator) || parent.operator === 'instanceof') return null
@@ -915,13 +921,13 @@ class Analyser {
       this.report(node, 'dynamic_import', 'module loaded with a non-constant specifier')
       return
     }
-    const why = forbiddenModuleReason(spec)
+    const why = forbiddenModuleReason(spec, this.file)
     if (why !== null) this.report(node, 'forbidden_module', `'${spec}' is forbidden (${why})`)
   }
 
   private checkSpecifier(node: Node, source: acorn.Literal): void {
     if (typeof source.value !== 'string') return
-    const why = forbiddenModuleReason(source.value)
+    const why = forbiddenModuleReason(source.value, this.file)
     if (why !== null) this.report(node, 'forbidden_module', `'${source.value}' is forbidden (${why})`)
   }
 
@@ -971,6 +977,39 @@ class Analyser {
 }
 
 /**
+ * A `.json` file is data: Node loads it with JSON.parse whether it is
+ * required or imported (with `{ type: 'json' }`), so it cannot run. It must
+ * still be valid JSON, and its strings get the entropy rule.
+ */
+function analyseJson(file: string, source: string): string[] {
+  let value: unknown
+  try {
+    value = JSON.parse(source)
+  } catch (e) {
+    if (e instanceof RangeError) return [formatFinding(file, 1, 'too_large', 'nesting too deep to analyse')]
+    const message = e instanceof Error ? e.message : String(e)
+    const pos = /position (\d+)/.exec(message)
+    const line = pos ? source.slice(0, Number(pos[1])).split(/\r\n?|\n/).length : 1
+    return [formatFinding(file, line, 'parse_error', `parse error: invalid JSON: ${message}`)]
+  }
+  const findings: string[] = []
+  const stack: unknown[] = [value]
+  while (stack.length > 0 && findings.length < MAX_FINDINGS_PER_FILE) {
+    const v = stack.pop()
+    if (typeof v === 'string') {
+      if (isHighEntropy(v)) {
+        findings.push(formatFinding(file, 1, 'obfuscation_entropy', `${v.length}-character high-entropy JSON string`))
+      }
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item)
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) stack.push(k, child)
+    }
+  }
+  return findings
+}
+
+/**
  * Analyses one file. Returns findings "<file>:<line>: <rule-id>: <explanation>"
  * (empty when the file passes). Never throws for any input: failures become
  * findings (parse_error, too_large, timeout, scan_error).
@@ -987,6 +1026,7 @@ export function analyseSource(file: string, source: string, limits?: Partial<Sca
   if (bytes > maxBytes) {
     return [formatFinding(file, 1, 'too_large', `${bytes} bytes exceeds the ${maxBytes}-byte limit; not parsed`)]
   }
+  if (/\.json$/i.test(file)) return analyseJson(file, source)
   let parsed: Parsed
   try {
     parsed = parse(source)

@@ -89,8 +89,9 @@ describe('createScanPool', () => {
     } finally {
       clearInterval(timer)
     }
-    // Parsing 2.4 MB on the main thread would block it for hundreds of ms.
-    expect(worst).toBeLessThan(100)
+    // Analysing 2.4 MB on the main thread would block it for well over a
+    // second; the bound leaves room for a busy CI machine.
+    expect(worst).toBeLessThan(250)
   })
 })
 

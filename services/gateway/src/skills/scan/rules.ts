@@ -7,6 +7,8 @@
 // `scanFindings` strings "<file>:<line>: <rule-id>: <explanation>"), so
 // they must stay stable.
 
+import { posix } from 'node:path'
+
 export const RULE_IDS = [
   'eval',
   'function_constructor',
@@ -36,7 +38,7 @@ export const RULE_DESCRIPTIONS: Readonly<Record<RuleId, string>> = {
   function_constructor:
     'Function / new Function, and function reflection that reaches it or code outside the file: .constructor (other than this.constructor), .caller, .callee, Error.prepareStackTrace',
   forbidden_module:
-    'import/require/export-from of child_process, fs, net, http(s/2), dgram, tls, dns, worker_threads, vm, cluster, inspector, module, v8, repl, wasi and Node internals, with or without node:, or of data:/http:/file: URLs; createRequire',
+    'import/require/export-from of child_process, fs, net, http(s/2), dgram, tls, dns, worker_threads, vm, cluster, inspector, module, v8, repl, wasi, sqlite and Node internals, with or without node:; of data:/http:/file: URLs, absolute paths or relative paths that leave the skill root; createRequire',
   dynamic_import:
     'require/import() whose argument is not a string constant, require used as a value, module.* other than exports, process.mainModule, top-level arguments (the CommonJS wrapper arguments include require)',
   network: 'fetch, XMLHttpRequest, WebSocket, EventSource, navigator.sendBeacon, in any spelling',
@@ -103,6 +105,7 @@ const FORBIDDEN_BUILTINS: ReadonlyMap<string, string> = new Map([
   ['repl', 'evaluates code'],
   ['wasi', 'grants file system access to WebAssembly'],
   ['trace_events', 'writes trace files'],
+  ['sqlite', 'creates and writes database files'],
   ['_http_agent', 'network access'],
   ['_http_client', 'network access'],
   ['_http_common', 'network access'],
@@ -121,13 +124,26 @@ export function normaliseSpecifier(spec: string): string {
   return s.replace(/\/+$/, '')
 }
 
-/** Why loading `spec` is forbidden, or null when it is allowed. */
-export function forbiddenModuleReason(spec: string): string | null {
+/**
+ * Why loading `spec` from the skill file `fromFile` (a path relative to the
+ * skill root) is forbidden, or null when it is allowed. Bare package names
+ * other than Node built-ins are allowed here: the sandbox must make sure
+ * nothing outside the skill root is resolvable.
+ */
+export function forbiddenModuleReason(spec: string, fromFile?: string): string | null {
   const raw = spec.trim().toLowerCase()
   // Code from URLs: data:/blob: are inline code (an eval in disguise),
   // http(s): is remote code, file: reaches outside the skill root.
   const scheme = /^([a-z][a-z0-9+.-]*):/.exec(raw)
   if (scheme && scheme[1] !== 'node') return `loads code from a ${scheme[1]}: URL`
+  if (spec.startsWith('/') || spec.startsWith('\\')) return 'an absolute path reaches outside the skill root'
+  if (fromFile !== undefined && /^\.\.?(\/|$)/.test(spec)) {
+    const from = fromFile.replace(/\\/g, '/')
+    if (!from.startsWith('/')) {
+      const target = posix.normalize(posix.join(posix.dirname(from), spec))
+      if (target === '..' || target.startsWith('../')) return 'a relative path leaves the skill root'
+    }
+  }
   const first = normaliseSpecifier(spec).split('/')[0] ?? ''
   const why = FORBIDDEN_BUILTINS.get(first)
   return why === undefined ? null : why
