@@ -15,6 +15,8 @@ import { createRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
+import { createSkillRegistry } from './skills/registry.js'
+import type { SkillFile } from './skills/skillFiles.js'
 
 export interface TestClock {
   (): number
@@ -34,7 +36,9 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
   return clock
 }
 
-export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock } = {}) {
+export async function makeTestGateway(
+  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; scan?: (files: SkillFile[]) => Promise<string[]>; operatorToken?: string | null } = {},
+) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
   const audit: AuditLog = openAuditLog(path.join(dataDir, 'audit.db'), { clock })
@@ -51,6 +55,14 @@ export async function makeTestGateway(opts: { policy?: Partial<PolicyConfig>; da
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
     approver: { call: async () => { throw new Error('no approver in inject tests') } },
     approverUrl: 'http://127.0.0.1:9',
+    skills: {
+      registry: createSkillRegistry(db),
+      dir: path.join(dataDir, 'skills'),
+      runDir: path.join(dataDir, 'run'),
+      // Route tests that do not reach step 5 need no scanner; skill tests pass the real pool.
+      scan: opts.scan ?? (async () => { throw new Error('no scanner in this test gateway') }),
+      operatorToken: () => (opts.operatorToken === undefined ? 'test-operator-token' : opts.operatorToken),
+    },
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers: defaultRouterTable(),
     clock,

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
+  approverMethods,
   createAjv,
   noPreflight,
   systemClock,
@@ -21,6 +22,9 @@ import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
 import { historyRoutes } from './routes/history.js'
 import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
+import { skillRoutes } from './routes/skills.js'
+import type { SkillRegistry } from './skills/registry.js'
+import type { SkillFile } from './skills/skillFiles.js'
 import { ChainFacts } from './preflight/chainFacts.js'
 import { findingsOf, runPreflight } from './preflight/runPreflight.js'
 import { preflightRoutes } from './routes/preflight.js'
@@ -51,6 +55,16 @@ export interface GatewayDeps {
   approver: ApproverCaller
   /** The approver's HTTP address, for the dashboard, pending, decide and the WebSocket. */
   approverUrl: string
+  skills: {
+    registry: SkillRegistry
+    /** SERVICE_SKILLS_DIR: a skill's files are read from <dir>/<name>/<path>. */
+    dir: string
+    scan: (files: SkillFile[]) => Promise<string[]>
+    /** DATA_DIR/run, for the per-run API sockets of the sandbox. */
+    runDir: string
+    /** The operator token now; null when SERVICE_OPERATOR_AUTH=off; undefined when none exists yet. */
+    operatorToken: () => string | null | undefined
+  }
   /** Replaces the chain preflight that approve-request runs (tests). */
   preflight?: RunPreflight
   clock?: Clock
@@ -131,6 +145,27 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(preflightRoutes, { audit: deps.audit, buildIntent, chains, preflight: preflightDeps })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
+  await app.register(skillRoutes, {
+    audit: deps.audit,
+    registry: deps.skills.registry,
+    skillsDir: deps.skills.dir,
+    scan: deps.skills.scan,
+    operatorToken: deps.skills.operatorToken,
+    clock,
+    runDir: deps.skills.runDir,
+    // A skill's intent takes the same road as any agent's: approve-request.
+    // If the skill is killed while its request waits, the request is withdrawn.
+    submitIntent: async (intent, signal) => {
+      const withdraw = () => void deps.approver.call(approverMethods.withdrawApproval, { intentId: intent.id }).catch(() => undefined)
+      signal.addEventListener('abort', withdraw, { once: true })
+      try {
+        const res = await app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+        return { status: res.statusCode, body: res.json() as unknown }
+      } finally {
+        signal.removeEventListener('abort', withdraw)
+      }
+    },
+  })
   const openapi = buildOpenApiDocument()
   app.get('/v1/openapi.json', async () => openapi)
   return app

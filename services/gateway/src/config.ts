@@ -16,6 +16,8 @@ export interface GatewayConfig {
   rpcUrlSources: Partial<Record<ChainId, string>>
   bodyLimitBytes: number
   approverUrl: string
+  skillsDir: string
+  operatorAuth: boolean
   aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
 }
 
@@ -54,6 +56,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     rpcUrls,
     rpcUrlSources,
     bodyLimitBytes: 64 * 1024,
+    skillsDir: path.resolve(nonEmpty(env.SERVICE_SKILLS_DIR) ?? path.join(nonEmpty(env.SERVICE_DATA_DIR) ?? 'data', 'skills')),
+    operatorAuth: nonEmpty(env.SERVICE_OPERATOR_AUTH) !== 'off',
     approverUrl: `http://127.0.0.1:${parsePort(env.SERVICE_APPROVER_PORT?.trim() || '3101')}`,
     aggregator: {
       apiKey: nonEmpty(env.AGGREGATOR_API_KEY) ?? null,

@@ -17,6 +17,9 @@ import { createRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
+import { createScanPool } from './skills/scan/pool.js'
+import { createSkillRegistry } from './skills/registry.js'
+import { currentOperatorToken } from '@countersign/shared/http/operatorAuth'
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
   const signer = createRpcClient({ socketPath: path.join(config.dataDir, 'run', SIGNER_SOCKET), timeoutMs: 15_000 })
   const approver = createRpcClient({ socketPath: path.join(config.dataDir, 'run', APPROVER_SOCKET), timeoutMs: 15_000 })
   const rateLimits = createRateLimitStore(db)
+  const scanPool = createScanPool({})
   const app = await buildGatewayApp({
     host: config.host,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -47,6 +51,13 @@ async function main(): Promise<void> {
     approver,
     approverUrl: config.approverUrl,
     aggregator: config.aggregator,
+    skills: {
+      registry: createSkillRegistry(db),
+      dir: config.skillsDir,
+      scan: (files) => scanPool.scan(files),
+      runDir: path.join(config.dataDir, 'run'),
+      operatorToken: () => (config.operatorAuth ? (currentOperatorToken(process.env, config.dataDir) ?? undefined) : null),
+    },
     logger: { level: config.logLevel },
   })
   let closing = false
@@ -58,6 +69,7 @@ async function main(): Promise<void> {
     signer.close()
     approver.close()
     rateLimits.flush()
+    await scanPool.close()
     await audit.close()
     db.close()
     process.exit(0)

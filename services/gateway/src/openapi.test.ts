@@ -26,9 +26,11 @@ const SPEC_ROUTES = [
   'post /v1/approvals/{requestId}/decide',
   'get /v1/approvals/history',
   'get /approval-ui',
+  'post /v1/skills/register',
+  'get /v1/skills',
+  'get /v1/skills/{name}',
+  'delete /v1/skills/{name}',
 ]
-/** SPEC's skill endpoints; they arrive with the skill registry (issue 5) and are described then. */
-const SPEC_SKILL_ROUTES = ['post /v1/skills/register', 'get /v1/skills', 'get /v1/skills/{name}', 'delete /v1/skills/{name}']
 
 describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -44,10 +46,8 @@ describe('OpenAPI document', () => {
     gw = await makeTestGateway()
     for (const r of described) {
       const [method, p] = r.split(' ') as [string, string]
-      const url = p.replace(/\{hash\}/, '0x' + 'ab'.repeat(32)).replace(/\{token\}|\{account\}/g, '0x' + '11'.repeat(20)).replace('{requestId}', 'x')
-      expect(gw.app.hasRoute({ method: method.toUpperCase() as 'GET', url: p.replace(/\{(\w+)\}/g, ':$1') }), `${r} (${url})`).toBe(true)
+      expect(gw.app.hasRoute({ method: method.toUpperCase() as 'GET', url: p.replace(/\{(\w+)\}/g, ':$1') }), r).toBe(true)
     }
-    for (const r of SPEC_SKILL_ROUTES) expect(described).not.toContain(r)
   })
 
   it('is served at GET /v1/openapi.json and checked in as docs/openapi.json, identical', async () => {

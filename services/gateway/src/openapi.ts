@@ -3,6 +3,7 @@ import {
   balanceParamsSchema,
   balanceQuerySchema,
   signAndSendBodySchema,
+  skillManifestSchema,
   txHashParamsSchema,
   txIntentSchema,
 } from '@countersign/shared'
@@ -21,6 +22,8 @@ const err = (description: string, schema: unknown = ref('SimpleError')) => json(
 
 const schemas = {
   TxIntent: txIntentSchema,
+  SkillManifest: skillManifestSchema,
+  SkillError: { type: 'object', required: ['registered', 'name', 'manifestHash', 'error'], properties: { registered: { const: false }, name: { type: 'string' }, manifestHash: { type: 'string' }, error: { type: 'string' }, validationErrors: { type: 'array', items: { type: 'string' } }, hashMismatches: { type: 'array', items: { type: 'object', required: ['file', 'expected', 'actual'], properties: { file: { type: 'string' }, expected: { type: 'string' }, actual: { type: ['string', 'null'] } } } }, scanFindings: { type: 'array', items: { type: 'string' } } } },
   ValidationError: obj({ statusCode: { type: 'integer' }, error: str, message: str }),
   SimpleError: { type: 'object', required: ['error', 'message'], properties: { error: str, message: str } },
   PolicyError: { type: 'object', required: ['error', 'reasons', 'policyVersion'], properties: { error: { const: 'policy_denied' }, decision: { const: 'deny' }, reasons: { type: 'array', items: str }, policyVersion: str } },
@@ -174,6 +177,40 @@ export function buildOpenApiDocument() {
         },
       },
       '/approval-ui': { get: { operationId: 'dashboard', responses: { '200': { description: 'The operator dashboard', content: { 'text/html': { schema: str } } } } } },
+      '/v1/skills/register': {
+        post: {
+          operationId: 'registerSkill',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('SkillManifest') } } },
+          responses: {
+            '200': json(obj({ registered: { const: true }, name: str, manifestHash: hash }), 'Registered'),
+            '400': err('schema_validation_failed, signature_verification_failed, file_hash_mismatch or static_scan_failed', ref('SkillError')),
+            '409': err('duplicate_skill', ref('SkillError')),
+          },
+        },
+      },
+      '/v1/skills': { get: { operationId: 'listSkills', responses: { '200': json({ type: 'array', items: obj({ name: str, publisher: str, actions: { type: 'array', items: str }, chains: { type: 'array', items: { type: 'integer' } } }) }, 'Active skills') } } },
+      '/v1/skills/{name}': {
+        get: { operationId: 'getSkill', parameters: [{ name: 'name', in: 'path', required: true, schema: str }], responses: { '200': json({ type: 'object' }, 'The manifest without its signature'), '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })) } },
+        delete: {
+          operationId: 'revokeSkill',
+          security: [{ operatorToken: [] }],
+          parameters: [{ name: 'name', in: 'path', required: true, schema: str }],
+          responses: { '200': json(obj({ name: str, revoked: { const: true } }), 'Revoked'), '401': err('operator_auth_required'), '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })) },
+        },
+      },
+      '/v1/skills/{name}/run': {
+        post: {
+          operationId: 'runSkill',
+          description: 'Runs the skill in the sandbox; its intents go through policy and approval.',
+          parameters: [{ name: 'name', in: 'path', required: true, schema: str }],
+          requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { input: {} } } } } },
+          responses: {
+            '200': json({ type: 'object', required: ['exitCode', 'output', 'durationMs'], properties: { exitCode: { type: ['integer', 'null'] }, output: {}, durationMs: { type: 'number' }, error: { enum: ['timeout', 'memory', 'crash'] }, stderr: str } }, 'Ran (error says why it stopped early)'),
+            '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })),
+            '409': err('skill_files_changed'),
+          },
+        },
+      },
     },
   }
 }

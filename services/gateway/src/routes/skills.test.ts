@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { makeTestGateway } from '../app.testkit.js'
+import { manifestHash, type SkillManifest, type UnsignedManifest } from '../skills/manifest.js'
+import { createScanPool } from '../skills/scan/pool.js'
+
+const publisher = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
+const stranger = privateKeyToAccount('0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6')
+const sha = (s: string) => createHash('sha256').update(s).digest('hex')
+const GOOD = 'export async function run(input, api) {\n  return { greeting: `hello ${input.name}` }\n}\n'
+
+const pool = createScanPool({})
+afterAll(() => pool.close())
+let gw: Awaited<ReturnType<typeof makeTestGateway>>
+beforeAll(() => undefined)
+afterEach(async () => {
+  await gw?.close()
+})
+
+async function setup() {
+  gw = await makeTestGateway({ scan: (files) => pool.scan(files) })
+  return gw
+}
+
+function writeSkill(name: string, files: Record<string, string>) {
+  const root = path.join(gw.dataDir, 'skills', name)
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, p)), { recursive: true })
+    writeFileSync(path.join(root, p), text)
+  }
+  return root
+}
+
+async function sign(m: UnsignedManifest, account = publisher): Promise<SkillManifest> {
+  const signature = await account.signMessage({ message: { raw: manifestHash(m) } })
+  return { ...m, signature }
+}
+
+function manifest(name: string, files: Record<string, string>, o: Partial<UnsignedManifest> = {}): UnsignedManifest {
+  return {
+    version: '1',
+    name,
+    publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
+    permissions: { actions: ['transfer'], chains: [8453], network: false, filesystem: false },
+    sandbox: { memoryMb: 64, timeoutMs: 5000, allowSpawn: false },
+    files: Object.entries(files).map(([p, text]) => ({ path: p, sha256: sha(text) })),
+    ...o,
+  }
+}
+
+const register = (body: unknown) => gw.app.inject({ method: 'POST', url: '/v1/skills/register', payload: body as object })
+const events = () => gw.audit.list({ limit: 20 })
+
+describe('skill registration', () => {
+  it('registers a signed skill whose files match and pass the scan; lists, gets and revokes it', async () => {
+    await setup()
+    writeSkill('greeter', { 'index.js': GOOD })
+    const m = await sign(manifest('greeter', { 'index.js': GOOD }))
+    const res = await register(m)
+    expect(res.statusCode).toBe(200)
+    const hash = manifestHash(manifest('greeter', { 'index.js': GOOD }))
+    expect(res.json()).toEqual({ registered: true, name: 'greeter', manifestHash: hash })
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', intentId: 'system', data: { skillName: 'greeter', manifestHash: hash, publisherAddress: publisher.address } })
+
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills' })).json()).toEqual([{ name: 'greeter', publisher: 'Acme Skills', actions: ['transfer'], chains: [8453] }])
+    const got = (await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).json()
+    expect(got.signature).toBeUndefined()
+    expect(got.name).toBe('greeter')
+
+    // Duplicate while active.
+    const dup = await register(m)
+    expect(dup.statusCode).toBe(409)
+    expect(dup.json()).toMatchObject({ registered: false, name: 'greeter', manifestHash: '', error: 'duplicate_skill' })
+
+    // Revoking needs the operator token.
+    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter' })).statusCode).toBe(401)
+    const del = await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: { authorization: 'Bearer test-operator-token' } })
+    expect(del.json()).toEqual({ name: 'greeter', revoked: true })
+    expect(events()[0]).toMatchObject({ event: 'skill_revoked', data: { skillName: 'greeter' } })
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).json()).toEqual({ error: 'skill_not_found', name: 'greeter' })
+    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: { authorization: 'Bearer test-operator-token' } })).statusCode).toBe(404)
+    // The name may be registered again.
+    expect((await register(m)).statusCode).toBe(200)
+  })
+
+  it('1. schema: every problem listed', async () => {
+    await setup()
+    const res = await register({ version: '2', name: 'x', extra: true })
+    expect(res.statusCode).toBe(400)
+    const body = res.json()
+    expect(body).toMatchObject({ registered: false, name: 'x', manifestHash: '', error: 'schema_validation_failed' })
+    expect(body.validationErrors.length).toBeGreaterThan(3)
+    expect(body.validationErrors.join('\n')).toMatch(/additional property 'extra'/)
+    expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'x', reason: 'schema_validation_failed' } })
+    const notAnObject = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/json' }, payload: '"just a string"' })
+    expect(notAnObject.statusCode).toBe(400)
+    expect(notAnObject.json()).toMatchObject({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed' })
+  })
+
+  it('2. signature: another signer, and a malformed signature, are signature_verification_failed', async () => {
+    await setup()
+    writeSkill('s2', { 'index.js': GOOD })
+    const byStranger = await sign(manifest('s2', { 'index.js': GOOD }), stranger)
+    expect((await register(byStranger)).json()).toMatchObject({ registered: false, error: 'signature_verification_failed', manifestHash: '' })
+    const garbage = { ...byStranger, signature: '0x' + 'ff'.repeat(65) }
+    const res = await register(garbage)
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error).toBe('signature_verification_failed')
+    // A signed manifest changed afterwards no longer verifies.
+    const good = await sign(manifest('s2', { 'index.js': GOOD }))
+    expect((await register({ ...good, sandbox: { ...good.sandbox, allowSpawn: true } })).json().error).toBe('signature_verification_failed')
+  })
+
+  it('4. files: mismatches with expected and actual, missing files, paths outside the root refused unread', async () => {
+    await setup()
+    const root = writeSkill('s4', { 'index.js': GOOD, 'lib/util.js': 'export const x = 1\n' })
+    writeFileSync(path.join(gw.dataDir, 'secret.txt'), 'do not read')
+    symlinkSync(path.join(gw.dataDir, 'secret.txt'), path.join(root, 'link.js'))
+    const m = manifest('s4', { 'index.js': GOOD })
+    m.files.push({ path: 'lib/util.js', sha256: 'a'.repeat(64) }, { path: 'missing.js', sha256: 'b'.repeat(64) }, { path: '../secret.txt', sha256: 'c'.repeat(64) }, { path: '/etc/passwd', sha256: 'd'.repeat(64) }, { path: 'link.js', sha256: 'e'.repeat(64) })
+    const res = await register(await sign(m))
+    expect(res.statusCode).toBe(400)
+    const body = res.json()
+    expect(body.error).toBe('file_hash_mismatch')
+    expect(body.hashMismatches).toEqual(
+      expect.arrayContaining([
+        { file: 'lib/util.js', expected: 'a'.repeat(64), actual: sha('export const x = 1\n') },
+        { file: 'missing.js', expected: 'b'.repeat(64), actual: null },
+        { file: '../secret.txt', expected: 'c'.repeat(64), actual: null },
+        { file: '/etc/passwd', expected: 'd'.repeat(64), actual: null },
+        { file: 'link.js', expected: 'e'.repeat(64), actual: null },
+      ]),
+    )
+    expect(body.message).toMatch(/not read/)
+  })
+
+  it('5. static analysis: findings name file, line and rule', async () => {
+    await setup()
+    const bad = "import { readFileSync } from 'node:fs'\nexport function run() {\n  return eval('1 + 1') + process.env.SECRET\n}\n"
+    writeSkill('s5', { 'index.js': bad })
+    const res = await register(await sign(manifest('s5', { 'index.js': bad })))
+    expect(res.statusCode).toBe(400)
+    const body = res.json()
+    expect(body).toMatchObject({ registered: false, name: 's5', manifestHash: '', error: 'static_scan_failed' })
+    const text = body.scanFindings.join('\n')
+    expect(text).toMatch(/index\.js:1: forbidden_module/)
+    expect(text).toMatch(/index\.js:3: eval/)
+    expect(text).toMatch(/index\.js:3: process_env/)
+  })
+})

@@ -1,0 +1,134 @@
+import type { FastifyPluginAsync } from 'fastify'
+import path from 'node:path'
+import { createAjv, listValidationErrors, skillManifestSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
+import { HttpError } from '@countersign/shared/http/errors'
+import { bearerMatches } from '@countersign/shared/http/operatorAuth'
+import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
+import type { SkillRegistry } from '../skills/registry.js'
+import { openSkillApiSocket } from '../skills/sandbox/apiSocket.js'
+import { resultOf, runSandboxed } from '../skills/sandbox/runSkill.js'
+import { checkSkillFiles, type SkillFile } from '../skills/skillFiles.js'
+
+export interface SkillRouteOptions {
+  audit: AuditLog
+  registry: SkillRegistry
+  skillsDir: string
+  /** Static analysis of the skill's files (off the event loop); findings reject. */
+  scan: (files: SkillFile[]) => Promise<string[]>
+  /** The operator token now, or null when operator auth is off. Throws 401 when no token exists yet. */
+  operatorToken: () => string | null | undefined
+  clock: Clock
+  /** DATA_DIR/run: where per-run API sockets are created. */
+  runDir: string
+  /** Sends a skill's intent through approve-request; `signal` aborts when the skill is gone. */
+  submitIntent: (intent: TxIntent, signal: AbortSignal) => Promise<{ status: number; body: unknown }>
+}
+
+const runBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { input: {} },
+} as const
+
+const nameSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 128 } } } as const
+
+export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, opts) => {
+  const validate = createAjv({ allErrors: true }).compile<SkillManifest>(skillManifestSchema)
+  const { audit, registry } = opts
+
+  app.post('/v1/skills/register', async (req, reply) => {
+    const body = req.body as Record<string, unknown> | undefined
+    const name = typeof body?.name === 'string' ? body.name.slice(0, 128) : ''
+    const fail = async (status: number, error: string, extra: Record<string, unknown> = {}, hash = '') => {
+      await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: name, reason: error } })
+      return reply.code(status).send({ registered: false, name, manifestHash: hash, error, ...extra })
+    }
+    // 1. schema
+    if (!validate(body)) return fail(400, 'schema_validation_failed', { validationErrors: listValidationErrors(validate.errors) })
+    const manifest = body
+    // 2. signature
+    if (!(await signatureMatchesPublisher(manifest))) return fail(400, 'signature_verification_failed', { message: `the signature does not recover ${manifest.publisher.address}` })
+    // 3. manifest hash
+    const unsigned = withoutSignature(manifest)
+    const hash = manifestHash(unsigned)
+    // 4. file hashes, inside SKILLS_DIR/<name> only
+    const files = await checkSkillFiles(opts.skillsDir, manifest.name, manifest.files)
+    if (files.refused.length > 0 || files.mismatches.length > 0) {
+      return fail(400, 'file_hash_mismatch', {
+        hashMismatches: [...files.refused.map((file) => ({ file, expected: manifest.files.find((f) => f.path === file)!.sha256, actual: null })), ...files.mismatches],
+        ...(files.refused.length ? { message: `not read (absolute, '..' or outside the skill root): ${files.refused.join(', ')}` } : {}),
+      })
+    }
+    // 5. static analysis
+    const findings = await opts.scan(files.sources)
+    if (findings.length > 0) return fail(400, 'static_scan_failed', { scanFindings: findings })
+    // 6. duplicate name, then store
+    const added = registry.add({ name: manifest.name, manifest: unsigned, manifestHash: hash, publisherAddress: manifest.publisher.address, registeredAt: opts.clock() })
+    if (!added) return fail(409, 'duplicate_skill', { message: `an active skill is already registered as ${manifest.name}` })
+    await audit.append({ intentId: 'system', event: 'skill_registered', data: { skillName: manifest.name, manifestHash: hash, publisherAddress: manifest.publisher.address } })
+    return { registered: true, name: manifest.name, manifestHash: hash }
+  })
+
+  app.get('/v1/skills', async () =>
+    registry.list().map((s) => ({ name: s.name, publisher: s.manifest.publisher.name, actions: s.manifest.permissions.actions, chains: s.manifest.permissions.chains })),
+  )
+
+  app.get('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
+    const { name } = req.params as { name: string }
+    const skill = registry.active(name)
+    if (!skill) return reply.code(404).send({ error: 'skill_not_found', name })
+    return skill.manifest
+  })
+
+  app.delete('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
+    const token = opts.operatorToken()
+    if (token !== null && (token === undefined || !bearerMatches(req.headers.authorization, token))) {
+      throw new HttpError(401, { error: 'operator_auth_required', message: 'revoking a skill needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)' })
+    }
+    const { name } = req.params as { name: string }
+    if (!registry.revoke(name, opts.clock())) return reply.code(404).send({ error: 'skill_not_found', name })
+    await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name } })
+    return { name, revoked: true }
+  })
+
+  app.post('/v1/skills/:name/run', { schema: { params: nameSchema, body: runBodySchema } }, async (req, reply) => {
+    const { name } = req.params as { name: string }
+    const skill = registry.active(name)
+    if (!skill) return reply.code(404).send({ error: 'skill_not_found', name })
+    const failed = (error: string, detail?: string) =>
+      audit.append({ intentId: 'system', event: 'sandbox_error', data: { skillName: name, error, ...(detail ? { detail } : {}) } })
+    // The files must still be the ones that were registered and scanned.
+    const files = await checkSkillFiles(opts.skillsDir, name, skill.manifest.files)
+    if (files.refused.length > 0 || files.mismatches.length > 0) {
+      await failed('crash', 'skill files changed since registration')
+      return reply.code(409).send({ error: 'skill_files_changed', message: `the files of ${name} no longer match its manifest; register it again`, hashMismatches: files.mismatches })
+    }
+    const entry = skill.manifest.files.some((f) => f.path === 'index.js') ? 'index.js' : skill.manifest.files[0]?.path
+    if (!entry) return reply.code(409).send({ error: 'skill_has_no_entry', message: `${name} declares no files` })
+    const api = await openSkillApiSocket({
+      runDir: opts.runDir,
+      skill,
+      submit: opts.submitIntent,
+      onForbidden: (reason) => void failed('forbidden_action', reason),
+    })
+    let result
+    try {
+      result = await runSandboxed({
+        skillRoot: path.resolve(opts.skillsDir, name),
+        entry,
+        input: (req.body as { input?: unknown } | undefined)?.input ?? null,
+        apiSocket: api.socketPath,
+        limits: { ...skill.manifest.sandbox, filesystem: skill.manifest.permissions.filesystem },
+      })
+    } finally {
+      await api.close()
+    }
+    if (result.error) await failed(result.error, result.stderr.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 500))
+    return {
+      exitCode: result.exitCode,
+      output: resultOf(result.output),
+      durationMs: result.durationMs,
+      ...(result.error ? { error: result.error, stderr: result.stderr.slice(-2000) } : {}),
+    }
+  })
+}

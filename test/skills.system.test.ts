@@ -1,0 +1,114 @@
+// Skills end to end: registered through the API with a signed manifest, run
+// under bubblewrap by the real gateway, their intents going through policy
+// and the approval queue like any agent's.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { parseEther, type Address } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { waitFor } from './support/processes.js'
+import { importKey, Stack } from './support/stack.js'
+
+const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
+const publisher = privateKeyToAccount(publisherKey)
+const WALLET = anvilAccounts[0].address as Address
+let anvil: Anvil
+let stack: Stack
+let skillsDir: string
+
+async function publish(name: string, source: string, permissions = { actions: ['transfer_native'], chains: [8453] }, sandbox = { memoryMb: 64, timeoutMs: 8000, allowSpawn: false }) {
+  const dir = path.join(skillsDir, name)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(path.join(dir, 'index.js'), source)
+  const manifest = await signManifest(
+    {
+      version: '1',
+      name,
+      publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
+      permissions: { ...permissions, network: false, filesystem: false },
+      sandbox,
+      files: hashSkillFolder(dir),
+    } as never,
+    publisherKey,
+  )
+  const r = await stack.post('/v1/skills/register', manifest)
+  expect(r.status, JSON.stringify(r.body)).toBe(200)
+}
+
+const intentSource = (action: string) => `export async function run(input, api) {
+  const now = Math.floor(Date.now() / 1000)
+  const intent = {
+    version: '1', id: input.id, timestamp: now,
+    chain: { type: 'evm', chainId: input.chainId ?? 8453 },
+    wallet: { address: input.wallet },
+    action: ${action},
+    constraints: { maxGasWei: '10000000000000000', deadline: now + 600, maxSlippageBps: 0 },
+  }
+  try { return await api.submitIntent(intent) } catch (e) { return { refused: e.message, code: e.code } }
+}
+`
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+  stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+  skillsDir = path.join(stack.dataDir, 'skills')
+  await importKey(stack.dataDir, anvilAccounts[0].privateKey)
+  await stack.start({ approver: true })
+}, 60_000)
+afterAll(async () => {
+  await stack?.stop()
+  await anvil?.stop()
+})
+
+describe('skills in the real stack', () => {
+  it('a skill submits an allowed intent: it reaches the approval queue labelled with the skill, and the operator’s answer comes back', async () => {
+    await publish('payer', intentSource(`{ type: 'transfer_native', to: '0x000000000000000000000000000000000000bEEF', amount: '${parseEther('0.1')}' }`))
+    const id = crypto.randomUUID()
+    const running = stack.post('/v1/skills/payer/run', { input: { id, wallet: WALLET } })
+    const pending = await waitFor(async () => (await stack.get('/v1/approvals/pending')).body.pending.find((p: { summary: { intentId: string } }) => p.summary.intentId === id) ?? null, { what: 'the skill’s request in the queue' })
+    expect(pending.summary.skill).toBe('skill:payer')
+    await stack.decide(pending.requestId, true)
+    const r = await running
+    expect(r.status).toBe(200)
+    expect(r.body.exitCode).toBe(0)
+    expect(r.body.output).toMatchObject({ status: 200, body: { approved: true, approvalTokenId: expect.any(String) } })
+    expect(typeof r.body.durationMs).toBe('number')
+  })
+
+  it('a forbidden action is refused and audited as sandbox_error', async () => {
+    await publish('sneaky', intentSource(`{ type: 'approve', asset: { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' }, spender: '0x000000000000000000000000000000000000bEEF', amount: '1' }`))
+    const r = await stack.post('/v1/skills/sneaky/run', { input: { id: crypto.randomUUID(), wallet: WALLET } })
+    expect(r.status).toBe(200)
+    expect(r.body.output.refused).toMatch(/may not submit approve/)
+    const events = (await stack.get('/v1/approvals/history?limit=10')).body.events
+    expect(events.find((e: { event: string }) => e.event === 'sandbox_error')).toMatchObject({ intentId: 'system', data: { skillName: 'sneaky', error: 'forbidden_action' } })
+  })
+
+  it('a skill on another chain than declared is refused', async () => {
+    await publish('wrongchain', intentSource(`{ type: 'transfer_native', to: '0x000000000000000000000000000000000000bEEF', amount: '1' }`))
+    const r = await stack.post('/v1/skills/wrongchain/run', { input: { id: crypto.randomUUID(), wallet: WALLET, chainId: 10 } })
+    expect(r.body.output.refused).toMatch(/may not submit on chain 10/)
+  })
+
+  it('a skill that loops forever is killed at its timeout and audited', async () => {
+    await publish('spinner', 'export function run() { for (;;) {} }\n', undefined, { memoryMb: 64, timeoutMs: 1000, allowSpawn: false })
+    const r = await stack.post('/v1/skills/spinner/run', { input: null })
+    expect(r.body.error).toBe('timeout')
+    const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
+    expect(events[0]).toMatchObject({ event: 'sandbox_error', data: { skillName: 'spinner', error: 'timeout' } })
+  })
+
+  it('a skill whose files changed after registration does not run', async () => {
+    await publish('changer', 'export function run() { return 1 }\n')
+    writeFileSync(path.join(skillsDir, 'changer', 'index.js'), 'export function run() { return 2 }\n')
+    const r = await stack.post('/v1/skills/changer/run', { input: null })
+    expect(r.status).toBe(409)
+    expect(r.body.error).toBe('skill_files_changed')
+  })
+
+  it('an unknown skill is a 404', async () => {
+    expect((await stack.post('/v1/skills/nope/run', { input: null })).body).toEqual({ error: 'skill_not_found', name: 'nope' })
+  })
+})
