@@ -50,7 +50,7 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
     await audit.append({
       intentId: intent.id,
       event: 'approve_request_created',
-      data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash },
+      data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash, ...(intent.metadata?.source ? { source: intent.metadata.source } : {}) },
     })
     if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision))
 
