@@ -5,8 +5,6 @@
 import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
-  APPROVER_SOCKET,
-  GRANT_SOCKET,
   BuildError,
   RpcError,
   approverMethods,
@@ -17,6 +15,7 @@ import {
   openAuditLog,
   requestApprovalParamsSchema,
   routerTableFromEnv,
+  socketConfigFromEnv,
   systemClock,
   withdrawApprovalParamsSchema,
   type GrantResult,
@@ -46,7 +45,8 @@ async function main(): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   chmodSync(config.dataDir, 0o700)
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
-  const signer = createRpcClient({ socketPath: path.join(config.runDir, GRANT_SOCKET), timeoutMs: 10_000 })
+  const sockets = socketConfigFromEnv(process.env, config.dataDir)
+  const signer = createRpcClient({ socketPath: sockets.grant, timeoutMs: 10_000 })
   const pending = new PendingRequests(clock)
   const service = createApprovalService({
     mode: config.mode,
@@ -64,7 +64,8 @@ async function main(): Promise<void> {
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
   const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
   const rpc = createRpcServer({
-    socketPath: path.join(config.runDir, APPROVER_SOCKET),
+    socketPath: sockets.approver,
+    socketMode: sockets.mode,
     methods: {
       [approverMethods.requestApproval]: (params, ctx) => {
         if (!validRequest(params)) throw new RpcError(-32602, describeValidationErrors(validRequest.errors, 'params'))
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['ConfigError', 'RouterConfigError'].includes(e?.name)
+  const known = ['ConfigError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign approver: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

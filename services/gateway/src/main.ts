@@ -1,13 +1,12 @@
 import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
-  APPROVER_SOCKET,
-  SIGNER_SOCKET,
   createRpcClient,
   defaultPolicyConfig,
   loadPolicyFile,
   openAuditLog,
   routerTableFromEnv,
+  socketConfigFromEnv,
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds } from './chain/chainClients.js'
@@ -32,8 +31,9 @@ async function main(): Promise<void> {
   chmodSync(config.dataDir, 0o700)
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
   const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
-  const signer = createRpcClient({ socketPath: path.join(config.dataDir, 'run', SIGNER_SOCKET), timeoutMs: 15_000 })
-  const approver = createRpcClient({ socketPath: path.join(config.dataDir, 'run', APPROVER_SOCKET), timeoutMs: 15_000 })
+  const sockets = socketConfigFromEnv(process.env, config.dataDir)
+  const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 15_000 })
+  const approver = createRpcClient({ socketPath: sockets.approver, timeoutMs: 15_000 })
   const rateLimits = createRateLimitStore(db)
   const scanPool = createScanPool({})
   const app = await buildGatewayApp({

@@ -5,13 +5,12 @@
 import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
-  GRANT_SOCKET,
-  SIGNER_SOCKET,
   createRpcServer,
   defaultPolicyConfig,
   loadPolicyFile,
   openAuditLog,
   routerTableFromEnv,
+  socketConfigFromEnv,
   systemClock,
 } from '@countersign/shared'
 import { loadSignerConfig } from './config.js'
@@ -31,6 +30,7 @@ const log = (msg: string, fields: Record<string, unknown> = {}) =>
 
 async function main(): Promise<void> {
   const config = loadSignerConfig(process.env)
+  const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const clock = systemClock
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   const routers = routerTableFromEnv(process.env)
@@ -56,11 +56,12 @@ async function main(): Promise<void> {
   const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock })
   const onInternalError = (err: unknown, method: string) => log('internal error', { method, error: (err as Error)?.stack ?? String(err) })
   const signerServer = createRpcServer({
-    socketPath: path.join(config.runDir, SIGNER_SOCKET),
+    socketPath: sockets.signer,
+    socketMode: sockets.mode,
     methods: gatewayMethods(core, clock(), clock),
     onInternalError,
   })
-  const grantServer = createRpcServer({ socketPath: path.join(config.runDir, GRANT_SOCKET), methods: grantMethods(core), onInternalError })
+  const grantServer = createRpcServer({ socketPath: sockets.grant, socketMode: sockets.mode, methods: grantMethods(core), onInternalError })
   const missed = await core.auditMissed()
   if (missed > 0) log('audited signatures whose event a crash had cut off', { count: missed })
   await signerServer.listen()
@@ -81,12 +82,12 @@ async function main(): Promise<void> {
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
-  log('countersign signer ready', { sockets: [SIGNER_SOCKET, GRANT_SOCKET], runDir: config.runDir, pid: process.pid })
+  log('countersign signer ready', { sockets: [sockets.signer, sockets.grant], mode: sockets.mode.toString(8), pid: process.pid })
 }
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'RouterConfigError'].includes(e?.name)
+  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

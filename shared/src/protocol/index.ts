@@ -1,2 +1,3 @@
 export * from './signer.js'
 export * from './approver.js'
+export * from './sockets.js'

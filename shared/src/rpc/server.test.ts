@@ -192,3 +192,24 @@ describe('RPC server: the wire', () => {
     expect(() => statSync(p)).toThrow(/ENOENT/)
   })
 })
+
+describe('group sockets (one user per process)', () => {
+  it('listen 0660 in an existing setgid directory closed to others, and refuse any other directory', async () => {
+    const p = tempSocketPath(defer)
+    const dir = path.dirname(p)
+    mkdirSync(dir, { recursive: true })
+    chmodSync(dir, 0o2710)
+    const server = createRpcServer({ socketPath: p, socketMode: 0o660, methods: testMethods })
+    await server.listen()
+    defer(() => server.close())
+    expect(statSync(p).mode & 0o777).toBe(0o660)
+    expect(statSync(dir).mode & 0o7777).toBe(0o2710)
+
+    const loose = tempSocketPath(defer)
+    mkdirSync(path.dirname(loose), { recursive: true })
+    chmodSync(path.dirname(loose), 0o775)
+    await expect(createRpcServer({ socketPath: loose, socketMode: 0o660, methods: testMethods }).listen()).rejects.toThrow(/setgid and closed to others/)
+    const missing = path.join(path.dirname(loose), 'nope', 's.sock')
+    await expect(createRpcServer({ socketPath: missing, socketMode: 0o660, methods: testMethods }).listen()).rejects.toThrow(/must exist for a group socket/)
+  })
+})

@@ -3,7 +3,7 @@ import net from 'node:net'
 import { serveConnection } from './connection.js'
 import type { RpcMethods } from './dispatch.js'
 import { DEFAULT_MAX_FRAME_BYTES } from './framing.js'
-import { prepareSocketPath } from './socketFile.js'
+import { prepareSocketPath, type SocketMode } from './socketFile.js'
 
 export interface RpcLogger {
   warn(message: string, fields?: Record<string, unknown>): void
@@ -12,6 +12,8 @@ export interface RpcLogger {
 
 export interface RpcServerOptions {
   socketPath: string
+  /** 0600 (default) or 0660 for a socket its directory's group may use (see ensurePrivateDir). */
+  socketMode?: SocketMode
   methods: RpcMethods
   /** Largest accepted request frame in bytes (default 1 MiB). */
   maxFrameBytes?: number
@@ -74,7 +76,7 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
   return {
     async listen() {
       if (server.listening) return
-      await prepareSocketPath(opts.socketPath)
+      await prepareSocketPath(opts.socketPath, opts.socketMode ?? 0o600)
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
         server.listen(opts.socketPath, () => {
@@ -87,7 +89,7 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
         reportingErrors = true
       }
       // The directory is already 0700, so nobody else could connect before this.
-      chmodSync(opts.socketPath, 0o600)
+      chmodSync(opts.socketPath, opts.socketMode ?? 0o600)
     },
     async close() {
       for (const s of sockets) s.destroy()

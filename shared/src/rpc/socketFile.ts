@@ -14,12 +14,25 @@ export function assertSocketPathFits(socketPath: string): void {
   }
 }
 
+/** 0600: the owner only (one user runs everything). 0660: the directory's group too (one user per process). */
+export type SocketMode = 0o600 | 0o660
+
 /**
  * Creates the socket's directory with mode 0700, or tightens an existing one
  * to 0700. A shared directory (sticky bit, like /tmp) is refused rather than
- * locked down for everyone else.
+ * locked down for everyone else. For a group socket (0660) the directory must
+ * already exist setgid, closed to others and not group-writable (e.g. 2710,
+ * made by tmpfiles.d): its group is who may connect.
  */
-export function ensurePrivateDir(dir: string): void {
+export function ensurePrivateDir(dir: string, socketMode: SocketMode = 0o600): void {
+  if (socketMode === 0o660) {
+    const st = statSync(dir, { throwIfNoEntry: false })
+    if (!st?.isDirectory()) throw new Error(`${dir} must exist for a group socket (setgid, mode 2710)`)
+    if ((st.mode & 0o027) !== 0 || (st.mode & 0o2000) === 0) {
+      throw new Error(`${dir} must be setgid and closed to others for a group socket (mode 2710); it is ${(st.mode & 0o7777).toString(8)}`)
+    }
+    return
+  }
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const st = statSync(dir)
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`)
@@ -78,8 +91,8 @@ export async function removeStaleSocket(socketPath: string): Promise<void> {
 }
 
 /** Everything listen() needs done first: path length, private directory, no stale socket. */
-export async function prepareSocketPath(socketPath: string): Promise<void> {
+export async function prepareSocketPath(socketPath: string, socketMode: SocketMode = 0o600): Promise<void> {
   assertSocketPathFits(socketPath)
-  ensurePrivateDir(path.dirname(socketPath))
+  ensurePrivateDir(path.dirname(socketPath), socketMode)
   await removeStaleSocket(socketPath)
 }

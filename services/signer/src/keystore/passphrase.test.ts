@@ -127,3 +127,19 @@ describe('promptHidden', () => {
     expect(await second).toBe('two')
   })
 })
+
+describe('a systemd credential', () => {
+  it('is accepted with an ACL mask in the group bits (0440) inside $CREDENTIALS_DIRECTORY, and only there', async () => {
+    const { mkdtempSync: mk, writeFileSync: wr, chmodSync: ch } = await import('node:fs')
+    const os = await import('node:os')
+    const p = await import('node:path')
+    const creds = mk(p.join(os.tmpdir(), 'cs-cred-'))
+    const file = p.join(creds, 'passphrase')
+    wr(file, 'from systemd\n')
+    ch(file, 0o440)
+    expect(readPassphraseFile(file, { CREDENTIALS_DIRECTORY: creds })).toBe('from systemd')
+    expect(() => readPassphraseFile(file, {})).toThrow(/readable by group or others/)
+    ch(file, 0o444)
+    expect(() => readPassphraseFile(file, { CREDENTIALS_DIRECTORY: creds })).toThrow(/readable by group or others/)
+  })
+})

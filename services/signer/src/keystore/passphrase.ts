@@ -1,3 +1,4 @@
+import path from 'node:path'
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
@@ -21,7 +22,7 @@ export const HOW_TO_GIVE_A_PASSPHRASE =
 /** The configured non-interactive source, if any: SERVICE_DEMO_PASSPHRASE, else SERVICE_PASSPHRASE_FILE. */
 export function configuredPassphrase(env: PassphraseIo['env']): string | null {
   if (env.SERVICE_DEMO_PASSPHRASE) return env.SERVICE_DEMO_PASSPHRASE
-  if (env.SERVICE_PASSPHRASE_FILE) return readPassphraseFile(env.SERVICE_PASSPHRASE_FILE)
+  if (env.SERVICE_PASSPHRASE_FILE) return readPassphraseFile(env.SERVICE_PASSPHRASE_FILE, env)
   return null
 }
 
@@ -44,7 +45,18 @@ const MAX_PASSPHRASE_FILE_BYTES = 4096
  * and content come from one open file descriptor. One trailing newline (LF or
  * CRLF) is dropped; nothing else is trimmed.
  */
-export function readPassphraseFile(file: string): string {
+/**
+ * A systemd credential (LoadCredential=) lies in $CREDENTIALS_DIRECTORY, a
+ * directory private to the unit. systemd may grant the service user access
+ * with an ACL, whose mask then shows in the group bits (0440): for a file
+ * there, only the bits for others must be clear.
+ */
+function isSystemdCredential(file: string, env: Record<string, string | undefined>): boolean {
+  const dir = env.CREDENTIALS_DIRECTORY?.trim()
+  return !!dir && path.dirname(path.resolve(file)) === path.resolve(dir)
+}
+
+export function readPassphraseFile(file: string, env: Record<string, string | undefined> = process.env): string {
   const label = `SERVICE_PASSPHRASE_FILE ${file}`
   let fd: number
   try {
@@ -55,7 +67,8 @@ export function readPassphraseFile(file: string): string {
   try {
     const stat = fstatSync(fd)
     if (!stat.isFile()) throw new PassphraseError(`${label} is not a regular file`)
-    if ((stat.mode & 0o077) !== 0) {
+    const forbidden = isSystemdCredential(file, env) ? 0o007 : 0o077
+    if ((stat.mode & forbidden) !== 0) {
       throw new PassphraseError(`${label} is readable by group or others (mode ${(stat.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
     }
     if (stat.size > MAX_PASSPHRASE_FILE_BYTES) throw new PassphraseError(`${label} is larger than ${MAX_PASSPHRASE_FILE_BYTES} bytes`)
