@@ -26,8 +26,9 @@ export class HttpError extends Error {
  * Registered on the root instance, so it also covers 404s and every plugin.
  */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', (_req, reply, done) => {
     reply.header('x-service-version', SERVICE_VERSION)
+    done()
   })
 
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(describeValidationErrors(errors, dataVar)))

@@ -8,11 +8,14 @@ import type { FastifyInstance } from 'fastify'
  */
 export function installHostGuard(app: FastifyInstance, bindHost: string): void {
   const allowed = new Set(['localhost', '127.0.0.1', '[::1]', '::1', normaliseHost(bindHost)])
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback-style hooks: they run on every request, and skip a promise each.
+  app.addHook('onRequest', (req, reply, done) => {
     const host = hostnameOf(req.headers.host)
     if (host === null || !allowed.has(host)) {
-      return reply.code(403).send({ error: 'host_not_allowed', message: `Host header "${req.headers.host ?? ''}" is not allowed; use localhost or ${bindHost}` })
+      reply.code(403).send({ error: 'host_not_allowed', message: `Host header "${req.headers.host ?? ''}" is not allowed; use localhost or ${bindHost}` })
+      return
     }
+    done()
   })
 }
 
