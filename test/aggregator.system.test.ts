@@ -1,11 +1,11 @@
 // Aggregator swaps through the real gateway, approver-less token path and
 // signer, against a local server speaking the aggregator's API format.
-import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseEther, parseTransaction, type Address } from 'viem'
-import { AGGREGATOR_ROUTER, type TxIntent } from '@countersign/shared'
+import { parseTransaction, type Address } from 'viem'
+import { AGGREGATOR_ROUTER, type Action, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { startFakeAggregator, type FakeAggregator } from './support/fakeAggregator.js'
+import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -20,24 +20,16 @@ let fake: FakeAggregator
 let stack: Stack
 
 function swap(): TxIntent {
-  const now = Math.floor(Date.now() / 1000)
-  return {
-    version: '1',
-    id: randomUUID(),
-    timestamp: now,
-    chain: { type: 'evm', chainId: 8453 },
-    wallet: { address: WALLET },
-    action: {
-      type: 'swap_exact_in',
-      provider: 'aggregator',
-      router: AGGREGATOR_ROUTER,
-      assetIn: { kind: 'erc20', address: TOKEN_IN, symbol: 'USDC', decimals: 6 },
-      assetOut: { kind: 'erc20', address: TOKEN_OUT, symbol: 'WETH', decimals: 18 },
-      amountIn: '1000000',
-      minAmountOut: '1000000000000',
-    },
-    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 50 },
+  const action: Action = {
+    type: 'swap_exact_in',
+    provider: 'aggregator',
+    router: AGGREGATOR_ROUTER,
+    assetIn: { kind: 'erc20', address: TOKEN_IN, symbol: 'USDC', decimals: 6 },
+    assetOut: { kind: 'erc20', address: TOKEN_OUT, symbol: 'WETH', decimals: 18 },
+    amountIn: '1000000',
+    minAmountOut: '1000000000000',
   }
+  return intentFor(WALLET, action, { maxSlippageBps: 50 })
 }
 
 beforeAll(async () => {

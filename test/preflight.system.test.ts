@@ -1,10 +1,10 @@
 // Preflight against a real chain: simulation, balance diffs, risk, warnings.
-import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken } from './support/contracts.js'
+import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -15,18 +15,7 @@ let anvil: Anvil
 let token: Address
 let stack: Stack
 
-function intent(action: Action, chainId: 8453 | 10 = 8453): TxIntent {
-  const now = Math.floor(Date.now() / 1000)
-  return {
-    version: '1',
-    id: randomUUID(),
-    timestamp: now,
-    chain: { type: 'evm', chainId },
-    wallet: { address: WALLET },
-    action,
-    constraints: { maxGasWei: parseEther('0.01').toString(), deadline: now + 600, maxSlippageBps: 0 },
-  }
-}
+const intent = (action: Action, chainId: 8453 | 10 = 8453): TxIntent => intentFor(WALLET, action, { chainId })
 const erc20 = (o: Partial<{ amount: string; to: Address; symbol: string; decimals: number; address: Address }> = {}): Action => ({
   type: 'transfer',
   asset: { kind: 'erc20', address: o.address ?? token, symbol: o.symbol ?? 'TUSD', decimals: o.decimals ?? 6 },

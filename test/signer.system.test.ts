@@ -8,6 +8,7 @@ import { parseEther, type Address } from 'viem'
 import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
+import { intentFor } from './support/intents.js'
 import { spawnService, tempDataDir, waitFor } from './support/processes.js'
 import { entries, importKey, Stack } from './support/stack.js'
 
@@ -22,19 +23,8 @@ let tokenBase: Address
 let tokenOp: Address
 let stack: Stack
 
-function intent(action: Action, chainId: 8453 | 10 = 8453, extra: Partial<TxIntent> = {}): TxIntent {
-  const now = Math.floor(Date.now() / 1000)
-  return {
-    version: '1',
-    id: randomUUID(),
-    timestamp: now,
-    chain: { type: 'evm', chainId },
-    wallet: { address: WALLET },
-    action,
-    constraints: { maxGasWei: parseEther('0.05').toString(), deadline: now + 600, maxSlippageBps: 0 },
-    ...extra,
-  }
-}
+const intent = (action: Action, chainId: 8453 | 10 = 8453, extra: Partial<TxIntent> = {}): TxIntent =>
+  intentFor(WALLET, action, { chainId, maxGasWei: parseEther('0.05').toString(), extra })
 const transferToken = (to: Address, amount: string, token = tokenBase): Action => ({
   type: 'transfer',
   asset: { kind: 'erc20', address: token, symbol: 'TUSD', decimals: 6 },

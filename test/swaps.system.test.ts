@@ -1,6 +1,5 @@
 // Swaps on real Uniswap v3 contracts (deployed from their npm artifacts onto
 // anvil): preflight predicts the balance changes, the mined swap matches them.
-import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { buildTransaction, routerTableFromEnv, type Action, type Asset, type TxIntent } from '@countersign/shared'
@@ -8,6 +7,7 @@ import { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, erc20Balance } from './support/contracts.js'
 import { waitFor } from './support/processes.js'
+import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -18,18 +18,8 @@ let uni: Awaited<ReturnType<typeof deployUniswapFixture>>
 let tka: Asset
 let tusd: Asset
 
-function intent(action: Action, deadlineOffset = 600): TxIntent {
-  const now = Math.floor(Date.now() / 1000)
-  return {
-    version: '1',
-    id: randomUUID(),
-    timestamp: now,
-    chain: { type: 'evm', chainId: 8453 },
-    wallet: { address: WALLET },
-    action,
-    constraints: { maxGasWei: parseEther('0.05').toString(), deadline: now + deadlineOffset, maxSlippageBps: 100 },
-  }
-}
+const intent = (action: Action, deadlineOffset = 600): TxIntent =>
+  intentFor(WALLET, action, { maxGasWei: parseEther('0.05').toString(), deadlineOffset, maxSlippageBps: 100 })
 
 async function mined(hash: string) {
   return waitFor(async () => {
