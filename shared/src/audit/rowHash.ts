@@ -1,4 +1,3 @@
-import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { keccakCanonical, keccakHex } from '../canonical/hash.js'
 
 /** The hash a row stores: every field of the row and the previous row's hash, canonicalised. */
@@ -31,5 +30,5 @@ export function auditRowHashFromJcs(row: { seq: number; id: string; timestamp: n
   const text =
     `{"data":${row.dataJcs},"event":${JSON.stringify(row.event)},"id":${JSON.stringify(row.id)},` +
     `"intentId":${JSON.stringify(row.intentId)},"prevHash":${JSON.stringify(row.prevHash)},"seq":${row.seq},"timestamp":${row.timestamp}}`
-  return keccakHex(utf8ToBytes(text))
+  return keccakHex(text)
 }

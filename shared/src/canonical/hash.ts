@@ -1,15 +1,15 @@
-import { keccak_256 } from '@noble/hashes/sha3.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Address, Hex, TxRequest } from '../types.js'
 import { canonicalize } from './jcs.js'
+import { keccak256Hex } from './keccak.js'
 
-export function keccakHex(bytes: Uint8Array): Hex {
-  return `0x${bytesToHex(keccak_256(bytes))}`
+/** keccak256 of bytes, or of a string's UTF-8 bytes. */
+export function keccakHex(input: Uint8Array | string): Hex {
+  return keccak256Hex(input)
 }
 
 /** keccak256 over the UTF-8 bytes of the JCS form of `value`. */
 export function keccakCanonical(value: unknown): Hex {
-  return keccakHex(utf8ToBytes(canonicalize(value)))
+  return keccak256Hex(canonicalize(value))
 }
 
 /**
