@@ -22,10 +22,10 @@ export interface RateLimitStore {
 }
 
 export function createRateLimitStore(db: Database.Database, opts: { nowMs?: number } = {}): RateLimitStore {
-  const insert = db.prepare('INSERT OR IGNORE INTO rate_records (wallet, intent_id, at_ms) VALUES (?, ?, ?)')
-  const prune = db.prepare('DELETE FROM rate_records WHERE at_ms <= ?')
+  const insert = db.prepare('INSERT INTO rate_limit_records (wallet, intent_id, at_ms) VALUES (?, ?, ?)')
+  const prune = db.prepare('DELETE FROM rate_limit_records WHERE at_ms <= ?')
   const recent = db.prepare<[number], { wallet: string; intent_id: string; at_ms: number }>(
-    'SELECT wallet, intent_id, at_ms FROM rate_records WHERE at_ms > ?',
+    'SELECT wallet, intent_id, at_ms FROM rate_limit_records WHERE at_ms > ?',
   )
   const byWallet = new Map<string, Map<string, number>>()
   for (const r of recent.iterate((opts.nowMs ?? Date.now()) - RATE_LIMIT_WINDOW_MS)) {
