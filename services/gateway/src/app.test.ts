@@ -109,6 +109,21 @@ describe('POST /v1/tx/build', () => {
     expect(msg).toContain('8453')
   })
 
+  it.each([
+    ['transfer recipient', { ...actions.transfer(), to: '0x2222222222222222222222222222222222222aBc' }, 'action.to'],
+    ['swap token', { ...actions.swapIn(), assetIn: { kind: 'erc20', address: '0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913' } }, 'action.assetIn.address'],
+  ] as const)('a mixed-case address with a wrong EIP-55 checksum (%s) is a 400 naming the field, not a 500, and nothing is audited', async (_name, action, field) => {
+    gw = await makeTestGateway()
+    const intent = makeIntent({ action, nowMs: gw.clock() })
+    const msg = expectValidationShape(await post(gw, '/v1/tx/build', intent))
+    expect(msg).toContain(`${field} `)
+    expect(msg).toContain('EIP-55 checksum')
+    expect(gw.audit.list({ limit: 10, intentId: intent.id })).toEqual([])
+    // The same addresses in lower case build.
+    const lower = JSON.parse(JSON.stringify(intent).replace(/0x[0-9a-fA-F]{40}/g, (a) => a.toLowerCase()))
+    expect((await post(gw, '/v1/tx/build', lower)).statusCode).toBe(200)
+  })
+
   it('an amount beyond uint256 is a 400, not a 500', async () => {
     gw = await makeTestGateway()
     const action = { ...actions.transfer(), amount: '9'.repeat(78) } as const

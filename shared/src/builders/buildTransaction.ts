@@ -3,6 +3,7 @@ import type { Address, BuiltTx, TxIntent, TxRequest } from '../types.js'
 import { uint256 } from './amounts.js'
 import { describeIntent } from './describe.js'
 import { erc20ApproveData, erc20TransferData } from './erc20.js'
+import { assertIntentChecksums } from './addresses.js'
 import { checkAggregatorTx } from './aggregator.js'
 import { BuildError } from './errors.js'
 import type { RouterTable } from './routers.js'
@@ -15,6 +16,7 @@ import { resolveSwapRoute, v3SwapData } from './swap.js'
  * beyond uint256).
  */
 export function buildTransaction(intent: TxIntent, routers: RouterTable, opts: { fallbackReason?: string } = {}): BuiltTx {
+  assertIntentChecksums(intent)
   const a = intent.action
   const chainId = intent.chain.chainId
   let txRequest: TxRequest
@@ -59,6 +61,7 @@ export function contractOf(intent: TxIntent, routers: RouterTable): Address | nu
  * out and receiver must match the intent (checkAggregatorTx).
  */
 export function buildAggregatorTransaction(intent: TxIntent, quote: { to: Address; data: `0x${string}` }, routers: RouterTable): BuiltTx {
+  assertIntentChecksums(intent)
   const txRequest: TxRequest = { to: quote.to, data: quote.data.toLowerCase() as `0x${string}`, value: '0', chainId: intent.chain.chainId, type: 'eip1559' }
   const check = checkAggregatorTx(intent, txRequest, routers)
   if (!check.ok) throw new BuildError('aggregator_mismatch', `the aggregator's transaction does not match the intent: ${check.problem}`)

@@ -5,6 +5,7 @@ import {
   SUPPORTED_CHAIN_IDS,
   balanceParamsSchema,
   balanceQuerySchema,
+  checksumProblem,
   txHashParamsSchema,
   txReceiptQuerySchema,
   type Hex,
@@ -75,6 +76,11 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
     { schema: { params: balanceParamsSchema, querystring: balanceQuerySchema } },
     async (req) => {
       const { token, account } = req.params as { token: Address; account: Address }
+      // viem refuses such an address deep in the call, which would read as an RPC failure.
+      for (const [name, address] of [['token', token], ['account', account]] as const) {
+        const problem = checksumProblem(`params/${name}`, address)
+        if (problem) throw badRequest(problem)
+      }
       let chainId = requestedChain((req.query as { chainId?: string }).chainId)
       if (chainId === undefined) {
         const configured = chains.configured()

@@ -1,0 +1,36 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { makeTestGateway } from '../app.testkit.js'
+
+type Gw = Awaited<ReturnType<typeof makeTestGateway>>
+let gw: Gw
+afterEach(async () => {
+  await gw?.close()
+})
+
+const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const ACCOUNT = '0x2222222222222222222222222222222222222222'
+
+// Without a chain RPC; the answers against a real chain are in test/signer.system.test.ts.
+describe('chain reads, before any RPC is used', () => {
+  it('a balance with a mixed-case address of wrong checksum is a 400 naming the parameter, not an RPC failure', async () => {
+    gw = await makeTestGateway()
+    for (const [url, name] of [
+      [`/v1/balance/${TOKEN.replace('fCD6', 'fcD6')}/${ACCOUNT}`, 'params/token'],
+      [`/v1/balance/${TOKEN}/0x2222222222222222222222222222222222222aBc`, 'params/account'],
+    ] as const) {
+      const res = await gw.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(400)
+      expect(Object.keys(res.json()).sort()).toEqual(['error', 'message', 'statusCode'])
+      expect(res.json().message).toMatch(new RegExp(`^${name} 0x[0-9a-fA-F]{40} is mixed case but fails its EIP-55 checksum`))
+    }
+  })
+
+  it('a balance with good addresses and no RPC configured is a 502 no_rpc_client', async () => {
+    gw = await makeTestGateway()
+    for (const url of [`/v1/balance/${TOKEN}/${ACCOUNT}`, `/v1/balance/${TOKEN.toLowerCase()}/${ACCOUNT}?chainId=8453`]) {
+      const res = await gw.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(502)
+      expect(res.json().error).toBe('no_rpc_client')
+    }
+  })
+})
