@@ -17,5 +17,17 @@ describe('the signer’s dependency set', () => {
     const shared = pkg(path.join(here, '../../../shared/package.json'))
     const forbidden = ['fastify', '@fastify/websocket', 'axios', 'node-fetch', 'undici', 'got', 'ws', 'express', 'pino']
     expect(Object.keys(shared.dependencies ?? {}).filter((d) => forbidden.includes(d))).toEqual([])
+    // Pinned, so that whatever joins the signer's process through shared/ is
+    // a decision someone reviews. hash-wasm: the WebAssembly keccak256
+    // (canonical/keccak.ts), no dependencies of its own.
+    expect(Object.keys(shared.dependencies ?? {}).sort()).toEqual([
+      '@noble/ciphers',
+      '@noble/hashes',
+      'ajv',
+      'ajv-formats',
+      'better-sqlite3',
+      'hash-wasm',
+      'viem',
+    ])
   })
 })
