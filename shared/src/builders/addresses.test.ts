@@ -37,6 +37,16 @@ describe('hasValidChecksum', () => {
     expect(hasValidChecksum('0x2222222222222222222222222222222222222222')).toBe(true)
   })
 
+  it('still refuses a near miss of an address it has already verified (verified ones are remembered)', () => {
+    for (let n = 0; n < 3; n++) {
+      expect(hasValidChecksum(EIP55_EXAMPLES[1]!)).toBe(true)
+      expect(hasValidChecksum(flipFirstLetter(EIP55_EXAMPLES[1]!))).toBe(false)
+    }
+    // Far more distinct addresses than are kept: answers stay right while the memo empties itself.
+    for (let n = 0; n < 5000; n++) expect(hasValidChecksum(checksumAddress(`0x${randomBytes(20).toString('hex')}` as Address))).toBe(true)
+    expect(hasValidChecksum(flipFirstLetter(EIP55_EXAMPLES[1]!))).toBe(false)
+  })
+
   it('agrees with viem on random addresses', () => {
     for (let n = 0; n < 300; n++) {
       const checksummed = checksumAddress(`0x${randomBytes(20).toString('hex')}` as Address)

@@ -12,6 +12,7 @@ export function hasValidChecksum(address: string): boolean {
   const hex = address.slice(2)
   const lower = hex.toLowerCase()
   if (hex === lower || hex === hex.toUpperCase()) return true
+  if (checksummed.has(address)) return true
   const hash = keccak256Hex(lower)
   for (let i = 0; i < 40; i++) {
     const c = hex.charCodeAt(i)
@@ -20,7 +21,18 @@ export function hasValidChecksum(address: string): boolean {
     const upper = c <= 70
     if (upper !== parseInt(hash[i + 2]!, 16) >= 8) return false
   }
+  remember(address)
   return true
+}
+
+// Tokens and routers come back in intent after intent, checksummed: the ones
+// already verified skip the keccak. Only correct addresses are kept, and the
+// set is bounded (emptied when full), so a client cannot grow it.
+const CHECKSUMMED_KEPT = 4096
+const checksummed = new Set<string>()
+function remember(address: string): void {
+  if (checksummed.size >= CHECKSUMMED_KEPT) checksummed.clear()
+  checksummed.add(address)
 }
 
 /** Every address an intent carries, with where it is (for the error message). */
