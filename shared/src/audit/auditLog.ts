@@ -24,7 +24,11 @@ export interface AuditLog {
    * not ordered against appends still waiting in the group-commit queue.
    */
   appendSync(event: AuditAppend): AuditEvent
-  /** Newest first (by seq). `limit` is a non-negative integer. */
+  /**
+   * Newest first (by seq). `limit` is a non-negative integer. With `intentId`
+   * the table is scanned (no index by intent: see schema.ts); for tools and
+   * tests, not for a request path.
+   */
   list(opts: { limit: number; intentId?: string }): AuditEvent[]
   /** Transactions committed through this handle (to observe group commit). */
   readonly commits: number
