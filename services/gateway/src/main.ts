@@ -12,7 +12,7 @@ import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds } from './chain/chainClients.js'
 import { ConfigError, loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
-import { createRateLimitStore } from './store/rateLimits.js'
+import { createRateLimitStore, legacyRateRecords, rateRecordsFromAudit } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
@@ -34,7 +34,8 @@ async function main(): Promise<void> {
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 15_000 })
   const approver = createRpcClient({ socketPath: sockets.approver, timeoutMs: 15_000 })
-  const rateLimits = createRateLimitStore(db)
+  const startedAtMs = Date.now()
+  const rateLimits = createRateLimitStore([...rateRecordsFromAudit(audit, startedAtMs), ...legacyRateRecords(db, startedAtMs)])
   const scanPool = createScanPool({})
   const app = await buildGatewayApp({
     host: config.host,
@@ -68,7 +69,6 @@ async function main(): Promise<void> {
     await app.close()
     signer.close()
     approver.close()
-    rateLimits.flush()
     await scanPool.close()
     await audit.close()
     db.close()

@@ -30,10 +30,21 @@ export interface AuditLog {
    * tests, not for a request path.
    */
   list(opts: { limit: number; intentId?: string }): AuditEvent[]
+  /**
+   * The events named `event` stamped after `sinceMs`, newest first. Walks back
+   * from the newest row and stops at the first row of any kind stamped more
+   * than AUDIT_CLOCK_SLACK_MS before `sinceMs`: rows are in commit order and
+   * stamped just before it, so their timestamps only run backwards by that
+   * much when a writer waited on another's lock or the clock was stepped.
+   */
+  eventsSince(event: string, sinceMs: number): AuditEvent[]
   /** Transactions committed through this handle (to observe group commit). */
   readonly commits: number
   close(): Promise<void>
 }
+
+/** How far back in time eventsSince keeps looking past its bound (see there). */
+export const AUDIT_CLOCK_SLACK_MS = 10 * 60_000
 
 export interface AuditLogOptions {
   clock?: Clock
@@ -64,6 +75,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const db = openAuditDb(file, busyTimeoutMs)
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
+  const newestFirst = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC')
   const writeNow = createBatchWriter(db)
   const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
 
@@ -131,6 +143,14 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit list limit must be a non-negative integer, got ${limit}`)
       const rows = intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)
       return rows.map(toEvent)
+    },
+    eventsSince(event, sinceMs) {
+      const found: AuditEvent[] = []
+      for (const row of newestFirst.iterate()) {
+        if (row.timestamp < sinceMs - AUDIT_CLOCK_SLACK_MS) break
+        if (row.event === event && row.timestamp > sinceMs) found.push(toEvent(row))
+      }
+      return found
     },
     get commits() {
       return commits

@@ -15,9 +15,10 @@ import type { RateLimitStore } from '../store/rateLimits.js'
 export interface PolicyGate {
   /**
    * Counts the wallet's recent intents, evaluates policy, audits
-   * `policy_evaluated` and, unless denied, records the intent for the rate
-   * limit. Count, evaluation and record happen in one SQLite transaction so
-   * concurrent requests for one wallet cannot both slip under the limit.
+   * `policy_evaluated` (with the wallet: the durable rate-limit record) and,
+   * unless denied, records the intent in the rate-limit window. Count,
+   * evaluation and record happen in one synchronous step, so concurrent
+   * requests for one wallet cannot both slip under the limit.
    */
   check(intent: TxIntent, extra?: { riskScore?: number; contract?: Address | null }): Promise<PolicyDecision>
   /**
@@ -53,7 +54,8 @@ export function createPolicyGate(deps: {
       const audited = deps.audit.append({
         intentId: intent.id,
         event: 'policy_evaluated',
-        data: { decision: decision.decision, reasons: decision.reasons, reasonCodes: decision.reasonCodes },
+        // The wallet lets the rate-limit window be rebuilt from these events at start.
+        data: { decision: decision.decision, reasons: decision.reasons, reasonCodes: decision.reasonCodes, wallet: intent.wallet.address },
       })
       return { decision, audited }
     },

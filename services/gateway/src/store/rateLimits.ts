@@ -1,15 +1,19 @@
 import type Database from 'better-sqlite3'
-import { RATE_LIMIT_WINDOW_MS } from '@countersign/shared'
+import { RATE_LIMIT_WINDOW_MS, type AuditLog } from '@countersign/shared'
 
 /**
  * Per-wallet records of intents that policy did not deny (SPEC "Rate-limit
  * rule"). One record per intent id, so build, approve and sign of one intent
  * count once; wallets are compared lowercased.
  *
- * The gateway is the only writer of gateway.db, so the records of the last
- * hour live in memory (loaded at start) and counting costs no query; new
- * records are written to SQLite in one transaction per tick, so a restart
- * does not reset the limit.
+ * The records of the last hour live in memory, so counting costs no query.
+ * They are not written anywhere of their own: every evaluation writes a
+ * `policy_evaluated` audit event with the wallet and the decision, committed
+ * (synchronous=FULL) before the caller is answered, and at start the window
+ * is rebuilt from those events (rateRecordsFromAudit). A restart therefore
+ * does not reset the limit, and the request path has no second SQLite write:
+ * a transaction per tick into gateway.db cost a fifth of the build
+ * throughput (bench/RESULTS.md).
  */
 export interface RateLimitStore {
   /** Records of this wallet in the sliding window, not counting `intentId` itself, up to `cap`. */
@@ -17,46 +21,38 @@ export interface RateLimitStore {
   record(wallet: string, intentId: string, nowMs: number): void
   /** Count and record happen in one synchronous step: nothing can interleave. */
   atomically<T>(fn: () => T): T
-  /** Writes pending records now (shutdown, tests). */
-  flush(): void
 }
 
-export function createRateLimitStore(db: Database.Database, opts: { nowMs?: number } = {}): RateLimitStore {
-  const insert = db.prepare('INSERT INTO rate_limit_records (wallet, intent_id, at_ms) VALUES (?, ?, ?)')
-  const prune = db.prepare('DELETE FROM rate_limit_records WHERE at_ms <= ?')
-  const recent = db.prepare<[number], { wallet: string; intent_id: string; at_ms: number }>(
-    'SELECT wallet, intent_id, at_ms FROM rate_limit_records WHERE at_ms > ?',
-  )
+export interface RateRecord {
+  wallet: string
+  intentId: string
+  atMs: number
+}
+
+/** How often records that left the window are dropped from memory. */
+const PRUNE_EVERY_MS = 60_000
+
+export function createRateLimitStore(seed: Iterable<RateRecord> = []): RateLimitStore {
   const byWallet = new Map<string, Map<string, number>>()
-  for (const r of recent.iterate((opts.nowMs ?? Date.now()) - RATE_LIMIT_WINDOW_MS)) {
-    let m = byWallet.get(r.wallet)
-    if (!m) byWallet.set(r.wallet, (m = new Map()))
-    m.set(r.intent_id, r.at_ms)
-  }
-
-  let pending: Array<[string, string, number]> = []
-  let scheduled = false
   let lastPrune = 0
-  const writeAll = db.transaction((rows: Array<[string, string, number]>, pruneBefore: number | null) => {
-    for (const r of rows) insert.run(...r)
-    if (pruneBefore !== null) prune.run(pruneBefore)
-  })
 
-  function flush(): void {
-    scheduled = false
-    if (pending.length === 0) return
-    const rows = pending
-    pending = []
-    const newest = rows[rows.length - 1]![2]
-    // Records older than the window never count again; drop them now and then.
-    const pruneBefore = newest - lastPrune > 60_000 ? newest - RATE_LIMIT_WINDOW_MS : null
-    writeAll(rows, pruneBefore)
-    if (pruneBefore !== null) {
-      lastPrune = newest
-      for (const [wallet, m] of byWallet) {
-        for (const [id, at] of m) if (at <= pruneBefore) m.delete(id)
-        if (m.size === 0) byWallet.delete(wallet)
-      }
+  function add(wallet: string, intentId: string, atMs: number): boolean {
+    const w = wallet.toLowerCase()
+    let m = byWallet.get(w)
+    if (!m) byWallet.set(w, (m = new Map()))
+    if (m.has(intentId)) return false
+    m.set(intentId, atMs)
+    return true
+  }
+  // The oldest first, so that an intent seen twice keeps its first record.
+  for (const r of [...seed].sort((a, b) => a.atMs - b.atMs)) add(r.wallet, r.intentId, r.atMs)
+
+  function prune(nowMs: number): void {
+    lastPrune = nowMs
+    const before = nowMs - RATE_LIMIT_WINDOW_MS
+    for (const [wallet, m] of byWallet) {
+      for (const [id, at] of m) if (at <= before) m.delete(id)
+      if (m.size === 0) byWallet.delete(wallet)
     }
   }
 
@@ -72,20 +68,39 @@ export function createRateLimitStore(db: Database.Database, opts: { nowMs?: numb
       return n
     },
     record(wallet, intentId, nowMs) {
-      const w = wallet.toLowerCase()
-      let m = byWallet.get(w)
-      if (!m) byWallet.set(w, (m = new Map()))
-      if (m.has(intentId)) return
-      m.set(intentId, nowMs)
-      pending.push([w, intentId, nowMs])
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(flush)
-      }
+      add(wallet, intentId, nowMs)
+      if (nowMs - lastPrune > PRUNE_EVERY_MS) prune(nowMs)
     },
     atomically(fn) {
       return fn()
     },
-    flush,
   }
+}
+
+/** The window's records, from the `policy_evaluated` events of the last hour that did not deny. */
+export function rateRecordsFromAudit(audit: Pick<AuditLog, 'eventsSince'>, nowMs: number): RateRecord[] {
+  const records: RateRecord[] = []
+  for (const e of audit.eventsSince('policy_evaluated', nowMs - RATE_LIMIT_WINDOW_MS)) {
+    const { wallet, decision } = e.data
+    // Events written before they carried the wallet cannot be attributed;
+    // legacyRateRecords covers that hour.
+    if (typeof wallet !== 'string' || decision === 'deny') continue
+    records.push({ wallet, intentId: e.intentId, atMs: e.timestamp })
+  }
+  return records
+}
+
+/**
+ * Records of the first layout, which kept them in gateway.db (rate_records):
+ * those of the last hour, read once at start. The table is dropped once none
+ * of its records is inside the window any more.
+ */
+export function legacyRateRecords(db: Database.Database, nowMs: number): RateRecord[] {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rate_records'").get()
+  if (!table) return []
+  const records = db
+    .prepare<[number], RateRecord>('SELECT wallet, intent_id AS intentId, at_ms AS atMs FROM rate_records WHERE at_ms > ?')
+    .all(nowMs - RATE_LIMIT_WINDOW_MS)
+  if (records.length === 0) db.exec('DROP TABLE rate_records')
+  return records
 }
