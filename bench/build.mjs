@@ -2,7 +2,7 @@
 // a bare fastify route, both at 32 connections, in the same run.
 import { randomBytes, randomUUID } from 'node:crypto'
 import path from 'node:path'
-import { fmt, freePort, load, ratio, root, startNode, tempDir } from './lib.mjs'
+import { cpuPerRequest, fmt, freePort, load, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
 
 /** Many agents, each with its own wallet, under the default policy (at most 10 per wallet per hour). */
 function intentBody() {
@@ -50,7 +50,9 @@ export async function benchBuild({ duration = 8 } = {}) {
     url: `http://127.0.0.1:${port}/v1/health`,
   })
   let buildResult
+  let cpu = null
   try {
+    const before = threadCpuMs(gw.pid)
     buildResult = await load({
       url: `http://127.0.0.1:${port}/v1/tx/build`,
       duration,
@@ -58,6 +60,7 @@ export async function benchBuild({ duration = 8 } = {}) {
       headers: { 'content-type': 'application/json' },
       requests: [{ setupRequest: (req) => ({ ...req, body: intentBody() }) }],
     })
+    cpu = cpuPerRequest(gw.pid, before, threadCpuMs(gw.pid), buildResult.total)
   } finally {
     await gw.stop()
   }
@@ -66,6 +69,7 @@ export async function benchBuild({ duration = 8 } = {}) {
   console.log(`  bare fastify route   ${fmt(bareResult.rps).padStart(8)} req/s   p50 ${bareResult.p50} ms  p99 ${bareResult.p99} ms`)
   console.log(`  /v1/tx/build         ${fmt(buildResult.rps).padStart(8)} req/s   p50 ${buildResult.p50} ms  p99 ${buildResult.p99} ms  (non-2xx ${buildResult.non2xx}, errors ${buildResult.errors})`)
   console.log(`  ratio build / bare   ${fmt(r * 100, 1)} %   (goal: >= 30 %)`)
+  if (cpu) console.log(`  gateway CPU per build  ${fmt(cpu.loopUs)} µs on the event loop, ${fmt(cpu.othersUs)} µs on other threads (audit writer, GC)`)
   if (buildResult.non2xx > 0 || buildResult.errors > 0) throw new Error('build benchmark saw failed requests')
   return { bare: bareResult, build: buildResult, ratio: r }
 }

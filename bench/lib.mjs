@@ -2,7 +2,7 @@
 // it to listen, drive it with autocannon, and report figures as ratios against
 // a ceiling measured in the same run.
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -73,4 +73,38 @@ export function ratio(a, b) {
 
 export function fmt(n, digits = 0) {
   return Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+}
+
+/**
+ * CPU time used so far by each thread of a process, in ms, read from
+ * /proc/<pid>/task (Linux only; null elsewhere). The thread whose id is the
+ * pid is the event loop; the others are worker threads, GC and libuv helpers.
+ */
+export function threadCpuMs(pid) {
+  const dir = `/proc/${pid}/task`
+  if (!existsSync(dir)) return null
+  const ticksPerMs = 100 / 1000 // USER_HZ is 100 on Linux
+  const threads = new Map()
+  for (const tid of readdirSync(dir)) {
+    try {
+      const stat = readFileSync(`${dir}/${tid}/stat`, 'utf8')
+      // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      threads.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / ticksPerMs)
+    } catch {}
+  }
+  return threads
+}
+
+/** CPU µs per request between two threadCpuMs readings: the event loop and all other threads. */
+export function cpuPerRequest(pid, before, after, requests) {
+  if (!before || !after || requests === 0) return null
+  let loop = 0
+  let others = 0
+  for (const [tid, ms] of after) {
+    const used = ms - (before.get(tid) ?? 0)
+    if (tid === pid) loop += used
+    else others += used
+  }
+  return { loopUs: (loop * 1000) / requests, othersUs: (others * 1000) / requests }
 }
