@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseEther, type Address } from 'viem'
+import { getAddress, parseEther, type Address } from 'viem'
 import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
@@ -123,6 +123,25 @@ describe('sign-and-send on real chains', () => {
     const ids = new Set(intents.map((i) => i.id))
     const signatures = (await auditEvents(100)).filter((e) => e.event === 'signature_created' && ids.has(e.intentId))
     expect(signatures).toHaveLength(1)
+  })
+
+  it('addresses in all upper case (valid, without a checksum) are simulated, signed, mined and read like any other', async () => {
+    // viem refuses this case; the gateway hands every address on in its EIP-55 form.
+    const upper = (a: string) => `0x${a.slice(2).toUpperCase()}` as Address
+    const i = intentFor(upper(WALLET), transferToken(upper(CAROL), '1000', upper(tokenBase)), { chainId: 8453, maxGasWei: parseEther('0.05').toString() })
+    const before = await erc20Balance(base.rpcUrl, 8453, tokenBase, CAROL)
+    const pre = await stack.post('/v1/tx/preflight', i)
+    expect(pre.status).toBe(200)
+    expect(pre.body.simulationSuccess).toBe(true)
+    const built = await stack.post('/v1/tx/build', i)
+    expect(built.status).toBe(200)
+    expect(built.body.txRequest.to).toBe(getAddress(tokenBase))
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: i })
+    expect(sent.status).toBe(200)
+    expect((await receipt(sent.body.txHash)).status).toBe('success')
+    expect((await erc20Balance(base.rpcUrl, 8453, tokenBase, CAROL)) - before).toBe(1000n)
+    const bal = await stack.get(`/v1/balance/${upper(tokenBase)}/${upper(CAROL)}?chainId=8453`)
+    expect(bal).toEqual({ status: 200, body: { token: upper(tokenBase), account: upper(CAROL), balance: (before + 1000n).toString(), chainId: 8453 } })
   })
 
   it('an ERC-20 transfer and approve are mined and visible on chain and through the API', async () => {

@@ -124,6 +124,19 @@ describe('POST /v1/tx/build', () => {
     expect((await post(gw, '/v1/tx/build', lower)).statusCode).toBe(200)
   })
 
+  it.each(Object.entries(actions))('a %s intent with every address in upper case builds the same transaction (no 500: viem refuses that case)', async (_name, make) => {
+    gw = await makeTestGateway({ policy: { maxTxPerHour: 100 } })
+    const intent = makeIntent({ action: make(), nowMs: gw.clock() })
+    const recase = (i: unknown, f: (hex: string) => string) => JSON.parse(JSON.stringify(i).replace(/0x([0-9a-fA-F]{40})\b/g, (_a, hex: string) => `0x${f(hex)}`))
+    const upper = await post(gw, '/v1/tx/build', recase(intent, (h) => h.toUpperCase()))
+    expect(upper.statusCode).toBe(200)
+    const lower = await post(gw, '/v1/tx/build', recase({ ...intent, id: crypto.randomUUID() }, (h) => h.toLowerCase()))
+    expect(lower.statusCode).toBe(200)
+    expect(upper.json().txRequestHash).toBe(lower.json().txRequestHash)
+    expect(upper.json().txRequest).toEqual(lower.json().txRequest)
+    expect(upper.json().description).toBe(lower.json().description)
+  })
+
   it('an amount beyond uint256 is a 400, not a 500', async () => {
     gw = await makeTestGateway()
     const action = { ...actions.transfer(), amount: '9'.repeat(78) } as const

@@ -3,7 +3,7 @@ import { checksumAddress, type Address } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { actions, makeIntent } from '../testing/intents.js'
 import type { TxIntent } from '../types.js'
-import { assertIntentChecksums, hasValidChecksum, intentAddresses } from './addresses.js'
+import { assertIntentChecksums, hasValidChecksum, intentAddresses, normalizeIntentAddresses, toChecksumAddress } from './addresses.js'
 import { buildTransaction } from './buildTransaction.js'
 import { BuildError } from './errors.js'
 import { defaultRouterTable } from './routers.js'
@@ -86,5 +86,43 @@ describe('assertIntentChecksums', () => {
   it('lets the same intents through with the addresses in lower case', () => {
     const intent = makeIntent({ action: { ...actions.transfer('1'), to: BAD.toLowerCase() as Address } })
     expect(() => assertIntentChecksums(intent)).not.toThrow()
+  })
+})
+
+describe('toChecksumAddress and normalizeIntentAddresses', () => {
+  it('give viem’s EIP-55 form from any case', () => {
+    for (let n = 0; n < 200; n++) {
+      const lower = `0x${randomBytes(20).toString('hex')}`
+      const expected = checksumAddress(lower as Address)
+      expect(toChecksumAddress(lower)).toBe(expected)
+      expect(toChecksumAddress(`0x${lower.slice(2).toUpperCase()}`)).toBe(expected)
+      expect(toChecksumAddress(expected)).toBe(expected)
+    }
+  })
+
+  const upper = (a: string) => `0x${a.slice(2).toUpperCase()}` as Address
+  const allUpper = (i: TxIntent): TxIntent => JSON.parse(JSON.stringify(i).replace(/0x[0-9a-fA-F]{40}/g, (a) => upper(a)))
+
+  it.each(Object.keys(actions) as Array<keyof typeof actions>)('put every address of a %s intent in EIP-55 form and change nothing else', (name) => {
+    const given = allUpper(makeIntent({ action: actions[name]() }))
+    const copy = structuredClone(given)
+    const normal = normalizeIntentAddresses(given)
+    expect(given).toEqual(copy) // the input is not changed
+    for (const [field, address] of intentAddresses(normal)) expect(address, field).toBe(checksumAddress(address))
+    // Lower-cased, the two intents are the same.
+    const lowered = (i: TxIntent) => JSON.stringify(i).toLowerCase()
+    expect(lowered(normal)).toBe(lowered(given))
+    expect(Object.keys(normal)).toEqual(Object.keys(given))
+  })
+
+  it('refuse a wrong checksum before normalising', () => {
+    const intent = makeIntent({ action: { ...actions.transfer('1'), to: '0x2222222222222222222222222222222222222aBc' as Address } })
+    expect(() => normalizeIntentAddresses(intent)).toThrow(BuildError)
+  })
+
+  it('keep a swap buildable that had its addresses in upper case (viem refuses that case)', () => {
+    const given = allUpper(makeIntent({ action: actions.swapIn() }))
+    const built = buildTransaction(normalizeIntentAddresses(given), defaultRouterTable())
+    expect(built.txRequest.to).toBe(checksumAddress(built.txRequest.to))
   })
 })

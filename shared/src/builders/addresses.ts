@@ -1,5 +1,5 @@
 import { keccak256Hex } from '../canonical/keccak.js'
-import type { Address, TxIntent } from '../types.js'
+import type { Action, Address, TxIntent } from '../types.js'
 import { BuildError } from './errors.js'
 
 /**
@@ -10,30 +10,35 @@ import { BuildError } from './errors.js'
  */
 export function hasValidChecksum(address: string): boolean {
   const hex = address.slice(2)
-  const lower = hex.toLowerCase()
-  if (hex === lower || hex === hex.toUpperCase()) return true
-  if (checksummed.has(address)) return true
-  const hash = keccak256Hex(lower)
-  for (let i = 0; i < 40; i++) {
-    const c = hex.charCodeAt(i)
-    // Digits have no case; letters are a-f (97..102) or A-F (65..70).
-    if (c < 65) continue
-    const upper = c <= 70
-    if (upper !== parseInt(hash[i + 2]!, 16) >= 8) return false
-  }
-  remember(address)
-  return true
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true
+  return toChecksumAddress(address) === address
 }
 
-// Tokens and routers come back in intent after intent, checksummed: the ones
-// already verified skip the keccak. Only correct addresses are kept, and the
-// set is bounded (emptied when full), so a client cannot grow it.
-const CHECKSUMMED_KEPT = 4096
-const checksummed = new Set<string>()
-function remember(address: string): void {
+/**
+ * The EIP-55 form of a schema-valid address (0x + 40 hex digits, any case):
+ * the one form every library accepts (viem refuses all-upper-case ones).
+ */
+export function toChecksumAddress(address: string): Address {
+  const lower = address.slice(2).toLowerCase()
+  const known = checksummed.get(lower)
+  if (known) return known
+  const hash = keccak256Hex(lower)
+  let out = '0x'
+  for (let i = 0; i < 40; i++) {
+    const c = lower[i]!
+    // Digits have no case; a letter is upper case when its hash nibble is >= 8.
+    out += c >= 'a' && parseInt(hash[i + 2]!, 16) >= 8 ? c.toUpperCase() : c
+  }
   if (checksummed.size >= CHECKSUMMED_KEPT) checksummed.clear()
-  checksummed.add(address)
+  checksummed.set(lower, out as Address)
+  return out as Address
 }
+
+// Tokens and routers come back in intent after intent: their EIP-55 forms
+// are kept (at most CHECKSUMMED_KEPT, emptied when full, so a client cannot
+// grow the map) and the keccak is skipped.
+const CHECKSUMMED_KEPT = 4096
+const checksummed = new Map<string, Address>()
 
 /** Every address an intent carries, with where it is (for the error message). */
 export function intentAddresses(intent: TxIntent): Array<[field: string, address: Address]> {
@@ -69,4 +74,39 @@ export function assertIntentChecksums(intent: TxIntent): void {
     const problem = checksumProblem(field, address)
     if (problem) throw new BuildError('bad_address_checksum', problem)
   }
+}
+
+/**
+ * The intent with every address in its EIP-55 form, after refusing a wrong
+ * checksum (BuildError). The gateway applies it to every intent it accepts,
+ * so that nothing behind it (builders, chain calls, signer, approver) meets
+ * an address in a case a library refuses. Hashes are unaffected: the
+ * txRequestHash input lower-cases addresses.
+ */
+export function normalizeIntentAddresses(intent: TxIntent): TxIntent {
+  assertIntentChecksums(intent)
+  const c = toChecksumAddress
+  const a = intent.action
+  let action: Action
+  switch (a.type) {
+    case 'transfer':
+      action = { ...a, asset: { ...a.asset, address: c(a.asset.address) }, to: c(a.to) }
+      break
+    case 'transfer_native':
+      action = { ...a, to: c(a.to) }
+      break
+    case 'approve':
+      action = { ...a, asset: { ...a.asset, address: c(a.asset.address) }, spender: c(a.spender) }
+      break
+    case 'swap_exact_in':
+    case 'swap_exact_out':
+      action = {
+        ...a,
+        router: c(a.router),
+        assetIn: { ...a.assetIn, address: c(a.assetIn.address) },
+        assetOut: { ...a.assetOut, address: c(a.assetOut.address) },
+      }
+      break
+  }
+  return { ...intent, wallet: { ...intent.wallet, address: c(intent.wallet.address) }, action }
 }

@@ -6,6 +6,7 @@ import {
   balanceParamsSchema,
   balanceQuerySchema,
   checksumProblem,
+  toChecksumAddress,
   txHashParamsSchema,
   txReceiptQuerySchema,
   type Hex,
@@ -76,7 +77,7 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
     { schema: { params: balanceParamsSchema, querystring: balanceQuerySchema } },
     async (req) => {
       const { token, account } = req.params as { token: Address; account: Address }
-      // viem refuses such an address deep in the call, which would read as an RPC failure.
+      // viem would refuse such an address deep in the call, which would read as an RPC failure.
       for (const [name, address] of [['token', token], ['account', account]] as const) {
         const problem = checksumProblem(`params/${name}`, address)
         if (problem) throw badRequest(problem)
@@ -96,12 +97,15 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
       const native = token.toLowerCase() === NATIVE_TOKEN_ADDRESS.toLowerCase()
       let balance: bigint
       try {
+        // viem takes the EIP-55 form (it refuses all-upper-case addresses); the answer echoes them as given.
+        const holder = toChecksumAddress(account)
         if (native) {
-          balance = await chain.client.getBalance({ address: account })
+          balance = await chain.client.getBalance({ address: holder })
         } else {
-          const code = await chain.client.getCode({ address: token })
+          const contract = toChecksumAddress(token)
+          const code = await chain.client.getCode({ address: contract })
           if (!code || code === '0x') throw badRequest(`token ${token} has no contract code on chain ${chainId}; it is not an ERC-20`)
-          balance = await chain.client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [account] })
+          balance = await chain.client.readContract({ address: contract, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })
         }
       } catch (err) {
         if (err instanceof HttpError) throw err

@@ -3,6 +3,7 @@ import {
   POLICY_VERSION,
   signAndSendBodySchema,
   signerMethods,
+  normalizeIntentAddresses,
   type AuditLog,
   type Clock,
   type Hex,
@@ -79,7 +80,9 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
   }
 
   app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
-    const { intent, approvalTokenId } = req.body as { intent: TxIntent; approvalTokenId?: string }
+    const body = req.body as { intent: TxIntent; approvalTokenId?: string }
+    const intent = normalizeIntentAddresses(body.intent)
+    const { approvalTokenId } = body
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
 
