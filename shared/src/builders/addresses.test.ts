@@ -115,6 +115,15 @@ describe('toChecksumAddress and normalizeIntentAddresses', () => {
     expect(Object.keys(normal)).toEqual(Object.keys(given))
   })
 
+  it('return an intent whose addresses are lower case or checksummed as it is', () => {
+    for (const make of Object.values(actions)) {
+      const intent = makeIntent({ action: make() })
+      expect(normalizeIntentAddresses(intent)).toBe(intent)
+      const lower = JSON.parse(JSON.stringify(intent).replace(/0x[0-9a-fA-F]{40}/g, (a) => a.toLowerCase())) as TxIntent
+      expect(normalizeIntentAddresses(lower)).toBe(lower)
+    }
+  })
+
   it('refuse a wrong checksum before normalising', () => {
     const intent = makeIntent({ action: { ...actions.transfer('1'), to: '0x2222222222222222222222222222222222222aBc' as Address } })
     expect(() => normalizeIntentAddresses(intent)).toThrow(BuildError)

@@ -76,16 +76,25 @@ export function assertIntentChecksums(intent: TxIntent): void {
   }
 }
 
+/** Upper-case letters only: valid without a checksum (EIP-55), but viem refuses it. */
+function isAllUpperCase(address: string): boolean {
+  const hex = address.slice(2)
+  return hex === hex.toUpperCase() && hex !== hex.toLowerCase()
+}
+
 /**
- * The intent with every address in its EIP-55 form, after refusing a wrong
- * checksum (BuildError). The gateway applies it to every intent it accepts,
- * so that nothing behind it (builders, chain calls, signer, approver) meets
- * an address in a case a library refuses. Hashes are unaffected: the
- * txRequestHash input lower-cases addresses.
+ * The intent as every library accepts it, after refusing a wrong checksum
+ * (BuildError). Lower-case and checksummed addresses already are; an address
+ * in upper case only is valid too, but viem refuses it, so it is replaced by
+ * its EIP-55 form. The gateway applies this to every intent it accepts, so
+ * that nothing behind it (builders, chain calls, signer, approver) meets such
+ * an address. An intent that needs no change is returned as it is. Hashes are
+ * unaffected: the txRequestHash input lower-cases addresses.
  */
 export function normalizeIntentAddresses(intent: TxIntent): TxIntent {
   assertIntentChecksums(intent)
-  const c = toChecksumAddress
+  if (!intentAddresses(intent).some(([, address]) => isAllUpperCase(address))) return intent
+  const c = (address: Address): Address => (isAllUpperCase(address) ? toChecksumAddress(address) : address)
   const a = intent.action
   let action: Action
   switch (a.type) {
