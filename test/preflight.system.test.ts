@@ -79,6 +79,15 @@ describe('POST /v1/tx/preflight', () => {
     expect(r.body.balanceDiffs).toEqual([])
   })
 
+  it('a native transfer beyond the balance: the node refuses the transaction, a failed simulation with its reason (200, not a 502)', async () => {
+    const r = await stack.post('/v1/tx/preflight', intent({ type: 'transfer_native', to: FRIEND, amount: (10n ** 30n).toString() }))
+    expect(r.status).toBe(200)
+    expect(r.body.simulationSuccess).toBe(false)
+    expect(r.body.revertReason).toMatch(/insufficient funds/i)
+    expect(r.body.riskFactors.map((f: { id: string }) => f.id)).toContain('simulation_reverted')
+    expect(r.body.balanceDiffs).toEqual([])
+  })
+
   it('a token address without code: a clear failed result with a warning', async () => {
     const r = await stack.post('/v1/tx/preflight', intent(erc20({ address: '0x00000000000000000000000000000000deadbeef' })))
     expect(r.status).toBe(200)

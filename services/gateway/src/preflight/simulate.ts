@@ -56,6 +56,10 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
   } catch (err) {
     const code = (err as { code?: number; cause?: { code?: number } }).code ?? (err as { cause?: { code?: number } }).cause?.code
     if (code === -32601 || /not (supported|found|available)/i.test((err as Error).message)) return fallback(client, tx)
+    if (code !== undefined && isTransactionRefusal(code)) {
+      const reason = (err as { details?: string }).details ?? (err as { shortMessage?: string }).shortMessage ?? (err as Error).message
+      return { method: 'eth_simulateV1', success: false, gasUsed: null, revertReason: reason, transfers: [], approvals: [] }
+    }
     throw err
   }
   const c = result[0]?.calls[0]
@@ -78,6 +82,19 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
     transfers,
     approvals,
   }
+}
+
+/**
+ * JSON-RPC codes with which a node refuses the transaction itself rather than
+ * failing to answer: -32003 "transaction rejected" (EIP-1474; anvil, for a
+ * wallet that cannot pay value + gas) and eth_simulateV1's transaction
+ * validation range -38010..-38025 (fee cap too low, nonce, intrinsic gas,
+ * insufficient funds, block gas limit, sender not an EOA…). Such an answer is
+ * a failed simulation of this intent (200, simulationSuccess false), not an
+ * RPC failure (502). -38026 "client limit exceeded" is the node's own limit.
+ */
+function isTransactionRefusal(code: number): boolean {
+  return code === -32003 || (code <= -38010 && code >= -38025)
 }
 
 async function fallback(client: PublicClient, tx: { from: Address; to: Address; data: Hex; value: bigint }): Promise<Simulation> {
