@@ -11,7 +11,7 @@ import {
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
 import { openGatewayDb } from './store/gatewayDb.js'
-import { createRateLimitStore, legacyRateRecords, rateRecordsFromAudit } from './store/rateLimits.js'
+import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
@@ -43,7 +43,7 @@ export async function makeTestGateway(
   const clock = opts.clock ?? testClock()
   const audit: AuditLog = openAuditLog(path.join(dataDir, 'audit.db'), { clock })
   const db = openGatewayDb(path.join(dataDir, 'gateway.db'))
-  const rateLimits = createRateLimitStore([...rateRecordsFromAudit(audit, clock()), ...legacyRateRecords(db, clock())])
+  const rateLimits = openRateLimitStore(audit, db, clock())
   const app = await buildGatewayApp({
     host: '127.0.0.1',
     bodyLimitBytes: 64 * 1024,

@@ -12,7 +12,7 @@ import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds } from './chain/chainClients.js'
 import { ConfigError, loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
-import { createRateLimitStore, legacyRateRecords, rateRecordsFromAudit } from './store/rateLimits.js'
+import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
@@ -34,8 +34,7 @@ async function main(): Promise<void> {
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 15_000 })
   const approver = createRpcClient({ socketPath: sockets.approver, timeoutMs: 15_000 })
-  const startedAtMs = Date.now()
-  const rateLimits = createRateLimitStore([...rateRecordsFromAudit(audit, startedAtMs), ...legacyRateRecords(db, startedAtMs)])
+  const rateLimits = openRateLimitStore(audit, db, Date.now())
   const scanPool = createScanPool({})
   const app = await buildGatewayApp({
     host: config.host,

@@ -77,6 +77,11 @@ export function createRateLimitStore(seed: Iterable<RateRecord> = []): RateLimit
   }
 }
 
+/** The store a gateway starts with: the window rebuilt from the audit log, plus any first-layout records. */
+export function openRateLimitStore(audit: Pick<AuditLog, 'eventsSince'>, db: Database.Database, nowMs: number): RateLimitStore {
+  return createRateLimitStore([...rateRecordsFromAudit(audit, nowMs), ...legacyRateRecords(db, nowMs)])
+}
+
 /** The window's records, from the `policy_evaluated` events of the last hour that did not deny. */
 export function rateRecordsFromAudit(audit: Pick<AuditLog, 'eventsSince'>, nowMs: number): RateRecord[] {
   const records: RateRecord[] = []
