@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { createRpcClient, GRANT_SOCKET, type GrantResult, type TxIntent } from '@countersign/shared'
+import { createRpcClient, GRANT_SOCKET, intentHash, normalizeIntentAddresses, type GrantResult, type TxIntent } from '@countersign/shared'
 import { freePort, repoRoot, spawnService, tempDataDir, waitFor, type ServiceProcess } from './processes.js'
 
 const run = promisify(execFile)
@@ -122,13 +122,13 @@ export class Stack {
     return { status: res.status, body: await res.json() }
   }
 
-  /** Plays the approver: mints a token over grant.sock for the intent's txRequestHash. */
+  /** Plays the approver: mints a token over grant.sock for the intent's txRequestHash and intentHash (of the intent as the gateway hands it on). */
   async grant(intent: TxIntent): Promise<string> {
     const built = await this.post('/v1/tx/build', intent)
     if (built.status !== 200) throw new Error(`build failed: ${JSON.stringify(built.body)}`)
     const client = createRpcClient({ socketPath: path.join(this.dataDir, 'run', GRANT_SOCKET) })
     try {
-      const r = await client.call<GrantResult>('grantApproval', { txRequestHash: built.body.txRequestHash, intentId: intent.id })
+      const r = await client.call<GrantResult>('grantApproval', { txRequestHash: built.body.txRequestHash, intentHash: intentHash(normalizeIntentAddresses(intent)), intentId: intent.id })
       return r.approvalTokenId
     } finally {
       client.close()

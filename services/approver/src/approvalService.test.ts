@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildTransaction, defaultRouterTable, noPreflight, openAuditLog, type AuditLog } from '@countersign/shared'
+import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type AuditLog, type GrantParams } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { createApprovalService, DecisionError, type Granter } from './approvalService.js'
 import { buildApproverApp } from './http/app.js'
@@ -23,7 +23,7 @@ function setup(opts: { mode?: 'web' | 'auto'; granter?: Granter } = {}) {
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-')), 'audit.db'), { clock })
-  const grants: Array<{ txRequestHash: string; intentId: string }> = []
+  const grants: GrantParams[] = []
   const granter: Granter = opts.granter ?? {
     grant: async (b) => {
       grants.push(b)
@@ -44,7 +44,7 @@ function setup(opts: { mode?: 'web' | 'auto'; granter?: Granter } = {}) {
 }
 
 describe('approval requests', () => {
-  it('pending → approved: the token is minted for the hash the approver derived itself', async () => {
+  it('pending → approved: the token is minted for the hashes the approver derived itself (transaction and intent)', async () => {
     const s = setup()
     const outcome = s.request()
     const p = await s.waitPending()
@@ -53,7 +53,7 @@ describe('approval requests', () => {
     expect(await s.service.decide(p.requestId, true, 'web')).toEqual({ decided: true, requestId: p.requestId, approved: true })
     const result = await outcome
     expect(result).toMatchObject({ approved: true, requestId: p.requestId })
-    expect(s.grants).toEqual([{ txRequestHash: buildTransaction(s.intent, routers).txRequestHash, intentId: s.intent.id }])
+    expect(s.grants).toEqual([{ txRequestHash: buildTransaction(s.intent, routers).txRequestHash, intentHash: intentHash(s.intent), intentId: s.intent.id }])
     expect(s.events()).toEqual(['approval_requested', 'approval_granted', 'web_approval_decided'])
     expect(s.pending.list()).toEqual([])
   })

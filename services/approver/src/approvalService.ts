@@ -2,7 +2,10 @@ import {
   type ApprovalOutcome,
   type AuditLog,
   type Clock,
+  type Hex,
+  type GrantParams,
   type GrantResult,
+  intentHash,
   type RequestApprovalParams,
   type RouterTable,
 } from '@countersign/shared'
@@ -11,7 +14,7 @@ import type { PendingRequest, PendingRequests, Settlement } from './pendingReque
 import { summarise, type ApprovalSummary } from './summary.js'
 
 export interface Granter {
-  grant(binding: { txRequestHash: string; intentId: string }): Promise<GrantResult>
+  grant(binding: GrantParams): Promise<GrantResult>
 }
 
 /** Asks on the approver's terminal (cli mode); resolves true for yes. */
@@ -47,7 +50,8 @@ export function createApprovalService(deps: {
   const { pending, granter, audit } = deps
 
   async function grant(entry: { intent: RequestApprovalParams['intent']; summary: ApprovalSummary }, how: string): Promise<string> {
-    const { approvalTokenId } = await granter.grant({ txRequestHash: entry.summary.txRequestHash, intentId: entry.intent.id })
+    // Bound to the transaction and to the exact intent shown to the operator.
+    const { approvalTokenId } = await granter.grant({ txRequestHash: entry.summary.txRequestHash as Hex, intentHash: intentHash(entry.intent), intentId: entry.intent.id })
     await audit.append({
       intentId: entry.intent.id,
       event: 'approval_granted',

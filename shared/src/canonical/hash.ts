@@ -1,4 +1,4 @@
-import type { Address, Hex, TxRequest } from '../types.js'
+import type { Address, Hex, TxIntent, TxRequest } from '../types.js'
 import { canonicalize } from './jcs.js'
 import { keccak256Hex } from './keccak.js'
 
@@ -26,4 +26,13 @@ export function txRequestHash(txRequest: TxRequest, from: Address): Hex {
     type: txRequest.type,
     value: txRequest.value,
   })
+}
+
+/**
+ * The second hash an approval token binds to (DESIGN.md §6): the whole intent
+ * as the operator approved it (id, constraints, preferences and metadata
+ * included), so whoever learns a token id can only submit that exact intent.
+ */
+export function intentHash(intent: TxIntent): Hex {
+  return keccakCanonical(intent)
 }

@@ -40,6 +40,8 @@ export interface SignResult {
 
 export interface GrantParams {
   txRequestHash: Hex
+  /** keccak256(JCS(intent)) as the approver computed it; the signer recomputes it from the intent it is asked to sign. */
+  intentHash: Hex
   intentId: string
 }
 
@@ -96,9 +98,10 @@ export const signParamsSchema = {
 export const grantParamsSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['txRequestHash', 'intentId'],
+  required: ['txRequestHash', 'intentHash', 'intentId'],
   properties: {
     txRequestHash: txHashSchema,
+    intentHash: txHashSchema,
     intentId: uuidSchema,
   },
 } as const

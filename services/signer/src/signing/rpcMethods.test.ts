@@ -31,10 +31,13 @@ describe('the signer interface', () => {
     expect((err as RpcError).code).toBe(-32602)
   })
 
-  it('grantApproval validates the hash and intent id', () => {
+  it('grantApproval validates both hashes and the intent id', () => {
     const grant = grantMethods(core).grantApproval!
-    expect(() => grant({ txRequestHash: '0x12', intentId: 'x' })).toThrow(RpcError)
-    expect(() => grant({ txRequestHash: '0x' + 'ab'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000', extra: 1 })).toThrow(RpcError)
-    expect(grant({ txRequestHash: '0x' + 'ab'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000' })).toEqual({ approvalTokenId: 'x', expiresAt: 0 })
+    const ok = { txRequestHash: '0x' + 'ab'.repeat(32), intentHash: '0x' + 'cd'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000' }
+    expect(() => grant({ txRequestHash: '0x12', intentHash: ok.intentHash, intentId: 'x' })).toThrow(RpcError)
+    expect(() => grant({ ...ok, extra: 1 })).toThrow(RpcError)
+    // A token without the intent it approves would bind to the transaction alone.
+    expect(() => grant({ txRequestHash: ok.txRequestHash, intentId: ok.intentId })).toThrow(RpcError)
+    expect(grant(ok)).toEqual({ approvalTokenId: 'x', expiresAt: 0 })
   })
 })

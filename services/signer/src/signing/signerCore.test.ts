@@ -12,6 +12,7 @@ import {
   buildTransaction,
   defaultPolicyConfig,
   defaultRouterTable,
+  intentHash,
   openAuditLog,
   RpcError,
   SIGNING_REFUSED,
@@ -66,7 +67,8 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     localChain: true,
     ...extra,
   })
-  const grant = (i: TxIntent) => core.grantApproval({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentId: i.id }).approvalTokenId
+  const bindingOf = (i: TxIntent) => ({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentHash: intentHash(i) })
+  const grant = (i: TxIntent) => core.grantApproval({ ...bindingOf(i), intentId: i.id }).approvalTokenId
   const reason = (p: Promise<unknown>) =>
     p.then(
       () => 'signed',
@@ -77,7 +79,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
       },
     )
   const events = () => audit!.list({ limit: 1000 })
-  return { core, tokens, clock, advance, intent, params, grant, reason, events, db }
+  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db }
 }
 
 describe('signer core', () => {
@@ -158,7 +160,7 @@ describe('signer core', () => {
       expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('signed')
       const other = { ...i, id: randomUUID() }
       expect(await s.reason(s.core.sign(s.params(other, { approvalTokenId: token })))).toBe('invalid_approval_token')
-      expect(s.tokens.check(token, buildTransaction(i, routers).txRequestHash, s.clock())).toBe('consumed')
+      expect(s.tokens.check(token, s.bindingOf(i), s.clock())).toBe('consumed')
     })
 
     it('expires after 300 s (injected clock) and is swept', async () => {
@@ -166,12 +168,12 @@ describe('signer core', () => {
       const i = s.intent({ action: actions.native('1000'), deadline: Math.floor(s.clock() / 1000) + 3600 })
       const token = s.grant(i)
       s.advance(299_999)
-      expect(s.tokens.check(token, buildTransaction(i, routers).txRequestHash, s.clock())).toBeNull()
+      expect(s.tokens.check(token, s.bindingOf(i), s.clock())).toBeNull()
       s.advance(1)
       expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('invalid_approval_token')
       expect(s.events()[0]!.data).toMatchObject({ reason: 'invalid_approval_token', problem: 'expired' })
       expect(s.tokens.sweep(s.clock())).toBe(1)
-      expect(s.tokens.check(token, '0x', s.clock())).toBe('unknown')
+      expect(s.tokens.check(token, s.bindingOf(i), s.clock())).toBe('unknown')
     })
 
     it('is bound to its txRequestHash', async () => {
@@ -188,24 +190,41 @@ describe('signer core', () => {
       const i = locked.intent({ action: actions.native('1000') })
       const token = locked.grant(i)
       expect(await locked.reason(locked.core.sign(locked.params(i, { approvalTokenId: token })))).toBe('key_locked')
-      expect(locked.tokens.check(token, buildTransaction(i, routers).txRequestHash, locked.clock())).toBeNull()
+      expect(locked.tokens.check(token, locked.bindingOf(i), locked.clock())).toBeNull()
 
       const s = setup()
       const j = s.intent({ action: actions.native('1000'), maxGasWei: '1000' })
       const t = s.grant(j)
       expect(await s.reason(s.core.sign(s.params(j, { approvalTokenId: t })))).toBe('gas_cost_exceeds_max')
-      expect(s.tokens.check(t, buildTransaction(j, routers).txRequestHash, s.clock())).toBeNull()
+      expect(s.tokens.check(t, s.bindingOf(j), s.clock())).toBeNull()
     })
 
-    it('20 concurrent signs of different intents on one token: exactly one signature', async () => {
+    it('is bound to the exact intent: a stolen token id with another intent for the same transaction is refused and stays valid', async () => {
+      const s = setup()
+      const victim = s.intent({ action: actions.native('1000') })
+      const token = s.grant(victim)
+      // Same action, so the same txRequestHash; only the intent around it differs.
+      const thief = { ...victim, id: randomUUID(), constraints: { ...victim.constraints, maxGasWei: (BigInt(victim.constraints.maxGasWei) * 900n).toString() }, preferences: { speed: 'fast' as const } }
+      expect(buildTransaction(thief, routers).txRequestHash).toBe(buildTransaction(victim, routers).txRequestHash)
+      expect(await s.reason(s.core.sign(s.params(thief, { approvalTokenId: token })))).toBe('invalid_approval_token')
+      expect(s.events()[0]!.data).toMatchObject({ reason: 'invalid_approval_token', problem: 'intent_mismatch' })
+      // Same id, one field changed: still another intent.
+      const edited = { ...victim, metadata: { note: 'edited' } }
+      expect(await s.reason(s.core.sign(s.params(edited, { approvalTokenId: token })))).toBe('invalid_approval_token')
+      expect(s.tokens.check(token, s.bindingOf(victim), s.clock())).toBeNull()
+      expect(await s.reason(s.core.sign(s.params(victim, { approvalTokenId: token })))).toBe('signed')
+    })
+
+    it('20 concurrent signs on one token: only the approved intent signs, once; its repeats get the same transaction', async () => {
       const s = setup()
       const template = s.intent({ action: actions.native('5000') })
       const token = s.grant(template)
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, n) => s.reason(s.core.sign(s.params({ ...template, id: randomUUID() }, { approvalTokenId: token, nonce: n })))),
-      )
-      expect(results.filter((r) => r === 'signed')).toHaveLength(1)
-      expect(results.filter((r) => r === 'invalid_approval_token')).toHaveLength(19)
+      const calls = Array.from({ length: 20 }, (_, n) => (n % 2 === 0 ? template : { ...template, id: randomUUID() }))
+      const results = await Promise.all(calls.map((i, n) => s.core.sign(s.params(i, { approvalTokenId: token, nonce: n })).then((r) => r.txHash, (e: RpcError) => (e.data as { reason: string }).reason)))
+      const hashes = results.filter((r) => r.startsWith('0x'))
+      expect(hashes).toHaveLength(10)
+      expect(new Set(hashes).size).toBe(1)
+      expect(results.filter((r) => r === 'invalid_approval_token')).toHaveLength(10)
       expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(1)
     })
   })

@@ -10,6 +10,7 @@ import {
   isAggregatorIntent,
   sameAddress,
   evaluatePolicy,
+  intentHash as intentHashOf,
   type AccountInfo,
   type AuditLog,
   type Clock,
@@ -51,7 +52,7 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   missing_policy_decision: 'no policy decision could be made',
   policy_deny: 'policy denies this intent',
   missing_approval_token: 'policy requires approval and no approval token was given',
-  invalid_approval_token: 'the approval token is unknown, expired, consumed or bound to another transaction',
+  invalid_approval_token: 'the approval token is unknown, expired, consumed, or bound to another transaction or another intent',
   key_locked: 'no unlocked key for this wallet',
   tx_mismatch: 'the transaction does not match the one built from the intent',
   gas_cost_exceeds_max: 'gas limit times max fee exceeds constraints.maxGasWei',
@@ -118,8 +119,11 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       }
       if (!sameTxRequest(built.txRequest, p.txRequest)) return refuse(intentId, 'tx_mismatch', { txRequestHash: built.txRequestHash })
       const contract = viaAggregator ? routers.aggregator : contractOf(intent, routers)
-      // 3. the hash the approval binds to, computed here.
+      // 3. the hashes the approval binds to, computed here: the transaction,
+      // and the exact intent the operator approved (a stolen token id is
+      // useless with any other intent).
       const txRequestHash = built.txRequestHash
+      const binding = { txRequestHash, intentHash: intentHashOf(intent) }
 
       // Idempotency: an intent signed before gets its stored transaction back.
       const prior = signatures.byIntent(intentId)
@@ -140,7 +144,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const needsToken = decision.decision === 'require_approval'
       if (needsToken) {
         if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash }, { txRequestHash })
-        const problem = tokens.check(p.approvalTokenId, txRequestHash, clock())
+        const problem = tokens.check(p.approvalTokenId, binding, clock())
         if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
       }
       const key = keys.get(wallet)
@@ -194,7 +198,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
           const again = policyFor(p, nowMs, contract)
           if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
           if (needsToken) {
-            const problem = tokens.consume(p.approvalTokenId!, txRequestHash, nowMs)
+            const problem = tokens.consume(p.approvalTokenId!, binding, nowMs)
             if (problem) return { kind: 'token', problem }
           }
           signatures.insert(record)
@@ -222,8 +226,8 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       return missed.length
     },
 
-    grantApproval({ txRequestHash, intentId }) {
-      const token = tokens.mint({ txRequestHash, intentId }, clock())
+    grantApproval({ txRequestHash, intentHash, intentId }) {
+      const token = tokens.mint({ txRequestHash, intentHash, intentId }, clock())
       return { approvalTokenId: token.id, expiresAt: token.expiresAt }
     },
 

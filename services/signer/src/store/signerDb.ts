@@ -17,6 +17,8 @@ export function openSignerDb(file: string): Database.Database {
     CREATE TABLE IF NOT EXISTS approval_tokens (
       id               TEXT PRIMARY KEY,
       tx_request_hash  TEXT    NOT NULL,
+      -- keccak256(JCS(intent)) of the approved intent; NULL only in rows from before intent binding
+      intent_hash      TEXT,
       intent_id        TEXT    NOT NULL,
       issued_at        INTEGER NOT NULL,
       expires_at       INTEGER NOT NULL,
@@ -38,6 +40,9 @@ export function openSignerDb(file: string): Database.Database {
     );
     CREATE INDEX IF NOT EXISTS signatures_by_wallet ON signatures (signer_address, created_at);
   `)
+  // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()
+  if (!columns.some((c) => c.name === 'intent_hash')) db.exec('ALTER TABLE approval_tokens ADD COLUMN intent_hash TEXT')
   // WAL side files inherit the process umask; keep them private too.
   for (const side of ['-wal', '-shm']) {
     try {
