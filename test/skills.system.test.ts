@@ -33,7 +33,7 @@ async function publish(name: string, source: string, permissions = { actions: ['
     } as never,
     publisherKey,
   )
-  const r = await stack.post('/v1/skills/register', manifest)
+  const r = await stack.post('/v1/skills/register', manifest, { authorization: `Bearer ${stack.operatorToken}` })
   expect(r.status, JSON.stringify(r.body)).toBe(200)
 }
 

@@ -17,15 +17,18 @@ import {
   routerTableFromEnv,
   socketConfigFromEnv,
   systemClock,
+  verifyOperatorTokenParamsSchema,
   withdrawApprovalParamsSchema,
   type GrantResult,
+  type VerifyOperatorTokenParams,
+  type VerifyOperatorTokenResult,
   type RequestApprovalParams,
 } from '@countersign/shared'
 import { createApprovalService } from './approvalService.js'
 import { createTerminalPrompt } from './cliPrompt.js'
 import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
-import { loadOrCreateOperatorToken } from './operatorToken.js'
+import { loadOrCreateOperatorToken, tokenMatches } from './operatorToken.js'
 import { PendingRequests } from './pendingRequests.js'
 
 const SWEEP_MS = 30_000
@@ -63,6 +66,9 @@ async function main(): Promise<void> {
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
   const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
+  const validVerify = ajv.compile<VerifyOperatorTokenParams>(verifyOperatorTokenParamsSchema)
+  // Loaded before the socket opens: the gateway may ask about it at once.
+  const token = config.operatorAuth ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
   const rpc = createRpcServer({
     socketPath: sockets.approver,
     socketMode: sockets.mode,
@@ -79,11 +85,17 @@ async function main(): Promise<void> {
         if (!validWithdraw(params)) throw new RpcError(-32602, describeValidationErrors(validWithdraw.errors, 'params'))
         return { withdrawn: service.withdrawByIntent(params.intentId) }
       },
+      // Operator authority for the gateway's own operator routes (skill
+      // registration and revocation): the token never leaves this process.
+      [approverMethods.verifyOperatorToken]: (params): VerifyOperatorTokenResult => {
+        if (!validVerify(params)) throw new RpcError(-32602, describeValidationErrors(validVerify.errors, 'params'))
+        if (token === null) return { required: false, valid: true }
+        return { required: true, valid: params.token !== null && tokenMatches(params.token, token.token) }
+      },
     },
   })
   await rpc.listen()
 
-  const token = config.operatorAuth ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
   const app = await buildApproverApp({
     host: config.host,
     service,

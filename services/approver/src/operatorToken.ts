@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
 import path from 'node:path'
 
@@ -34,3 +34,10 @@ export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | nul
 }
 
 export { bearerMatches } from '@countersign/shared/http/operatorAuth'
+
+/** Constant-time comparison of a presented token with the operator's. */
+export function tokenMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}

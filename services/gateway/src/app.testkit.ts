@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import {
+  approverMethods,
   defaultPolicyConfig,
   defaultRouterTable,
   openAuditLog,
@@ -37,7 +38,7 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
 }
 
 export async function makeTestGateway(
-  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; scan?: (files: SkillFile[]) => Promise<string[]>; operatorToken?: string | null } = {},
+  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; scan?: (files: SkillFile[]) => Promise<string[]>; operatorToken?: string | null; skillPublishers?: string[] } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
@@ -53,7 +54,16 @@ export async function makeTestGateway(
     knownRecipients: createKnownRecipients(db),
     swapRoutes: createSwapRoutes(db),
     signer: { call: async () => { throw new Error('no signer in inject tests') } },
-    approver: { call: async () => { throw new Error('no approver in inject tests') } },
+    // The approver's answer to verifyOperatorToken, for the operator routes;
+    // every other approver call fails (inject tests have no approver).
+    approver: {
+      call: async <T>(method: string, params: unknown): Promise<T> => {
+        if (method !== approverMethods.verifyOperatorToken) throw new Error('no approver in inject tests')
+        const expected = opts.operatorToken === undefined ? 'test-operator-token' : opts.operatorToken
+        const given = (params as { token: string | null }).token
+        return (expected === null ? { required: false, valid: true } : { required: true, valid: given === expected }) as T
+      },
+    },
     approverUrl: 'http://127.0.0.1:9',
     skills: {
       registry: createSkillRegistry(db),
@@ -61,7 +71,7 @@ export async function makeTestGateway(
       runDir: path.join(dataDir, 'run'),
       // Route tests that do not reach step 5 need no scanner; skill tests pass the real pool.
       scan: opts.scan ?? (async () => { throw new Error('no scanner in this test gateway') }),
-      operatorToken: () => (opts.operatorToken === undefined ? 'test-operator-token' : opts.operatorToken),
+      publishers: new Set((opts.skillPublishers ?? []).map((a) => a.toLowerCase())),
     },
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers: defaultRouterTable(),

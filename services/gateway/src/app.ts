@@ -24,6 +24,7 @@ import { historyRoutes } from './routes/history.js'
 import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
 import { skillRoutes } from './routes/skills.js'
 import type { SkillRegistry } from './skills/registry.js'
+import { approverOperatorAuthority, type OperatorAuthority } from './operatorAuthority.js'
 import type { SkillFile } from './skills/skillFiles.js'
 import { ChainFacts } from './preflight/chainFacts.js'
 import { findingsOf, runPreflight } from './preflight/runPreflight.js'
@@ -62,9 +63,11 @@ export interface GatewayDeps {
     scan: (files: SkillFile[]) => Promise<string[]>
     /** DATA_DIR/run, for the per-run API sockets of the sandbox. */
     runDir: string
-    /** The operator token now; null when SERVICE_OPERATOR_AUTH=off; undefined when none exists yet. */
-    operatorToken: () => string | null | undefined
+    /** SERVICE_SKILL_PUBLISHERS, lower-cased. */
+    publishers: ReadonlySet<string>
   }
+  /** Who vouches for the operator token; default: the approver, asked over approver.sock. */
+  operator?: OperatorAuthority
   /** Replaces the chain preflight that approve-request runs (tests). */
   preflight?: RunPreflight
   clock?: Clock
@@ -150,7 +153,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     registry: deps.skills.registry,
     skillsDir: deps.skills.dir,
     scan: deps.skills.scan,
-    operatorToken: deps.skills.operatorToken,
+    operator: deps.operator ?? approverOperatorAuthority(deps.approver),
+    publishers: deps.skills.publishers,
     clock,
     runDir: deps.skills.runDir,
     // A skill's intent takes the same road as any agent's: approve-request.

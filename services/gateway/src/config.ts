@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { isAddress } from 'viem'
 import { SUPPORTED_CHAIN_IDS, type ChainId } from '@countersign/shared'
 
 /** Raised for configuration a operator must fix; main prints it and exits 1. */
@@ -17,7 +18,10 @@ export interface GatewayConfig {
   bodyLimitBytes: number
   approverUrl: string
   skillsDir: string
-  operatorAuth: boolean
+  /** SERVICE_SKILL_PUBLISHERS, lower-cased: publishers whose signature alone authorises a registration. */
+  skillPublishers: ReadonlySet<string>
+  /** SERVICE_SKILL_CONCURRENCY: skill runs at once (default 2). */
+  skillConcurrency: number
   aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
 }
 
@@ -57,7 +61,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     rpcUrlSources,
     bodyLimitBytes: 64 * 1024,
     skillsDir: path.resolve(nonEmpty(env.SERVICE_SKILLS_DIR) ?? path.join(nonEmpty(env.SERVICE_DATA_DIR) ?? 'data', 'skills')),
-    operatorAuth: nonEmpty(env.SERVICE_OPERATOR_AUTH) !== 'off',
+    skillPublishers: parseSkillPublishers(env.SERVICE_SKILL_PUBLISHERS),
+    skillConcurrency: parseSkillConcurrency(env.SERVICE_SKILL_CONCURRENCY),
     approverUrl: `http://127.0.0.1:${parsePort(env.SERVICE_APPROVER_PORT?.trim() || '3101')}`,
     aggregator: {
       apiKey: nonEmpty(env.AGGREGATOR_API_KEY) ?? null,
@@ -65,6 +70,28 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
       timeoutMs: 10_000,
     },
   }
+}
+
+/** Comma-separated addresses; each must be a valid address (a mixed-case one with a correct EIP-55 checksum). */
+export function parseSkillPublishers(raw: string | undefined): ReadonlySet<string> {
+  const list = (raw ?? '').split(',').map((a) => a.trim()).filter((a) => a !== '')
+  for (const a of list) {
+    if (!isAddress(a, { strict: true })) {
+      throw new ConfigError(`SERVICE_SKILL_PUBLISHERS must be a comma-separated list of 0x-prefixed 20-byte addresses; "${a}" is not one${/^0x[0-9a-fA-F]{40}$/.test(a) ? ' (its mixed case is not a valid EIP-55 checksum)' : ''}`)
+    }
+  }
+  return new Set(list.map((a) => a.toLowerCase()))
+}
+
+export const MAX_SKILL_CONCURRENCY = 32
+
+export function parseSkillConcurrency(raw: string | undefined): number {
+  const v = nonEmpty(raw) ?? '2'
+  const n = Number(v)
+  if (!/^[0-9]{1,3}$/.test(v) || n < 1 || n > MAX_SKILL_CONCURRENCY) {
+    throw new ConfigError(`SERVICE_SKILL_CONCURRENCY must be a whole number from 1 to ${MAX_SKILL_CONCURRENCY}; got "${v}"`)
+  }
+  return n
 }
 
 function parsePort(raw: string): number {

@@ -18,7 +18,6 @@ import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
 import { createScanPool } from './skills/scan/pool.js'
 import { createSkillRegistry } from './skills/registry.js'
-import { currentOperatorToken } from '@countersign/shared/http/operatorAuth'
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
@@ -56,7 +55,7 @@ async function main(): Promise<void> {
       dir: config.skillsDir,
       scan: (files) => scanPool.scan(files),
       runDir: path.join(config.dataDir, 'run'),
-      operatorToken: () => (config.operatorAuth ? (currentOperatorToken(process.env, config.dataDir) ?? undefined) : null),
+      publishers: config.skillPublishers,
     },
     logger: { level: config.logLevel },
   })

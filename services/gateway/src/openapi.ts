@@ -180,11 +180,15 @@ export function buildOpenApiDocument() {
       '/v1/skills/register': {
         post: {
           operationId: 'registerSkill',
+          description: 'Needs the operator token unless the manifest publisher is listed in SERVICE_SKILL_PUBLISHERS (then its signature is the authorisation).',
+          security: [{ operatorToken: [] }, {}],
           requestBody: { required: true, content: { 'application/json': { schema: ref('SkillManifest') } } },
           responses: {
             '200': json(obj({ registered: { const: true }, name: str, manifestHash: hash }), 'Registered'),
             '400': err('schema_validation_failed, signature_verification_failed, file_hash_mismatch or static_scan_failed', ref('SkillError')),
+            '401': err('operator_auth_required: no valid operator token and the publisher is not in SERVICE_SKILL_PUBLISHERS', ref('SkillError')),
             '409': err('duplicate_skill', ref('SkillError')),
+            '503': err('approver_unavailable: the approver, which checks the operator token, is not reachable', ref('SkillError')),
           },
         },
       },
@@ -195,7 +199,7 @@ export function buildOpenApiDocument() {
           operationId: 'revokeSkill',
           security: [{ operatorToken: [] }],
           parameters: [{ name: 'name', in: 'path', required: true, schema: str }],
-          responses: { '200': json(obj({ name: str, revoked: { const: true } }), 'Revoked'), '401': err('operator_auth_required'), '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })) },
+          responses: { '200': json(obj({ name: str, revoked: { const: true } }), 'Revoked'), '401': err('operator_auth_required'), '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })), '503': err('approver_unavailable: the approver, which checks the operator token, is not reachable') },
         },
       },
       '/v1/skills/{name}/run': {

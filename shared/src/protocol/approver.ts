@@ -42,6 +42,30 @@ export type ApprovalOutcome =
 export const approverMethods = {
   requestApproval: 'requestApproval',
   withdrawApproval: 'withdrawApproval',
+  verifyOperatorToken: 'verifyOperatorToken',
+} as const
+
+/**
+ * The gateway asks the approver whether a presented operator token is valid,
+ * so only the approver ever holds the token (it may run as another user, with
+ * a data directory the gateway cannot read). `token` is the bearer value the
+ * client sent, or null when it sent none.
+ */
+export interface VerifyOperatorTokenParams {
+  token: string | null
+}
+
+/** required: false when the approver runs with SERVICE_OPERATOR_AUTH=off (then valid is true). */
+export interface VerifyOperatorTokenResult {
+  required: boolean
+  valid: boolean
+}
+
+export const verifyOperatorTokenParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['token'],
+  properties: { token: { anyOf: [{ type: 'string', maxLength: 1024 }, { type: 'null' }] } },
 } as const
 
 const riskFactorSchema = {

@@ -20,8 +20,8 @@ afterEach(async () => {
   await gw?.close()
 })
 
-async function setup() {
-  gw = await makeTestGateway({ scan: (files) => pool.scan(files) })
+async function setup(o: { skillPublishers?: string[]; operatorToken?: string | null } = {}) {
+  gw = await makeTestGateway({ scan: (files) => pool.scan(files), ...o })
   return gw
 }
 
@@ -51,7 +51,8 @@ function manifest(name: string, files: Record<string, string>, o: Partial<Unsign
   }
 }
 
-const register = (body: unknown) => gw.app.inject({ method: 'POST', url: '/v1/skills/register', payload: body as object })
+const OPERATOR = { authorization: 'Bearer test-operator-token' }
+const register = (body: unknown, headers: Record<string, string> = OPERATOR) => gw.app.inject({ method: 'POST', url: '/v1/skills/register', payload: body as object, headers })
 const events = () => gw.audit.list({ limit: 20 })
 
 describe('skill registration', () => {
@@ -63,7 +64,7 @@ describe('skill registration', () => {
     expect(res.statusCode).toBe(200)
     const hash = manifestHash(manifest('greeter', { 'index.js': GOOD }))
     expect(res.json()).toEqual({ registered: true, name: 'greeter', manifestHash: hash })
-    expect(events()[0]).toMatchObject({ event: 'skill_registered', intentId: 'system', data: { skillName: 'greeter', manifestHash: hash, publisherAddress: publisher.address } })
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', intentId: 'system', data: { skillName: 'greeter', manifestHash: hash, publisherAddress: publisher.address, authorisedBy: 'operator_token' } })
 
     expect((await gw.app.inject({ method: 'GET', url: '/v1/skills' })).json()).toEqual([{ name: 'greeter', publisher: 'Acme Skills', actions: ['transfer'], chains: [8453] }])
     const got = (await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).json()
@@ -79,11 +80,46 @@ describe('skill registration', () => {
     expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter' })).statusCode).toBe(401)
     const del = await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: { authorization: 'Bearer test-operator-token' } })
     expect(del.json()).toEqual({ name: 'greeter', revoked: true })
-    expect(events()[0]).toMatchObject({ event: 'skill_revoked', data: { skillName: 'greeter' } })
+    expect(events()[0]).toMatchObject({ event: 'skill_revoked', data: { skillName: 'greeter', authorisedBy: 'operator_token' } })
     expect((await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).json()).toEqual({ error: 'skill_not_found', name: 'greeter' })
     expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: { authorization: 'Bearer test-operator-token' } })).statusCode).toBe(404)
     // The name may be registered again.
     expect((await register(m)).statusCode).toBe(200)
+  })
+
+  it('authority: without the operator token a publisher not in SERVICE_SKILL_PUBLISHERS gets 401, audited', async () => {
+    await setup({ skillPublishers: [stranger.address] })
+    writeSkill('greeter', { 'index.js': GOOD })
+    const m = await sign(manifest('greeter', { 'index.js': GOOD }))
+    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'test-operator-token' }]) {
+      const res = await register(m, headers)
+      expect(res.statusCode).toBe(401)
+      expect(res.json()).toMatchObject({ registered: false, name: 'greeter', manifestHash: '', error: 'operator_auth_required' })
+      expect(res.json().message).toMatch(/SERVICE_SKILL_PUBLISHERS/)
+      expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'greeter', reason: 'operator_auth_required' } })
+    }
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills' })).json()).toEqual([])
+  })
+
+  it('authority: a publisher listed in SERVICE_SKILL_PUBLISHERS registers without the token; its signature is the authorisation', async () => {
+    await setup({ skillPublishers: [publisher.address.toLowerCase()] })
+    writeSkill('greeter', { 'index.js': GOOD })
+    const res = await register(await sign(manifest('greeter', { 'index.js': GOOD })), {})
+    expect(res.statusCode).toBe(200)
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { skillName: 'greeter', authorisedBy: 'listed_publisher' } })
+    // Someone else claiming the listed address still needs a signature that recovers it.
+    writeSkill('forged', { 'index.js': GOOD })
+    const forged = { ...(await sign(manifest('forged', { 'index.js': GOOD }), stranger)), publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' } }
+    expect((await register(forged, {})).json()).toMatchObject({ registered: false, error: 'signature_verification_failed' })
+  })
+
+  it('authority: with operator auth off at the approver, registration and revocation are open and audited as such', async () => {
+    await setup({ operatorToken: null })
+    writeSkill('greeter', { 'index.js': GOOD })
+    expect((await register(await sign(manifest('greeter', { 'index.js': GOOD })), {})).statusCode).toBe(200)
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { authorisedBy: 'operator_auth_off' } })
+    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter' })).statusCode).toBe(200)
+    expect(events()[0]).toMatchObject({ event: 'skill_revoked', data: { authorisedBy: 'operator_auth_off' } })
   })
 
   it('1. schema: every problem listed', async () => {

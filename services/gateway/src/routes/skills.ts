@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import path from 'node:path'
 import { createAjv, listValidationErrors, skillManifestSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
-import { HttpError } from '@countersign/shared/http/errors'
-import { bearerMatches } from '@countersign/shared/http/operatorAuth'
+import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
 import type { SkillRegistry } from '../skills/registry.js'
 import { openSkillApiSocket } from '../skills/sandbox/apiSocket.js'
@@ -15,8 +14,10 @@ export interface SkillRouteOptions {
   skillsDir: string
   /** Static analysis of the skill's files (off the event loop); findings reject. */
   scan: (files: SkillFile[]) => Promise<string[]>
-  /** The operator token now, or null when operator auth is off. Throws 401 when no token exists yet. */
-  operatorToken: () => string | null | undefined
+  /** Checks a presented operator token (the approver decides). */
+  operator: OperatorAuthority
+  /** SERVICE_SKILL_PUBLISHERS, lower-cased: their signature alone authorises a registration. */
+  publishers: ReadonlySet<string>
   clock: Clock
   /** DATA_DIR/run: where per-run API sockets are created. */
   runDir: string
@@ -46,6 +47,15 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
     // 1. schema
     if (!validate(body)) return fail(400, 'schema_validation_failed', { validationErrors: listValidationErrors(validate.errors) })
     const manifest = body
+    // Authority: a listed publisher's signature (checked next), else the operator token.
+    let authorisedBy: OperatorGrant | 'listed_publisher'
+    if (opts.publishers.has(manifest.publisher.address.toLowerCase())) {
+      authorisedBy = 'listed_publisher'
+    } else {
+      const check = await opts.operator.check(req.headers.authorization, `registering a skill whose publisher ${manifest.publisher.address} is not in SERVICE_SKILL_PUBLISHERS`)
+      if (!check.ok) return fail(check.status, check.error, { message: check.message })
+      authorisedBy = check.grant
+    }
     // 2. signature
     if (!(await signatureMatchesPublisher(manifest))) return fail(400, 'signature_verification_failed', { message: `the signature does not recover ${manifest.publisher.address}` })
     // 3. manifest hash
@@ -65,7 +75,7 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
     // 6. duplicate name, then store
     const added = registry.add({ name: manifest.name, manifest: unsigned, manifestHash: hash, publisherAddress: manifest.publisher.address, registeredAt: opts.clock() })
     if (!added) return fail(409, 'duplicate_skill', { message: `an active skill is already registered as ${manifest.name}` })
-    await audit.append({ intentId: 'system', event: 'skill_registered', data: { skillName: manifest.name, manifestHash: hash, publisherAddress: manifest.publisher.address } })
+    await audit.append({ intentId: 'system', event: 'skill_registered', data: { skillName: manifest.name, manifestHash: hash, publisherAddress: manifest.publisher.address, authorisedBy } })
     return { registered: true, name: manifest.name, manifestHash: hash }
   })
 
@@ -81,13 +91,10 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
   })
 
   app.delete('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
-    const token = opts.operatorToken()
-    if (token !== null && (token === undefined || !bearerMatches(req.headers.authorization, token))) {
-      throw new HttpError(401, { error: 'operator_auth_required', message: 'revoking a skill needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)' })
-    }
+    const authorisedBy = await requireOperator(opts.operator, req.headers.authorization, 'revoking a skill')
     const { name } = req.params as { name: string }
     if (!registry.revoke(name, opts.clock())) return reply.code(404).send({ error: 'skill_not_found', name })
-    await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name } })
+    await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name, authorisedBy } })
     return { name, revoked: true }
   })
 

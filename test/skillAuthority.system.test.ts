@@ -1,0 +1,123 @@
+// Who may register and revoke skills, against the real processes, in both
+// layouts: one data directory shared by the three processes, and one data
+// directory per process (as the systemd units run them), where the gateway
+// cannot read the approver's operator-token file. In both, the gateway asks
+// the approver over approver.sock whether a presented token is valid.
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SUPPORTED_CHAIN_IDS } from '@countersign/shared'
+import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
+import { tempDataDir } from './support/processes.js'
+import { Stack } from './support/stack.js'
+
+const listedKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
+const listed = privateKeyToAccount(listedKey)
+const SOURCE = 'export function run(input) { return { echo: input } }\n'
+
+function writeSkill(skillsDir: string, name: string): string {
+  const dir = path.join(skillsDir, name)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(path.join(dir, 'index.js'), SOURCE)
+  return dir
+}
+
+async function manifestFor(skillsDir: string, name: string, key: `0x${string}`, o: { files?: Array<{ path: string; sha256: string }> } = {}) {
+  const account = privateKeyToAccount(key)
+  return signManifest(
+    {
+      version: '1',
+      name,
+      publisher: { name: 'Anyone', address: account.address, contact: 'ops@example.org' },
+      permissions: { actions: ['transfer', 'transfer_native', 'approve', 'swap_exact_in', 'swap_exact_out'], chains: [...SUPPORTED_CHAIN_IDS], network: false, filesystem: false },
+      sandbox: { memoryMb: 512, timeoutMs: 60000, allowSpawn: true },
+      files: o.files ?? hashSkillFolder(writeSkill(skillsDir, name)),
+    } as never,
+    key,
+  )
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+async function del(stack: Stack, name: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${stack.url}/v1/skills/${name}`, { method: 'DELETE', headers })
+  return { status: res.status, body: await res.json() }
+}
+
+describe('one data directory for all three processes', () => {
+  let stack: Stack
+  const skillsDir = () => path.join(stack.dataDir, 'skills')
+  beforeAll(async () => {
+    stack = new Stack({ env: { SERVICE_SKILL_PUBLISHERS: listed.address } })
+    await stack.start({ approver: true })
+  }, 60_000)
+  afterAll(() => stack?.stop())
+
+  it('the attack: no credential, a throwaway key, files: [], every action and chain, allowSpawn, 512 MB -> 401 operator_auth_required, audited', async () => {
+    const throwaway = generatePrivateKey()
+    const r = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'squatter', throwaway, { files: [] }))
+    expect(r.status).toBe(401)
+    expect(r.body).toMatchObject({ registered: false, name: 'squatter', manifestHash: '', error: 'operator_auth_required' })
+    expect((await stack.get('/v1/skills')).body).toEqual([])
+    const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
+    expect(events[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'squatter', reason: 'operator_auth_required' } })
+    // A wrong token is no better.
+    const wrong = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'squatter', throwaway), bearer('not-the-token'))
+    expect(wrong.status).toBe(401)
+  })
+
+  it('a publisher in SERVICE_SKILL_PUBLISHERS registers without the token; one not listed gets 401, and registers with it', async () => {
+    const byListed = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'listed-skill', listedKey))
+    expect(byListed.status, JSON.stringify(byListed.body)).toBe(200)
+    const other = generatePrivateKey()
+    const byOther = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'other-skill', other))
+    expect(byOther.status).toBe(401)
+    expect(byOther.body.error).toBe('operator_auth_required')
+    const withToken = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'other-skill', other), bearer(stack.operatorToken))
+    expect(withToken.status, JSON.stringify(withToken.body)).toBe(200)
+    const events = (await stack.get('/v1/approvals/history?limit=10')).body.events
+    const registered = events.filter((e: { event: string }) => e.event === 'skill_registered')
+    expect(registered.map((e: { data: unknown }) => e.data)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ skillName: 'listed-skill', authorisedBy: 'listed_publisher' }),
+        expect.objectContaining({ skillName: 'other-skill', authorisedBy: 'operator_token' }),
+      ]),
+    )
+    // Revocation needs the token even for a listed publisher's skill.
+    expect((await del(stack, 'listed-skill')).status).toBe(401)
+    expect((await del(stack, 'listed-skill', bearer(stack.operatorToken))).body).toEqual({ name: 'listed-skill', revoked: true })
+  })
+})
+
+describe('one data directory per process (the systemd layout)', () => {
+  let stack: Stack
+  let approverDir: string
+  const skillsDir = () => path.join(stack.dataDir, 'skills')
+  const approverToken = () => readFileSync(path.join(approverDir, 'operator-token'), 'utf8').trim()
+  beforeAll(async () => {
+    // The gateway and the signer keep stack.dataDir; the approver has its
+    // own, where it writes operator-token; approver.sock lives in a socket
+    // directory of its own, as /run/countersign/approval does.
+    approverDir = tempDataDir()
+    const sockets = tempDataDir()
+    const approverSocket = path.join(sockets, 'approver.sock')
+    stack = new Stack({ env: { SERVICE_APPROVER_SOCKET: approverSocket } })
+    symlinkSync(path.join(stack.dataDir, 'audit.db'), path.join(approverDir, 'audit.db'))
+    await stack.startSigner()
+    await stack.startApprover({ SERVICE_DATA_DIR: approverDir, SERVICE_GRANT_SOCKET: path.join(stack.dataDir, 'run', 'grant.sock') })
+    await stack.startGateway()
+  }, 60_000)
+  afterAll(() => stack?.stop())
+
+  it('the gateway has no token file to read, and still accepts the operator token for registration and revocation', async () => {
+    expect(existsSync(path.join(stack.dataDir, 'operator-token'))).toBe(false)
+    const key = generatePrivateKey()
+    const without = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'split', key))
+    expect(without.status).toBe(401)
+    const r = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'split', key), bearer(approverToken()))
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect((await del(stack, 'split', bearer('wrong'))).status).toBe(401)
+    expect((await del(stack, 'split', bearer(approverToken()))).body).toEqual({ name: 'split', revoked: true })
+  })
+})
