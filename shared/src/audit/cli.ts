@@ -19,6 +19,10 @@ interface Io {
 /** Returns the exit code. */
 export function runAuditCli(argv: string[], io: Io): number {
   const [command, ...rest] = argv
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE)
+    return 0
+  }
   let db: string | undefined
   let dataDir = io.env.SERVICE_DATA_DIR || 'data'
   let n = 20

@@ -53,6 +53,10 @@ export function formatPending(list: Pending[]): string {
 }
 
 export async function runApproveCli(argv: string[], io: ApproveIo): Promise<number> {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(USAGE)
+    return 0
+  }
   const doFetch = io.fetch ?? fetch
   const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--')))
   const base = option(argv, '--url') ?? `http://127.0.0.1:${io.env.SERVICE_PORT || '3100'}`

@@ -49,6 +49,10 @@ export async function signManifest(manifest: UnsignedManifest, privateKey: `0x${
 export async function runSkillCli(argv: string[], io: SkillCliIo): Promise<number> {
   const [command, target] = argv
   const dirFlag = argv.indexOf('--dir')
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE)
+    return 0
+  }
   try {
     if (command === 'files' && target) {
       io.out(JSON.stringify(hashSkillFolder(target), null, 2))
