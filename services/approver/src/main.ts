@@ -2,7 +2,6 @@
 // The approver process: holds approval requests, serves the dashboard and its
 // live feed, asks on the terminal in cli mode, and asks the signer (over
 // grant.sock, its only power) to mint a token when an operator approves.
-import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
   BuildError,
@@ -12,6 +11,7 @@ import {
   createRpcClient,
   createRpcServer,
   describeValidationErrors,
+  makePrivateDir,
   openAuditLog,
   requestApprovalParamsSchema,
   routerTableFromEnv,
@@ -45,8 +45,7 @@ async function main(): Promise<void> {
       )
     }
   }
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
-  chmodSync(config.dataDir, 0o700)
+  makePrivateDir(config.dataDir)
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.grant, timeoutMs: 10_000 })

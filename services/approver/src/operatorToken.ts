@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs'
 import path from 'node:path'
 
 import { OPERATOR_TOKEN_FILE } from '@countersign/shared/http/operatorAuth'
@@ -23,6 +23,7 @@ export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | nul
   const token = randomBytes(32).toString('base64url')
   try {
     const fd = openSync(file, 'wx', 0o600)
+    fchmodSync(fd, 0o600) // 0600 whatever the umask
     writeSync(fd, token + '\n')
     closeSync(fd)
   } catch (err) {

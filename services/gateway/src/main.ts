@@ -1,9 +1,9 @@
-import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
   createRpcClient,
   defaultPolicyConfig,
   loadPolicyFile,
+  makePrivateDir,
   openAuditLog,
   routerTableFromEnv,
   socketConfigFromEnv,
@@ -26,8 +26,7 @@ async function main(): Promise<void> {
   const chains = createChainClients(config.rpcUrls)
   await verifyChainIds(chains, config.rpcUrlSources)
 
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
-  chmodSync(config.dataDir, 0o700)
+  makePrivateDir(config.dataDir)
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
   const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
   const sockets = socketConfigFromEnv(process.env, config.dataDir)

@@ -2,12 +2,12 @@
 // The signer process: keys, approval tokens, signatures. It listens on two
 // Unix sockets and nothing else; it opens no TCP/UDP socket and makes no
 // outbound connection (a system test checks /proc for it).
-import { chmodSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
   createRpcServer,
   defaultPolicyConfig,
   loadPolicyFile,
+  makePrivateDir,
   openAuditLog,
   routerTableFromEnv,
   socketConfigFromEnv,
@@ -34,8 +34,7 @@ async function main(): Promise<void> {
   const clock = systemClock
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   const routers = routerTableFromEnv(process.env)
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
-  chmodSync(config.dataDir, 0o700)
+  makePrivateDir(config.dataDir)
 
   const keystore = new Keystore(config.keystoreDir)
   keystore.ensureDir()

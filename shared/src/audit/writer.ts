@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import { createPrivateFileIfMissing } from '../files/privateFiles.js'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 
@@ -6,6 +7,10 @@ import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 export const DEFAULT_AUDIT_BUSY_TIMEOUT_MS = 5000
 
 export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIMEOUT_MS): Database.Database {
+  // 0600 whatever the umask when this process creates it (SQLite would use
+  // 0644 minus the umask); an existing file, like the 0660 shared log of the
+  // one-user-per-process layout, keeps its mode. -wal/-shm follow the file's.
+  createPrivateFileIfMissing(file)
   // The timeout is set by the constructor, before the first statement: even
   // switching a new file to WAL waits for the other processes opening it.
   const db = new Database(file, { timeout: busyTimeoutMs })

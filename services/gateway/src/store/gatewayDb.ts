@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import { makePrivateFile } from '@countersign/shared'
 
 /**
  * gateway.db: state only the gateway owns (signed transactions it sent, known
@@ -7,6 +8,8 @@ import Database from 'better-sqlite3'
  * layout may still hold a rate_records table, read once and then dropped.
  */
 export function openGatewayDb(file: string): Database.Database {
+  // 0600 with its -wal/-shm, whatever the umask (it holds signed transactions and skill records).
+  makePrivateFile(file)
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   // NORMAL in WAL mode survives a process crash; a power cut may lose the

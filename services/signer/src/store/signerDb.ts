@@ -1,5 +1,5 @@
-import { chmodSync, closeSync, openSync } from 'node:fs'
 import Database from 'better-sqlite3'
+import { makePrivateFile } from '@countersign/shared'
 
 /**
  * signer.db: approval tokens, signatures by intent id, and the signer's own
@@ -7,8 +7,8 @@ import Database from 'better-sqlite3'
  * opens this file; it is created 0600 before SQLite touches it.
  */
 export function openSignerDb(file: string): Database.Database {
-  closeSync(openSync(file, 'a', 0o600))
-  chmodSync(file, 0o600)
+  // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
+  makePrivateFile(file)
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
@@ -43,13 +43,5 @@ export function openSignerDb(file: string): Database.Database {
   // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()
   if (!columns.some((c) => c.name === 'intent_hash')) db.exec('ALTER TABLE approval_tokens ADD COLUMN intent_hash TEXT')
-  // WAL side files inherit the process umask; keep them private too.
-  for (const side of ['-wal', '-shm']) {
-    try {
-      chmodSync(file + side, 0o600)
-    } catch {
-      /* created lazily by SQLite; absent is fine */
-    }
-  }
   return db
 }

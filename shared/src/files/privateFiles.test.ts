@@ -1,0 +1,62 @@
+import { mkdtempSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile } from './privateFiles.js'
+
+const modeOf = (p: string) => (statSync(p).mode & 0o7777).toString(8)
+
+describe('private files and directories, whatever the umask', () => {
+  let saved: number
+  let dir: string
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'cs-modes-'))
+    saved = process.umask(0o000)
+  })
+  afterEach(() => {
+    process.umask(saved)
+  })
+
+  it('a new directory and its new parents are 0700; an existing loose one is tightened', () => {
+    const deep = path.join(dir, 'a', 'b')
+    makePrivateDir(deep)
+    expect([modeOf(path.join(dir, 'a')), modeOf(deep)]).toEqual(['700', '700'])
+    chmodSync(deep, 0o755)
+    makePrivateDir(deep)
+    expect(modeOf(deep)).toBe('700')
+  })
+
+  it('a SQLite database created through createPrivateFileIfMissing keeps itself, -wal and -shm at 0600', () => {
+    const file = path.join(dir, 'x.db')
+    expect(createPrivateFileIfMissing(file)).toBe(true)
+    const db = new Database(file)
+    db.pragma('journal_mode = WAL')
+    db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)')
+    expect([modeOf(file), modeOf(`${file}-wal`), modeOf(`${file}-shm`)]).toEqual(['600', '600', '600'])
+    db.close()
+  })
+
+  it('without it, the same database would be 0644 (what the issue found)', () => {
+    const file = path.join(dir, 'plain.db')
+    new Database(file).close()
+    expect(modeOf(file)).toBe('644')
+  })
+
+  it('an existing file keeps its mode (the shared 0660 audit log), a symlink is followed, not replaced', () => {
+    const real = path.join(dir, 'shared.db')
+    writeFileSync(real, '')
+    chmodSync(real, 0o660)
+    const link = path.join(dir, 'link.db')
+    symlinkSync(real, link)
+    expect(createPrivateFileIfMissing(link)).toBe(false)
+    expect(modeOf(real)).toBe('660')
+  })
+
+  it('makePrivateFile tightens a loose private file and its side files', () => {
+    const file = path.join(dir, 'old.db')
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) writeFileSync(f, '', { mode: 0o644 })
+    makePrivateFile(file)
+    expect([modeOf(file), modeOf(`${file}-wal`), modeOf(`${file}-shm`)]).toEqual(['600', '600', '600'])
+  })
+})
