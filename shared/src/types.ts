@@ -59,13 +59,8 @@ export type Action =
   | SwapExactInAction
   | SwapExactOutAction
 export type ActionType = Action['type']
-export const ACTION_TYPES: readonly ActionType[] = [
-  'transfer',
-  'transfer_native',
-  'approve',
-  'swap_exact_in',
-  'swap_exact_out',
-]
+// What each action means (counterparties, outflows, builder, card) is its
+// spec in ./actions; ACTION_TYPES is exported from there.
 
 export interface TxIntent {
   version: '1'
@@ -127,7 +122,12 @@ export interface PolicyConfig {
   maxTxPerHour: number
   /** Keys are token addresses (any case). */
   tokenLimits: Record<string, TokenLimit>
+  /** What an approve of 2^255 or more (an "unlimited" allowance) gets; default require_approval. */
+  unlimitedApprovals: UnlimitedApprovals
 }
+
+export const UNLIMITED_APPROVAL_RULES = ['require_approval', 'deny', 'allow'] as const
+export type UnlimitedApprovals = (typeof UNLIMITED_APPROVAL_RULES)[number]
 
 export interface AuditEvent {
   id: string

@@ -4,8 +4,9 @@ import {
   isAggregatorIntent,
   sameAddress,
   chainName,
-  formatAssetAmount,
-  formatNative,
+  specOf,
+  type CardField,
+  type CounterpartyRole,
   type BalanceDiff,
   type PreflightFindings,
   type RiskFactor,
@@ -25,6 +26,8 @@ export interface ApprovalSummary {
   recipient: string | null
   spender: string | null
   amount: string | null
+  /** The action's own card lines, from its spec. */
+  fields: CardField[]
   txRequestHash: string
   to: string
   value: string
@@ -45,25 +48,22 @@ export function summarise(intent: TxIntent, preflight: PreflightFindings, policy
     txRequest && isAggregatorIntent(intent) && sameAddress(txRequest.to, routers.aggregator)
       ? buildAggregatorTransaction(intent, { to: txRequest.to, data: txRequest.data }, routers)
       : buildTransaction(intent, routers)
-  const a = intent.action
-  const amount =
-    a.type === 'transfer' || a.type === 'approve'
-      ? formatAssetAmount(a.amount, a.asset)
-      : a.type === 'transfer_native'
-        ? formatNative(a.amount)
-        : a.type === 'swap_exact_in'
-          ? formatAssetAmount(a.amountIn, a.assetIn)
-          : formatAssetAmount(a.maxAmountIn, a.assetIn)
+  const spec = specOf(intent.action)
+  const fields = spec.card(intent)
+  const parties = spec.counterparties(intent)
+  const party = (role: CounterpartyRole) => parties.find((c) => c.role === role)?.address ?? null
   return {
     intentId: intent.id,
     action: built.description,
-    actionType: a.type,
+    actionType: intent.action.type,
     chainId: intent.chain.chainId,
     chain: chainName(intent.chain.chainId),
     wallet: intent.wallet.address,
-    recipient: a.type === 'transfer' || a.type === 'transfer_native' ? a.to : null,
-    spender: a.type === 'approve' ? a.spender : null,
-    amount,
+    recipient: party('recipient'),
+    spender: party('spender'),
+    // The first amount line of the card: what leaves the wallet, or may.
+    amount: fields.find((f) => f.kind === 'amount')?.value ?? null,
+    fields,
     txRequestHash: built.txRequestHash,
     to: built.txRequest.to,
     value: built.txRequest.value,

@@ -2,6 +2,7 @@ import {
   SERVICE_VERSION,
   balanceParamsSchema,
   balanceQuerySchema,
+  policyFileSchema,
   signAndSendBodySchema,
   skillManifestSchema,
   txHashParamsSchema,
@@ -26,7 +27,15 @@ const schemas = {
   SkillError: { type: 'object', required: ['registered', 'name', 'manifestHash', 'error'], properties: { registered: { const: false }, name: { type: 'string' }, manifestHash: { type: 'string' }, error: { type: 'string' }, validationErrors: { type: 'array', items: { type: 'string' } }, hashMismatches: { type: 'array', items: { type: 'object', required: ['file', 'expected', 'actual'], properties: { file: { type: 'string' }, expected: { type: 'string' }, actual: { type: ['string', 'null'] } } } }, scanFindings: { type: 'array', items: { type: 'string' } } } },
   ValidationError: obj({ statusCode: { type: 'integer' }, error: str, message: str }),
   SimpleError: { type: 'object', required: ['error', 'message'], properties: { error: str, message: str } },
-  PolicyError: { type: 'object', required: ['error', 'reasons', 'policyVersion'], properties: { error: { const: 'policy_denied' }, decision: { const: 'deny' }, reasons: { type: 'array', items: str }, policyVersion: str } },
+  PolicyFile: {
+    ...policyFileSchema,
+    description:
+      'The policy file (SERVICE_POLICY_FILE), read by the gateway and the signer. recipientAllowlist, when non-empty, covers transfer recipients and approve spenders (a spender in contractAllowlist also passes). An approve amount counts against tokenLimits maxAmount and requireApprovalAbove like a transfer; an approve of 2^255 or more is unlimited and follows unlimitedApprovals (default require_approval).',
+  },
+  PolicyError: {
+    description:
+      'Reason texts in rule order. Audit reason codes: chain_not_allowed, token_not_in_allowlist, contract_not_in_allowlist, recipient_not_in_allowlist (also for an approve spender), value_exceeds_max, approval_exceeds_max (also an approve above the token maxAmount), unlimited_approval_denied, rate_limit_exceeded, risk_score_too_high, deadline_passed; gas_cost_exceeds_max when estimated gas times max fee exceeds constraints.maxGasWei. Approval reasons: value_above_approval_threshold, token_amount_above_approval_threshold, unlimited_approval, simulation_unavailable.',
+    type: 'object', required: ['error', 'reasons', 'policyVersion'], properties: { error: { const: 'policy_denied' }, decision: { const: 'deny' }, reasons: { type: 'array', items: str }, policyVersion: str } },
   PolicyDecision: obj({ decision: { enum: ['allow', 'deny', 'require_approval'] }, reasons: { type: 'array', items: str }, policyVersion: str }),
   TxRequest: obj({ to: address, data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' }, value: str, chainId: { type: 'integer' }, type: { const: 'eip1559' } }),
   RiskFactor: obj({ id: str, weight: { type: 'number' }, detail: str }),

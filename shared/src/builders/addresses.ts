@@ -1,5 +1,6 @@
 import { keccak256Hex } from '../canonical/keccak.js'
-import type { Action, Address, TxIntent } from '../types.js'
+import { specOf } from '../actions/index.js'
+import type { Address, TxIntent } from '../types.js'
 import { BuildError } from './errors.js'
 
 /**
@@ -42,24 +43,7 @@ const checksummed = new Map<string, Address>()
 
 /** Every address an intent carries, with where it is (for the error message). */
 export function intentAddresses(intent: TxIntent): Array<[field: string, address: Address]> {
-  const a = intent.action
-  const found: Array<[string, Address]> = [['wallet.address', intent.wallet.address]]
-  switch (a.type) {
-    case 'transfer':
-      found.push(['action.asset.address', a.asset.address], ['action.to', a.to])
-      break
-    case 'transfer_native':
-      found.push(['action.to', a.to])
-      break
-    case 'approve':
-      found.push(['action.asset.address', a.asset.address], ['action.spender', a.spender])
-      break
-    case 'swap_exact_in':
-    case 'swap_exact_out':
-      found.push(['action.router', a.router], ['action.assetIn.address', a.assetIn.address], ['action.assetOut.address', a.assetOut.address])
-      break
-  }
-  return found
+  return [['wallet.address', intent.wallet.address], ...specOf(intent.action).addresses(intent.action)]
 }
 
 /** The client's error message for `address` found at `field`, or null when its checksum is fine. */
@@ -95,27 +79,6 @@ export function normalizeIntentAddresses(intent: TxIntent): TxIntent {
   assertIntentChecksums(intent)
   if (!intentAddresses(intent).some(([, address]) => isAllUpperCase(address))) return intent
   const c = (address: Address): Address => (isAllUpperCase(address) ? toChecksumAddress(address) : address)
-  const a = intent.action
-  let action: Action
-  switch (a.type) {
-    case 'transfer':
-      action = { ...a, asset: { ...a.asset, address: c(a.asset.address) }, to: c(a.to) }
-      break
-    case 'transfer_native':
-      action = { ...a, to: c(a.to) }
-      break
-    case 'approve':
-      action = { ...a, asset: { ...a.asset, address: c(a.asset.address) }, spender: c(a.spender) }
-      break
-    case 'swap_exact_in':
-    case 'swap_exact_out':
-      action = {
-        ...a,
-        router: c(a.router),
-        assetIn: { ...a.assetIn, address: c(a.assetIn.address) },
-        assetOut: { ...a.assetOut, address: c(a.assetOut.address) },
-      }
-      break
-  }
+  const action = specOf(intent.action).mapAddresses(intent.action, c)
   return { ...intent, wallet: { ...intent.wallet, address: c(intent.wallet.address) }, action }
 }

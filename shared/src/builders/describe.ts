@@ -1,6 +1,5 @@
 import { formatUnits } from 'viem'
-import type { Asset, TxIntent } from '../types.js'
-import type { SwapRoute } from './swap.js'
+import type { Asset } from '../types.js'
 
 const CHAIN_NAMES: Record<number, string> = { 1: 'Ethereum', 10: 'Optimism', 42161: 'Arbitrum One', 8453: 'Base' }
 
@@ -31,34 +30,4 @@ export function formatAssetAmount(amount: string, asset: Pick<Asset, 'address' |
 
 export function formatNative(amountWei: string): string {
   return `${formatUnits(BigInt(amountWei), 18)} ETH`
-}
-
-/**
- * The plain-words description of an intent. Addresses are written in full:
- * an operator must see the real address, not a shortened one a lookalike
- * could match. Symbols and decimals are the intent's declared ones.
- */
-export function describeIntent(intent: TxIntent, route?: SwapRoute): string {
-  const a = intent.action
-  const on = `on ${chainName(intent.chain.chainId)}`
-  switch (a.type) {
-    case 'transfer':
-      return `Transfer ${formatAssetAmount(a.amount, a.asset)} to ${a.to} ${on}`
-    case 'transfer_native':
-      return `Transfer ${formatNative(a.amount)} (native) to ${a.to} ${on}`
-    case 'approve':
-      return `Approve ${a.spender} to spend ${formatAssetAmount(a.amount, a.asset)} ${on}`
-    case 'swap_exact_in':
-    case 'swap_exact_out': {
-      const via =
-        route?.path === 'aggregator'
-          ? 'via the aggregator router, calldata from its quote'
-          : route?.requested === 'aggregator'
-            ? `via Uniswap v3 router; aggregator unavailable${route.fallbackReason ? `: ${route.fallbackReason}` : ''}`
-            : 'via Uniswap v3 router'
-      return a.type === 'swap_exact_in'
-        ? `Swap ${formatAssetAmount(a.amountIn, a.assetIn)} for at least ${formatAssetAmount(a.minAmountOut, a.assetOut)} ${on} (${via})`
-        : `Swap at most ${formatAssetAmount(a.maxAmountIn, a.assetIn)} for exactly ${formatAssetAmount(a.amountOut, a.assetOut)} ${on} (${via})`
-    }
-  }
 }

@@ -13,5 +13,6 @@ export function defaultPolicyConfig(): PolicyConfig {
     maxRiskScore: 50,
     maxTxPerHour: 10,
     tokenLimits: {},
+    unlimitedApprovals: 'require_approval',
   }
 }

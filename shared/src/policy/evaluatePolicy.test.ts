@@ -142,4 +142,56 @@ describe('evaluatePolicy', () => {
     expect(d.reasonCodes).toEqual(['chain_not_allowed', 'value_exceeds_max', 'rate_limit_exceeded'])
     expect(d.reasons).toHaveLength(3)
   })
+  describe('approvals are outflows to their spender', () => {
+    const STRANGER = '0x5555555555555555555555555555555555555555' as const
+    const UNLIMITED = ((1n << 256n) - 1n).toString()
+    const approveTo = (spender: `0x${string}`, amount: string) => intent({ action: { ...actions.approve(amount), spender } as never })
+    // The issue's attack: one allowlisted recipient, TUSD capped at 100 per transfer.
+    const attackPolicy = cfg({ recipientAllowlist: [RECIPIENT], tokenLimits: { [USDC_BASE.toLowerCase()]: { maxAmount: '100000000' } } })
+
+    it('the attack: an unlimited approval to a stranger is denied for the spender and for the amount', () => {
+      const d = evaluatePolicy(attackPolicy, approveTo(STRANGER, UNLIMITED), ctx({ contract: USDC_BASE }))
+      expect(d.decision).toBe('deny')
+      expect(d.reasonCodes).toEqual(['recipient_not_in_allowlist', 'approval_exceeds_max'])
+      expect(d.reasons).toEqual([
+        `spender ${STRANGER} is not in the recipient allowlist or the contract allowlist`,
+        `approval amount ${UNLIMITED} of token ${USDC_BASE} exceeds the maximum of 100000000`,
+      ])
+      // Within the limit, to a stranger: still denied; to the allowlisted one: allowed.
+      expect(evaluatePolicy(attackPolicy, approveTo(STRANGER, '1000000'), ctx()).reasonCodes).toEqual(['recipient_not_in_allowlist'])
+      expect(evaluatePolicy(attackPolicy, approveTo(RECIPIENT, '100000000'), ctx()).decision).toBe('allow')
+      expect(evaluatePolicy(attackPolicy, approveTo(RECIPIENT, '100000001'), ctx()).reasonCodes).toEqual(['approval_exceeds_max'])
+    })
+
+    it('a spender in the contract allowlist passes the recipient allowlist', () => {
+      const c = cfg({ recipientAllowlist: [RECIPIENT], contractAllowlist: [ROUTER_BASE, USDC_BASE] })
+      expect(evaluatePolicy(c, approveTo(ROUTER_BASE, '5'), ctx({ contract: USDC_BASE })).decision).toBe('allow')
+      // A transfer recipient does not get that pass.
+      const t = intent({ action: { ...actions.transfer('5'), to: ROUTER_BASE } as never })
+      expect(evaluatePolicy(c, t, ctx({ contract: USDC_BASE })).reasonCodes).toEqual(['recipient_not_in_allowlist'])
+    })
+
+    it('an approve above the token threshold needs approval', () => {
+      const c = cfg({ tokenLimits: { [USDC_BASE]: { requireApprovalAbove: '10' } } })
+      const d = evaluatePolicy(c, approveTo(ROUTER_BASE, '11'), ctx())
+      expect(d).toMatchObject({ decision: 'require_approval', reasonCodes: ['token_amount_above_approval_threshold'] })
+      expect(d.reasons[0]).toBe(`approval amount 11 of token ${USDC_BASE} is above the approval threshold of 10`)
+      expect(evaluatePolicy(c, approveTo(ROUTER_BASE, '10'), ctx()).decision).toBe('allow')
+    })
+
+    it('unlimited approvals (2^255 and up) need approval by default; "deny" and "allow" as configured', () => {
+      const atBound = (1n << 255n).toString()
+      const justBelow = ((1n << 255n) - 1n).toString()
+      const d = evaluatePolicy(cfg(), approveTo(ROUTER_BASE, atBound), ctx())
+      expect(d).toMatchObject({ decision: 'require_approval', reasonCodes: ['unlimited_approval'] })
+      expect(d.reasons[0]).toBe(`an unlimited approval (2^255 or more) of token ${USDC_BASE} to ${ROUTER_BASE} needs an operator's approval`)
+      expect(evaluatePolicy(cfg(), approveTo(ROUTER_BASE, justBelow), ctx()).decision).toBe('allow')
+      const denied = evaluatePolicy(cfg({ unlimitedApprovals: 'deny' }), approveTo(ROUTER_BASE, UNLIMITED), ctx())
+      expect(denied).toMatchObject({ decision: 'deny', reasonCodes: ['unlimited_approval_denied'] })
+      expect(evaluatePolicy(cfg({ unlimitedApprovals: 'allow' }), approveTo(ROUTER_BASE, UNLIMITED), ctx()).decision).toBe('allow')
+      // "allow" does not lift an explicit cap for the token.
+      const capped = cfg({ unlimitedApprovals: 'allow', tokenLimits: { [USDC_BASE]: { maxAmount: '1' } } })
+      expect(evaluatePolicy(capped, approveTo(ROUTER_BASE, UNLIMITED), ctx()).reasonCodes).toEqual(['approval_exceeds_max'])
+    })
+  })
 })

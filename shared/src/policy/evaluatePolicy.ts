@@ -1,5 +1,6 @@
 import { POLICY_VERSION } from '../constants.js'
-import type { Address, Asset, PolicyConfig, PolicyDecision, TokenLimit, TxIntent } from '../types.js'
+import { isUnlimitedApproval, specOf, VALUE_RECEIVING_ROLES, type Counterparty, type TokenFlow } from '../actions/index.js'
+import type { Address, PolicyConfig, PolicyDecision, TokenLimit, TxIntent } from '../types.js'
 
 export interface PolicyContext {
   nowMs: number
@@ -19,35 +20,6 @@ interface Finding {
 const lower = (a: string) => a.toLowerCase()
 const listHas = (list: string[], a: string) => list.some((x) => lower(x) === lower(a))
 
-function tokensOf(intent: TxIntent): Asset[] {
-  const a = intent.action
-  switch (a.type) {
-    case 'transfer':
-    case 'approve':
-      return [a.asset]
-    case 'swap_exact_in':
-    case 'swap_exact_out':
-      return [a.assetIn, a.assetOut]
-    case 'transfer_native':
-      return []
-  }
-}
-
-/** The ERC-20 amount that leaves the wallet, and its token, if any. */
-function outgoingTokenAmount(intent: TxIntent): { token: Asset; amount: bigint } | null {
-  const a = intent.action
-  switch (a.type) {
-    case 'transfer':
-      return { token: a.asset, amount: BigInt(a.amount) }
-    case 'swap_exact_in':
-      return { token: a.assetIn, amount: BigInt(a.amountIn) }
-    case 'swap_exact_out':
-      return { token: a.assetIn, amount: BigInt(a.maxAmountIn) }
-    default:
-      return null
-  }
-}
-
 /**
  * The limits configured for a token, whatever the spelling of the key: a
  * config from parsePolicyConfig has lowercase keys, one built in code may not.
@@ -64,7 +36,6 @@ export function isWithinDeadline(deadlineSeconds: number, nowMs: number): boolea
   return deadlineSeconds > Math.floor(nowMs / 1000)
 }
 
-const nativeValue = (intent: TxIntent): bigint => (intent.action.type === 'transfer_native' ? BigInt(intent.action.amount) : 0n)
 
 /**
  * A pure function of configuration, intent and context (SPEC "Policy
@@ -75,46 +46,28 @@ const nativeValue = (intent: TxIntent): bigint => (intent.action.type === 'trans
 export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: PolicyContext): PolicyDecision {
   const deny: Finding[] = []
   const approve: Finding[] = []
-  const a = intent.action
+  const spec = specOf(intent.action)
   const chainId = intent.chain.chainId
-  const limits = (token: string): TokenLimit | undefined => tokenLimitFor(config, token)
+  const flows = spec.flows(intent.action)
 
   if (!config.allowedChains.includes(chainId)) {
     deny.push({ code: 'chain_not_allowed', text: `chain ${chainId} is not in the allowed chains (${config.allowedChains.join(', ') || 'none'})` })
   }
   if (config.tokenAllowlist.length > 0) {
-    for (const t of tokensOf(intent)) {
+    for (const t of spec.tokens(intent.action)) {
       if (!listHas(config.tokenAllowlist, t.address)) deny.push({ code: 'token_not_in_allowlist', text: `token ${t.address} is not in the token allowlist` })
     }
   }
   if (config.contractAllowlist.length > 0 && ctx.contract && !listHas(config.contractAllowlist, ctx.contract)) {
     deny.push({ code: 'contract_not_in_allowlist', text: `contract ${ctx.contract} is not in the contract allowlist` })
   }
-  if (config.recipientAllowlist.length > 0 && (a.type === 'transfer' || a.type === 'transfer_native')) {
-    if (!listHas(config.recipientAllowlist, a.to)) deny.push({ code: 'recipient_not_in_allowlist', text: `recipient ${a.to} is not in the recipient allowlist` })
+  if (config.recipientAllowlist.length > 0) {
+    for (const c of spec.counterparties(intent)) deny.push(...counterpartyFindings(config, c))
   }
-
-  const value = nativeValue(intent)
-  if (config.maxValueWei !== null && value > BigInt(config.maxValueWei)) {
-    deny.push({ code: 'value_exceeds_max', text: `value ${value} wei exceeds the maximum of ${config.maxValueWei} wei` })
-  }
-  const outgoing = outgoingTokenAmount(intent)
-  const outLimit = outgoing && limits(outgoing.token.address)
-  if (outgoing && outLimit?.maxAmount !== undefined && outgoing.amount > BigInt(outLimit.maxAmount)) {
-    deny.push({
-      code: 'value_exceeds_max',
-      text: `amount ${outgoing.amount} of token ${outgoing.token.address} exceeds the maximum of ${outLimit.maxAmount}`,
-    })
-  }
-  if (a.type === 'approve') {
-    const amount = BigInt(a.amount)
-    if (config.maxApprovalAmount !== null && amount > BigInt(config.maxApprovalAmount)) {
-      deny.push({ code: 'approval_exceeds_max', text: `approval amount ${amount} exceeds the maximum of ${config.maxApprovalAmount}` })
-    }
-    const cap = limits(a.asset.address)?.maxApprovalAmount
-    if (cap !== undefined && amount > BigInt(cap)) {
-      deny.push({ code: 'approval_exceeds_max', text: `approval amount ${amount} of token ${a.asset.address} exceeds the maximum of ${cap}` })
-    }
+  for (const flow of flows) {
+    const found = flow.asset === null ? nativeFindings(config, flow) : tokenFindings(config, flow)
+    deny.push(...found.deny)
+    approve.push(...found.approve)
   }
   if (ctx.recentTxCount >= config.maxTxPerHour) {
     deny.push({
@@ -132,19 +85,6 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
     })
   }
 
-  if (value > BigInt(config.requireApprovalAbove.valueWei)) {
-    approve.push({
-      code: 'value_above_approval_threshold',
-      text: `value ${value} wei is above the approval threshold of ${config.requireApprovalAbove.valueWei} wei`,
-    })
-  }
-  if (outgoing && outLimit?.requireApprovalAbove !== undefined && outgoing.amount > BigInt(outLimit.requireApprovalAbove)) {
-    approve.push({
-      code: 'token_amount_above_approval_threshold',
-      text: `amount ${outgoing.amount} of token ${outgoing.token.address} is above the approval threshold of ${outLimit.requireApprovalAbove}`,
-    })
-  }
-
   const [decision, findings] =
     deny.length > 0 ? (['deny', deny] as const) : approve.length > 0 ? (['require_approval', approve] as const) : (['allow', []] as const)
   return {
@@ -153,4 +93,74 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
     reasonCodes: findings.map((f) => f.code),
     policyVersion: POLICY_VERSION,
   }
+}
+
+interface Findings {
+  deny: Finding[]
+  approve: Finding[]
+}
+
+/**
+ * recipientAllowlist covers everyone who can receive value: a transfer's
+ * recipient and an approval's spender (a spender may also be a contract of
+ * the contract allowlist, such as a router). Swap proceeds go to the wallet
+ * and the router is the called contract: neither is a recipient.
+ */
+function counterpartyFindings(config: PolicyConfig, c: Counterparty): Finding[] {
+  if (!VALUE_RECEIVING_ROLES.includes(c.role) || listHas(config.recipientAllowlist, c.address)) return []
+  if (c.role === 'spender') {
+    if (listHas(config.contractAllowlist, c.address)) return []
+    return [{ code: 'recipient_not_in_allowlist', text: `spender ${c.address} is not in the recipient allowlist or the contract allowlist` }]
+  }
+  return [{ code: 'recipient_not_in_allowlist', text: `${c.role} ${c.address} is not in the recipient allowlist` }]
+}
+
+/** Native value: the global cap and the approval threshold. */
+function nativeFindings(config: PolicyConfig, flow: TokenFlow): Findings {
+  const out: Findings = { deny: [], approve: [] }
+  if (config.maxValueWei !== null && flow.amount > BigInt(config.maxValueWei)) {
+    out.deny.push({ code: 'value_exceeds_max', text: `value ${flow.amount} wei exceeds the maximum of ${config.maxValueWei} wei` })
+  }
+  if (flow.amount > BigInt(config.requireApprovalAbove.valueWei)) {
+    out.approve.push({
+      code: 'value_above_approval_threshold',
+      text: `value ${flow.amount} wei is above the approval threshold of ${config.requireApprovalAbove.valueWei} wei`,
+    })
+  }
+  return out
+}
+
+/**
+ * An ERC-20 outflow or allowance against the token's limits. An allowance
+ * counts like a transfer of its amount (the spender can take it at any time);
+ * approval caps and the unlimited-approval rule apply to allowances only.
+ */
+function tokenFindings(config: PolicyConfig, flow: TokenFlow): Findings {
+  const out: Findings = { deny: [], approve: [] }
+  const token = flow.asset!.address
+  const limit = tokenLimitFor(config, token)
+  const allowance = flow.kind === 'allowance'
+  const what = allowance ? `approval amount ${flow.amount} of token ${token}` : `amount ${flow.amount} of token ${token}`
+  if (limit?.maxAmount !== undefined && flow.amount > BigInt(limit.maxAmount)) {
+    out.deny.push({ code: allowance ? 'approval_exceeds_max' : 'value_exceeds_max', text: `${what} exceeds the maximum of ${limit.maxAmount}` })
+  }
+  if (limit?.requireApprovalAbove !== undefined && flow.amount > BigInt(limit.requireApprovalAbove)) {
+    out.approve.push({ code: 'token_amount_above_approval_threshold', text: `${what} is above the approval threshold of ${limit.requireApprovalAbove}` })
+  }
+  if (!allowance) return out
+  if (config.maxApprovalAmount !== null && flow.amount > BigInt(config.maxApprovalAmount)) {
+    out.deny.push({ code: 'approval_exceeds_max', text: `approval amount ${flow.amount} exceeds the maximum of ${config.maxApprovalAmount}` })
+  }
+  if (limit?.maxApprovalAmount !== undefined && flow.amount > BigInt(limit.maxApprovalAmount)) {
+    out.deny.push({ code: 'approval_exceeds_max', text: `approval amount ${flow.amount} of token ${token} exceeds the maximum of ${limit.maxApprovalAmount}` })
+  }
+  if (isUnlimitedApproval(flow.amount)) {
+    const unlimited = `an unlimited approval (2^255 or more) of token ${token} to ${flow.spender}`
+    if (config.unlimitedApprovals === 'deny') {
+      out.deny.push({ code: 'unlimited_approval_denied', text: `${unlimited} is denied by policy (unlimitedApprovals "deny")` })
+    } else if (config.unlimitedApprovals === 'require_approval') {
+      out.approve.push({ code: 'unlimited_approval', text: `${unlimited} needs an operator's approval` })
+    }
+  }
+  return out
 }

@@ -18,6 +18,7 @@ describe('policy file', () => {
       maxRiskScore: 50,
       maxTxPerHour: 10,
       tokenLimits: {},
+      unlimitedApprovals: 'require_approval',
     })
   })
 
@@ -35,6 +36,7 @@ describe('policy file', () => {
     [{ tokenLimits: { nope: { maxAmount: '1' } } }, "additional property 'nope'"],
     [{ tokenLimits: { '0x0000000000000000000000000000000000000001': { max: '1' } } }, "additional property 'max'"],
     [{ requireApprovalAbove: {} }, 'valueWei'],
+    [{ unlimitedApprovals: 'sometimes' }, 'policy/unlimitedApprovals must be equal to one of the allowed values'],
     [[], 'policy must be object'],
   ])('refuses %j naming the problem', (json, fragment) => {
     expect(() => parsePolicyConfig(json)).toThrow(PolicyConfigError)

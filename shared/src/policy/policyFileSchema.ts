@@ -1,4 +1,5 @@
 import { addressSchema, amountSchema, chainIdSchema } from '../schemas/formats.js'
+import { UNLIMITED_APPROVAL_RULES } from '../types.js'
 
 const nullableAmount = { anyOf: [amountSchema, { type: 'null' }] } as const
 
@@ -36,5 +37,6 @@ export const policyFileSchema = {
       },
       additionalProperties: false,
     },
+    unlimitedApprovals: { type: 'string', enum: UNLIMITED_APPROVAL_RULES },
   },
 } as const

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ACTION_TYPES, SUPPORTED_CHAIN_IDS } from '../types.js'
+import { ACTION_TYPES } from '../actions/index.js'
+import { SUPPORTED_CHAIN_IDS } from '../types.js'
 import { createAjv, listValidationErrors } from '../validation.js'
 import { skillManifestSchema } from './skillManifest.js'
 

@@ -1,6 +1,6 @@
+import { ACTION_TYPES } from '../actions/index.js'
 import { addressSchema, chainIdSchema } from './formats.js'
 
-const actionTypes = ['transfer', 'transfer_native', 'approve', 'swap_exact_in', 'swap_exact_out'] as const
 
 export const skillManifestSchema = {
   type: 'object',
@@ -24,7 +24,7 @@ export const skillManifestSchema = {
       additionalProperties: false,
       required: ['actions', 'chains', 'network', 'filesystem'],
       properties: {
-        actions: { type: 'array', uniqueItems: true, items: { type: 'string', enum: actionTypes } },
+        actions: { type: 'array', uniqueItems: true, items: { type: 'string', enum: ACTION_TYPES } },
         chains: { type: 'array', uniqueItems: true, items: chainIdSchema },
         network: { type: 'boolean' },
         filesystem: { type: 'boolean' },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { actions, makeIntent } from '../testing/intents.js'
-import { ACTION_TYPES, SUPPORTED_CHAIN_IDS } from '../types.js'
+import { ACTION_TYPES } from '../actions/index.js'
+import { SUPPORTED_CHAIN_IDS } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'
 import { chainIdSchema } from './formats.js'
 import {

@@ -1,69 +1,5 @@
+import { ACTION_SPECS, ACTION_TYPES } from '../actions/index.js'
 import { addressSchema, amountSchema, chainIdSchema, txHashSchema, uuidSchema } from './formats.js'
-
-const assetSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'address'],
-  properties: {
-    kind: { const: 'erc20' },
-    address: addressSchema,
-    symbol: { type: 'string', minLength: 1, maxLength: 32 },
-    decimals: { type: 'integer', minimum: 0, maximum: 36 },
-  },
-} as const
-
-const providerSchema = { type: 'string', enum: ['v3_router', 'aggregator'] } as const
-
-const transferSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'asset', 'to', 'amount'],
-  properties: { type: { const: 'transfer' }, asset: assetSchema, to: addressSchema, amount: amountSchema },
-} as const
-
-const transferNativeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'to', 'amount'],
-  properties: { type: { const: 'transfer_native' }, to: addressSchema, amount: amountSchema },
-} as const
-
-const approveSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'asset', 'spender', 'amount'],
-  properties: { type: { const: 'approve' }, asset: assetSchema, spender: addressSchema, amount: amountSchema },
-} as const
-
-const swapExactInSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'router', 'assetIn', 'assetOut', 'amountIn', 'minAmountOut'],
-  properties: {
-    type: { const: 'swap_exact_in' },
-    router: addressSchema,
-    provider: providerSchema,
-    assetIn: assetSchema,
-    assetOut: assetSchema,
-    amountIn: amountSchema,
-    minAmountOut: amountSchema,
-  },
-} as const
-
-const swapExactOutSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'router', 'assetIn', 'assetOut', 'amountOut', 'maxAmountIn'],
-  properties: {
-    type: { const: 'swap_exact_out' },
-    router: addressSchema,
-    provider: providerSchema,
-    assetIn: assetSchema,
-    assetOut: assetSchema,
-    amountOut: amountSchema,
-    maxAmountIn: amountSchema,
-  },
-} as const
 
 /**
  * The action is a tagged union on `type`. ajv's `discriminator` picks the one
@@ -74,8 +10,8 @@ export const actionSchema = {
   type: 'object',
   discriminator: { propertyName: 'type' },
   required: ['type'],
-  properties: { type: { type: 'string', enum: ['transfer', 'transfer_native', 'approve', 'swap_exact_in', 'swap_exact_out'] } },
-  oneOf: [transferSchema, transferNativeSchema, approveSchema, swapExactInSchema, swapExactOutSchema],
+  properties: { type: { type: 'string', enum: ACTION_TYPES } },
+  oneOf: ACTION_TYPES.map((t) => ACTION_SPECS[t].schema),
 } as const
 
 export const txIntentSchema = {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { defaultPolicyConfig, type PolicyConfig } from '@countersign/shared'
+import { defaultPolicyConfig, UINT256_MAX, type PolicyConfig } from '@countersign/shared'
 import { actions, makeIntent, ROUTER_BASE, USDC_BASE } from '@countersign/shared/testing/intents'
 import { decodeRevertReason } from './revertReason.js'
-import { scoreRisk, UINT256_MAX } from './riskScore.js'
+import { scoreRisk } from './riskScore.js'
 import { findLookalike } from './signals.js'
 
 const policy = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })

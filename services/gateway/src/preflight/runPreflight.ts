@@ -2,7 +2,8 @@ import { erc20Abi, type Address } from 'viem'
 import {
   NATIVE_TOKEN_ADDRESS,
   contractOf,
-  type Asset,
+  specOf,
+  VALUE_RECEIVING_ROLES,
   type BalanceDiff,
   type BuiltTx,
   type PolicyConfig,
@@ -49,18 +50,22 @@ const NATIVE = NATIVE_TOKEN_ADDRESS.toLowerCase()
  */
 export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: ChainClient, deps: PreflightDeps): Promise<PreflightReport> {
   const { client, chainId } = chain
-  const a = intent.action
+  const spec = specOf(intent.action)
   const wallet = intent.wallet.address.toLowerCase()
   const tx = built.txRequest
-  const assets: Asset[] = a.type === 'transfer' || a.type === 'approve' ? [a.asset] : a.type === 'transfer_native' ? [] : [a.assetIn, a.assetOut]
+  const assets = spec.tokens(intent.action)
+  // Allowances the action grants: is each spender a contract, and what may it spend today?
+  const allowances = spec.flows(intent.action).filter((f) => f.kind === 'allowance' && f.asset !== null && f.spender !== undefined)
 
   const [sim, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
     simulateTx(client, { from: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
     Promise.all(assets.map((t) => deps.facts.token(client, chainId, t.address))),
-    a.type === 'approve' ? deps.facts.hasCode(client, chainId, a.spender) : Promise.resolve(true),
-    a.type === 'approve'
-      ? client.readContract({ address: a.asset.address, abi: erc20Abi, functionName: 'allowance', args: [intent.wallet.address, a.spender] }).catch(() => null)
-      : Promise.resolve(null),
+    Promise.all(allowances.map((f) => deps.facts.hasCode(client, chainId, f.spender!))),
+    Promise.all(
+      allowances.map((f) =>
+        client.readContract({ address: f.asset!.address, abi: erc20Abi, functionName: 'allowance', args: [intent.wallet.address, f.spender!] }).catch(() => null),
+      ),
+    ),
   ])
 
   const signals: Signal[] = []
@@ -82,12 +87,13 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
       signals.push({ id: 'declared_decimals_mismatch', message: `token ${t.address} has ${f.decimals} decimals on chain, but the intent says ${t.decimals}: amounts shown may be off by 10^${Math.abs(f.decimals - t.decimals)}` })
     }
   })
-  if (a.type === 'approve' && !spenderHasCode) {
-    signals.push({ id: 'spender_not_contract', message: `spender ${a.spender} has no contract code: an approval to a plain account is unusual and often a scam` })
-  }
-  const counterparty = a.type === 'transfer' || a.type === 'transfer_native' ? a.to : a.type === 'approve' ? a.spender : null
-  if (counterparty) {
-    const known = deps.knownRecipients(chainId, wallet)
+  allowances.forEach((f, n) => {
+    if (!spenderHasCode[n]) {
+      signals.push({ id: 'spender_not_contract', message: `spender ${f.spender} has no contract code: an approval to a plain account is unusual and often a scam` })
+    }
+  })
+  const known = deps.knownRecipients(chainId, wallet)
+  for (const { address: counterparty } of spec.counterparties(intent).filter((c) => VALUE_RECEIVING_ROLES.includes(c.role))) {
     const lookalike = findLookalike(counterparty, known)
     if (lookalike) {
       signals.push({ id: 'lookalike_recipient', message: `${counterparty} looks like ${lookalike}, which this wallet used before (same first and last 4 hex characters) but is a different address` })
@@ -105,10 +111,11 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     gasEstimate: sim.gasUsed,
   })
 
-  const allowanceChanges =
-    a.type === 'approve' && allowanceBefore !== null
-      ? [{ token: a.asset.address, spender: a.spender, before: allowanceBefore.toString(), after: success ? a.amount : allowanceBefore.toString() }]
-      : []
+  const allowanceChanges = allowances.flatMap((f, n) => {
+    const before = allowanceBefore[n]
+    if (before === null || before === undefined) return []
+    return [{ token: f.asset!.address, spender: f.spender!, before: before.toString(), after: success ? f.amount.toString() : before.toString() }]
+  })
 
   return {
     intentId: intent.id,
@@ -132,9 +139,9 @@ export function balanceDiffsOf(sim: Simulation, wallet: string, intent: TxIntent
   const add = (token: string, v: bigint) => net.set(token, (net.get(token) ?? 0n) + v)
   if (sim.method === 'eth_call') {
     // No tracing on this node: the movements the intent itself declares.
-    const a = intent.action
-    if (a.type === 'transfer') add(a.asset.address.toLowerCase(), -BigInt(a.amount))
-    if (a.type === 'transfer_native') add(NATIVE, -BigInt(a.amount))
+    for (const f of specOf(intent.action).flows(intent.action)) {
+      if (f.kind === 'outflow' && f.bound === 'exact') add(f.asset ? f.asset.address.toLowerCase() : NATIVE, -f.amount)
+    }
   }
   for (const t of sim.transfers) {
     if (t.from === wallet) add(t.token, -t.value)

@@ -4,6 +4,8 @@ import {
   signAndSendBodySchema,
   signerMethods,
   normalizeIntentAddresses,
+  specOf,
+  VALUE_RECEIVING_ROLES,
   type AuditLog,
   type Clock,
   type Hex,
@@ -63,9 +65,9 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
       clock(),
     )
     if (outcome.ok) {
-      const a = intent.action
-      const counterparty = a.type === 'transfer' || a.type === 'transfer_native' ? a.to : a.type === 'approve' ? a.spender : null
-      if (counterparty) knownRecipients.add(intent.chain.chainId, intent.wallet.address, counterparty, clock())
+      for (const c of specOf(intent.action).counterparties(intent)) {
+        if (VALUE_RECEIVING_ROLES.includes(c.role)) knownRecipients.add(intent.chain.chainId, intent.wallet.address, c.address, clock())
+      }
       await audit.append({ intentId: intent.id, event: 'tx_broadcast', data: { txHash: signed.txHash, chainId: intent.chain.chainId } })
     } else {
       await audit.append({ intentId: intent.id, event: 'broadcast_failed', data: { txHash: signed.txHash, error: outcome.error } })

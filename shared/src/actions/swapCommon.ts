@@ -1,0 +1,46 @@
+import { resolveSwapRoute, v3SwapData, type SwapAction, type SwapRoute } from '../builders/swap.js'
+import type { Address } from '../types.js'
+import { mapAsset } from './common.js'
+import type { ActionCall, BuildOptions, CardField, Counterparty, IntentWith } from './spec.js'
+
+// What swap_exact_in and swap_exact_out share: the router checks, the v3
+// calldata, the wallet as the only receiver of the proceeds.
+
+export function buildSwap(intent: IntentWith<SwapAction>, opts: BuildOptions): ActionCall {
+  const route: SwapRoute = {
+    ...resolveSwapRoute(intent.action, intent.chain.chainId, opts.routers),
+    ...(opts.fallbackReason ? { fallbackReason: opts.fallbackReason } : {}),
+  }
+  return { to: route.router, data: v3SwapData(intent.action, intent.wallet.address, intent.constraints.deadline), value: 0n, route }
+}
+
+export const swapAddresses = (a: SwapAction): Array<[string, Address]> => [
+  ['action.router', a.router],
+  ['action.assetIn.address', a.assetIn.address],
+  ['action.assetOut.address', a.assetOut.address],
+]
+
+export const mapSwapAddresses = <A extends SwapAction>(a: A, f: (x: Address) => Address): A => ({
+  ...a,
+  router: f(a.router),
+  assetIn: mapAsset(a.assetIn, f),
+  assetOut: mapAsset(a.assetOut, f),
+})
+
+/** The router the swap calls, and the wallet, which receives the proceeds (the builders set no other recipient). */
+export const swapCounterparties = (intent: IntentWith<SwapAction>): Counterparty[] => [
+  { role: 'router', address: intent.action.router, field: 'action.router' },
+  { role: 'swap_receiver', address: intent.wallet.address, field: 'wallet.address' },
+]
+
+/** Which path builds the swap, in words. */
+export function swapVia(route?: SwapRoute): string {
+  if (route?.path === 'aggregator') return 'via the aggregator router, calldata from its quote'
+  if (route?.requested === 'aggregator') return `via Uniswap v3 router; aggregator unavailable${route.fallbackReason ? `: ${route.fallbackReason}` : ''}`
+  return 'via Uniswap v3 router'
+}
+
+export const swapCardFields = (intent: IntentWith<SwapAction>): CardField[] => [
+  { label: 'Router', value: intent.action.router, kind: 'address' },
+  { label: 'Proceeds to', value: intent.wallet.address, kind: 'address' },
+]
