@@ -13,6 +13,7 @@ import { createChainClients, type ChainClients } from './chain/chainClients.js'
 import { createWalletQueue } from './chain/walletQueue.js'
 import { installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
+import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
@@ -86,6 +87,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return503OnClosing: true,
     // Request ids in logs without trusting a client-supplied header.
     requestIdHeader: false,
+    // Parser-level and router-level errors in the spec's shapes, with X-Service-Version.
+    ...lowLevelErrorOptions,
   })
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))

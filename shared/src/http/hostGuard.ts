@@ -1,4 +1,5 @@
 // Type-only import: see errors.ts.
+import { isIPv6 } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
 /**
@@ -23,13 +24,23 @@ function normaliseHost(h: string): string {
   return h.includes(':') && !h.startsWith('[') ? `[${h.toLowerCase()}]` : h.toLowerCase()
 }
 
+// RFC 3986 `host [":" port]`, narrowed to what a browser sends for a loopback
+// service: a bracketed IPv6 literal, or a DNS name / IPv4 address (letters,
+// digits, dots and hyphens), then an optional numeric port. Userinfo ("@"),
+// anything after the closing bracket, spaces and every other character make
+// the header malformed.
+const HOST_HEADER = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?))(?::([0-9]{1,5}))?$/
+
+/**
+ * The host part of a Host header, lower-cased (an IPv6 literal keeps its
+ * brackets), or null when the header is missing or not a valid host[:port].
+ */
 export function hostnameOf(header: string | undefined): string | null {
-  if (!header) return null
-  const h = header.trim().toLowerCase()
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']')
-    return end === -1 ? null : h.slice(0, end + 1)
-  }
-  const colon = h.lastIndexOf(':')
-  return colon === -1 ? h : h.slice(0, colon)
+  if (header === undefined) return null
+  const m = HOST_HEADER.exec(header.toLowerCase())
+  if (!m) return null
+  const [, ipv6, name, port] = m
+  if (port !== undefined && Number(port) > 65535) return null
+  if (ipv6 !== undefined) return isIPv6(ipv6) ? `[${ipv6}]` : null
+  return name!
 }

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
+import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { bearerMatches } from '../operatorToken.js'
 import type { PendingRequest } from '../pendingRequests.js'
@@ -52,7 +53,7 @@ const decideParamsSchema = {
 
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
   const { service, audit, clock } = deps
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false })
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions })
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
   installErrorHandling(app)

@@ -1,0 +1,79 @@
+// Answers that fastify or Node's HTTP parser would otherwise write on their
+// own, without the spec's error shapes or the X-Service-Version header: a
+// request that is not HTTP at all, a header section or request line past
+// Node's limit, a URL fastify cannot route. Type-only fastify import: see errors.ts.
+import { STATUS_CODES, type ServerOptions } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { SERVICE_VERSION } from '../constants.js'
+
+interface ParserError extends Error {
+  code?: string
+}
+
+/**
+ * The status for a connection-level error: 408, 431 (llhttp counts the
+ * request line and the headers against one limit, so an over-long URL lands
+ * here too), else 400.
+ */
+export function clientErrorStatus(err: ParserError): number {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 431
+  return 400
+}
+
+function clientErrorMessage(status: number, err: ParserError): string {
+  switch (status) {
+    case 408:
+      return 'the request did not arrive in time'
+    case 431:
+      return 'the request line and headers are larger than the server accepts'
+    default:
+      return `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'})`
+  }
+}
+
+/** The whole HTTP/1.1 response for a connection-level error, in the spec's 400 shape. */
+export function clientErrorResponse(err: ParserError): string {
+  const status = clientErrorStatus(err)
+  const body = JSON.stringify({ statusCode: status, error: STATUS_CODES[status], message: clientErrorMessage(status, err) })
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Service-Version: ${SERVICE_VERSION}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n')
+}
+
+/** fastify `clientErrorHandler`: Node's `clientError` event, raised before any request object exists. */
+export function answerClientError(err: ParserError, socket: Socket): void {
+  // A reset connection has nobody to answer (Node's own handler does the same).
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  if (socket.writable) socket.end(clientErrorResponse(err))
+  socket.destroy()
+}
+
+/** fastify `frameworkErrors`: a URL the router refuses before any route, hook or error handler runs. */
+export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : err.code === 'FST_ERR_BAD_URL' ? 400 : 500
+  const message =
+    status === 414 ? 'a path segment of the URL is longer than the server accepts' : status === 400 ? 'the URL is not validly percent-encoded' : 'internal error; see the service log'
+  reply
+    .header('x-service-version', SERVICE_VERSION)
+    .code(status)
+    .send(status === 500 ? { error: 'internal_error', message } : { statusCode: status, error: STATUS_CODES[status], message })
+}
+
+/**
+ * The fastify options both HTTP services pass: the two handlers above, and
+ * Node's own missing-Host 400 turned off so the Host guard answers (403, with
+ * the version header) for every request, with or without a Host header.
+ */
+export const lowLevelErrorOptions = {
+  clientErrorHandler: answerClientError,
+  frameworkErrors: answerFrameworkError,
+  http: { requireHostHeader: false } satisfies ServerOptions,
+}
