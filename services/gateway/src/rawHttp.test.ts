@@ -105,6 +105,14 @@ describe('parser-level and router-level errors', () => {
 })
 
 describe('the Host guard parses host[:port] strictly', () => {
+  it.each(['127.0.0.1:3100@evil.com', '[::1]evil.com'])('a WebSocket upgrade with Host %j is refused, with X-Service-Version', async (host) => {
+    const res = await rawRequest(
+      `GET /v1/approvals/ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    )
+    expect(res.status).toBe(404)
+    expect(res.headers['x-service-version']).toBe('0.1.0')
+  })
+
   it.each([
     '127.0.0.1:3100@evil.com',
     '[::1]evil.com',

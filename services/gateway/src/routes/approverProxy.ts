@@ -1,6 +1,10 @@
 import net from 'node:net'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { SERVICE_VERSION } from '@countersign/shared'
 import { hostnameOf } from '@countersign/shared/http/hostGuard'
+
+/** A bodyless answer on an upgrade socket, which fastify never sees (so no hook adds the version header). */
+const upgradeRefusal = (status: string) => `HTTP/1.1 ${status}\r\nx-service-version: ${SERVICE_VERSION}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`
 
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
@@ -41,7 +45,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
   app.server.on('upgrade', (req, socket, head) => {
     const host = hostnameOf(req.headers.host)
     if (req.url !== '/v1/approvals/ws' || host === null || !allowed.has(host)) {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n')
+      socket.end(upgradeRefusal('404 Not Found'))
       return
     }
     const upstream = net.connect(Number(target.port), target.hostname, () => {
@@ -58,7 +62,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
       socket.destroy()
       upstream.destroy()
     }
-    upstream.on('error', () => socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n'))
+    upstream.on('error', () => socket.end(upgradeRefusal('503 Service Unavailable')))
     socket.on('error', close)
     upstream.on('close', () => socket.destroy())
     socket.on('close', () => upstream.destroy())
