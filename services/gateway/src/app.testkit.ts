@@ -17,7 +17,8 @@ import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
 import { createSkillRegistry } from './skills/registry.js'
-import type { SkillFile } from './skills/skillFiles.js'
+import type { FileReport, ScanFile } from './skills/scan/pool.js'
+import type { SandboxStatus } from './skills/sandbox/probe.js'
 
 export interface TestClock {
   (): number
@@ -38,7 +39,7 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
 }
 
 export async function makeTestGateway(
-  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; scan?: (files: SkillFile[]) => Promise<string[]>; operatorToken?: string | null; skillPublishers?: string[] } = {},
+  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[] } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
@@ -70,7 +71,9 @@ export async function makeTestGateway(
       dir: path.join(dataDir, 'skills'),
       runDir: path.join(dataDir, 'run'),
       // Route tests that do not reach step 5 need no scanner; skill tests pass the real pool.
-      scan: opts.scan ?? (async () => { throw new Error('no scanner in this test gateway') }),
+      analyse: opts.analyse ?? (async () => { throw new Error('no scanner in this test gateway') }),
+      concurrency: opts.skillConcurrency ?? 2,
+      sandbox: opts.sandbox ?? { available: true },
       publishers: new Set((opts.skillPublishers ?? []).map((a) => a.toLowerCase())),
     },
     policy: { ...defaultPolicyConfig(), ...opts.policy },

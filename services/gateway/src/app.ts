@@ -26,7 +26,8 @@ import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
 import { skillRoutes } from './routes/skills.js'
 import type { SkillRegistry } from './skills/registry.js'
 import { approverOperatorAuthority, type OperatorAuthority } from './operatorAuthority.js'
-import type { SkillFile } from './skills/skillFiles.js'
+import type { FileReport, ScanFile } from './skills/scan/pool.js'
+import type { SandboxStatus } from './skills/sandbox/probe.js'
 import { ChainFacts } from './preflight/chainFacts.js'
 import { findingsOf, runPreflight } from './preflight/runPreflight.js'
 import { preflightRoutes } from './routes/preflight.js'
@@ -61,7 +62,12 @@ export interface GatewayDeps {
     registry: SkillRegistry
     /** SERVICE_SKILLS_DIR: a skill's files are read from <dir>/<name>/<path>. */
     dir: string
-    scan: (files: SkillFile[]) => Promise<string[]>
+    /** The scan pool's analyse: findings and module requests per file. */
+    analyse: (files: ScanFile[]) => Promise<FileReport[]>
+    /** SERVICE_SKILL_CONCURRENCY */
+    concurrency: number
+    /** The start-up sandbox probe's answer. */
+    sandbox: SandboxStatus
     /** DATA_DIR/run, for the per-run API sockets of the sandbox. */
     runDir: string
     /** SERVICE_SKILL_PUBLISHERS, lower-cased. */
@@ -155,7 +161,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     audit: deps.audit,
     registry: deps.skills.registry,
     skillsDir: deps.skills.dir,
-    scan: deps.skills.scan,
+    analyse: deps.skills.analyse,
+    concurrency: deps.skills.concurrency,
+    sandbox: deps.skills.sandbox,
     operator: deps.operator ?? approverOperatorAuthority(deps.approver),
     publishers: deps.skills.publishers,
     clock,

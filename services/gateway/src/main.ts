@@ -18,6 +18,7 @@ import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
 import { createScanPool } from './skills/scan/pool.js'
 import { createSkillRegistry } from './skills/registry.js'
+import { probeSandbox } from './skills/sandbox/probe.js'
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
   const approver = createRpcClient({ socketPath: sockets.approver, timeoutMs: 15_000 })
   const rateLimits = openRateLimitStore(audit, db, Date.now())
   const scanPool = createScanPool({})
+  // A real sandbox made once at start: skills are off, with one clear warning, when it cannot be.
+  const sandbox = await probeSandbox()
   const app = await buildGatewayApp({
     host: config.host,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -52,7 +55,9 @@ async function main(): Promise<void> {
     skills: {
       registry: createSkillRegistry(db),
       dir: config.skillsDir,
-      scan: (files) => scanPool.scan(files),
+      analyse: (files) => scanPool.analyse(files),
+      concurrency: config.skillConcurrency,
+      sandbox,
       runDir: path.join(config.dataDir, 'run'),
       publishers: config.skillPublishers,
     },
@@ -74,6 +79,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ host: config.host, port: config.port })
+  // Printed whatever the log level, once: the operator must see why skills do not run.
+  if (!sandbox.available) process.stderr.write(`countersign gateway: WARNING: ${sandbox.message}\n`)
   app.log.info(
     { dataDir: config.dataDir, policyFile: config.policyFile ?? '(defaults)', chains: chains.configured() },
     'countersign gateway ready',

@@ -194,7 +194,7 @@ export function buildOpenApiDocument() {
           requestBody: { required: true, content: { 'application/json': { schema: ref('SkillManifest') } } },
           responses: {
             '200': json(obj({ registered: { const: true }, name: str, manifestHash: hash }), 'Registered'),
-            '400': err('schema_validation_failed, signature_verification_failed, file_hash_mismatch or static_scan_failed', ref('SkillError')),
+            '400': err('schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)', ref('SkillError')),
             '401': err('operator_auth_required: no valid operator token and the publisher is not in SERVICE_SKILL_PUBLISHERS', ref('SkillError')),
             '409': err('duplicate_skill', ref('SkillError')),
             '503': err('approver_unavailable: the approver, which checks the operator token, is not reachable', ref('SkillError')),
@@ -219,8 +219,11 @@ export function buildOpenApiDocument() {
           requestBody: { required: false, content: { 'application/json': { schema: { type: 'object', properties: { input: {} } } } } },
           responses: {
             '200': json({ type: 'object', required: ['exitCode', 'output', 'durationMs'], properties: { exitCode: { type: ['integer', 'null'] }, output: {}, durationMs: { type: 'number' }, error: { enum: ['timeout', 'memory', 'crash'] }, stderr: str } }, 'Ran (error says why it stopped early)'),
+            '400': err('symlink_refused or skill_folder_refused: the skill folder is (or now holds) a symlink or special file; body names the path'),
             '404': err('skill_not_found', obj({ error: { const: 'skill_not_found' }, name: str })),
             '409': err('skill_files_changed'),
+            '429': err('too_many_runs: SERVICE_SKILL_CONCURRENCY runs are in progress'),
+            '503': err('sandbox_unavailable: bubblewrap did not work at start; the message says what to install'),
           },
         },
       },

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -31,6 +31,16 @@ describe('countersign-skill', () => {
     expect(signed.files.map((f: { path: string }) => f.path)).toEqual(['index.js', 'lib/util.js'])
     const { signature, ...unsigned } = signed
     expect(await recoverMessageAddress({ message: { raw: manifestHash(unsigned) }, signature })).toBe(ADDRESS)
+  })
+
+  it('refuses a folder holding a symlink, naming it (the gateway would refuse it too)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-skill-'))
+    mkdirSync(path.join(dir, 'lib'))
+    writeFileSync(path.join(dir, 'index.js'), 'export function run() { return 1 }\n')
+    symlinkSync('/etc/passwd', path.join(dir, 'lib', 'passwd.js'))
+    const run = io('')
+    expect(await runSkillCli(['files', dir], run.io)).toBe(1)
+    expect(run.err.join('\n')).toMatch(/lib\/passwd\.js is a symlink/)
   })
 
   it('refuses a key that is not the publisher’s, and garbage on stdin', async () => {

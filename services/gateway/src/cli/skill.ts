@@ -2,7 +2,7 @@
 // countersign-skill: for skill publishers. Hashes a skill folder into the
 // manifest's `files`, and signs the manifest with a key read from stdin.
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -19,15 +19,20 @@ export interface SkillCliIo {
   err: (s: string) => void
 }
 
-/** Every regular file under `dir` (no symlinks, no dotfiles), as manifest `files` entries, sorted. */
+/**
+ * Every regular file under `dir` (no dotfiles), as manifest `files` entries,
+ * sorted. A symlink anywhere is an error: the gateway refuses a skill folder
+ * that holds one, so it is better found here.
+ */
 export function hashSkillFolder(dir: string): Array<{ path: string; sha256: string }> {
   const out: Array<{ path: string; sha256: string }> = []
   const walk = (rel: string) => {
     for (const name of readdirSync(path.join(dir, rel)).sort()) {
       if (name.startsWith('.')) continue
       const relPath = rel ? `${rel}/${name}` : name
-      const st = statSync(path.join(dir, relPath), { throwIfNoEntry: false })
+      const st = lstatSync(path.join(dir, relPath), { throwIfNoEntry: false })
       if (!st) continue
+      if (st.isSymbolicLink()) throw new Error(`${relPath} is a symlink; a skill folder may not contain any (copy the file instead)`)
       if (st.isDirectory()) walk(relPath)
       else if (st.isFile()) out.push({ path: relPath, sha256: createHash('sha256').update(readFileSync(path.join(dir, relPath))).digest('hex') })
     }

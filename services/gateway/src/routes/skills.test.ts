@@ -21,7 +21,7 @@ afterEach(async () => {
 })
 
 async function setup(o: { skillPublishers?: string[]; operatorToken?: string | null } = {}) {
-  gw = await makeTestGateway({ scan: (files) => pool.scan(files), ...o })
+  gw = await makeTestGateway({ analyse: (files) => pool.analyse(files), ...o })
   return gw
 }
 
@@ -153,10 +153,10 @@ describe('skill registration', () => {
   it('4. files: mismatches with expected and actual, missing files, paths outside the root refused unread', async () => {
     await setup()
     const root = writeSkill('s4', { 'index.js': GOOD, 'lib/util.js': 'export const x = 1\n' })
+    expect(root).toBeTruthy()
     writeFileSync(path.join(gw.dataDir, 'secret.txt'), 'do not read')
-    symlinkSync(path.join(gw.dataDir, 'secret.txt'), path.join(root, 'link.js'))
     const m = manifest('s4', { 'index.js': GOOD })
-    m.files.push({ path: 'lib/util.js', sha256: 'a'.repeat(64) }, { path: 'missing.js', sha256: 'b'.repeat(64) }, { path: '../secret.txt', sha256: 'c'.repeat(64) }, { path: '/etc/passwd', sha256: 'd'.repeat(64) }, { path: 'link.js', sha256: 'e'.repeat(64) })
+    m.files.push({ path: 'lib/util.js', sha256: 'a'.repeat(64) }, { path: 'missing.js', sha256: 'b'.repeat(64) }, { path: '../secret.txt', sha256: 'c'.repeat(64) }, { path: '/etc/passwd', sha256: 'd'.repeat(64) }, { path: 'lib/./util.js', sha256: 'e'.repeat(64) })
     const res = await register(await sign(m))
     expect(res.statusCode).toBe(400)
     const body = res.json()
@@ -167,10 +167,71 @@ describe('skill registration', () => {
         { file: 'missing.js', expected: 'b'.repeat(64), actual: null },
         { file: '../secret.txt', expected: 'c'.repeat(64), actual: null },
         { file: '/etc/passwd', expected: 'd'.repeat(64), actual: null },
-        { file: 'link.js', expected: 'e'.repeat(64), actual: null },
+        { file: 'lib/./util.js', expected: 'e'.repeat(64), actual: null },
       ]),
     )
     expect(body.message).toMatch(/not read/)
+  })
+
+  it('4. a symlink at the root or anywhere inside the skill folder refuses it, naming the path', async () => {
+    await setup()
+    writeFileSync(path.join(gw.dataDir, 'secret.txt'), 'do not read')
+    // The folder itself a link to the data dir (ln -s .. skills/evil).
+    mkdirSync(path.join(gw.dataDir, 'skills'), { recursive: true })
+    symlinkSync('..', path.join(gw.dataDir, 'skills', 'evil'))
+    writeFileSync(path.join(gw.dataDir, 'index.js'), GOOD)
+    const atRoot = await register(await sign(manifest('evil', { 'index.js': GOOD })))
+    expect(atRoot.statusCode).toBe(400)
+    expect(atRoot.json()).toMatchObject({ registered: false, error: 'symlink_refused', path: 'evil', message: expect.stringMatching(/evil in SERVICE_SKILLS_DIR is a symlink/) })
+    expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'evil', reason: 'symlink_refused' } })
+    // A link deep inside, even one that is not declared and points inside the folder.
+    const root = writeSkill('deep', { 'index.js': GOOD, 'a/b/c.js': 'export const c = 1\n' })
+    symlinkSync('../../index.js', path.join(root, 'a', 'b', 'again.js'))
+    const inside = await register(await sign(manifest('deep', { 'index.js': GOOD })))
+    expect(inside.statusCode).toBe(400)
+    expect(inside.json()).toMatchObject({ error: 'symlink_refused', path: 'deep/a/b/again.js' })
+  })
+
+  it('4. every file the entry can load must be declared: an undeclared helper is named, and nothing is registered', async () => {
+    await setup()
+    const entry = "import { help } from './lib/helper.js'\nexport function run(input) {\n  return help(input)\n}\n"
+    writeSkill('helped', { 'index.js': entry, 'lib/helper.js': 'export function help(x) {\n  return x\n}\n' })
+    const res = await register(await sign(manifest('helped', { 'index.js': entry })))
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ registered: false, error: 'undeclared_import', undeclaredFiles: ['lib/helper.js'], message: expect.stringContaining('index.js loads lib/helper.js') })
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills' })).json()).toEqual([])
+    // Declared, it registers.
+    const ok = await register(await sign(manifest('helped', { 'index.js': entry, 'lib/helper.js': 'export function help(x) {\n  return x\n}\n' })))
+    expect(ok.statusCode, ok.body).toBe(200)
+  })
+
+  it('4. an import that resolves to nothing, and a manifest without files, are refused', async () => {
+    await setup()
+    const entry = "import { x } from './nowhere.js'\nexport function run() {\n  return x\n}\n"
+    writeSkill('lost', { 'index.js': entry })
+    const res = await register(await sign(manifest('lost', { 'index.js': entry })))
+    expect(res.json()).toMatchObject({ error: 'undeclared_import', undeclaredFiles: [], message: expect.stringMatching(/import '.\/nowhere.js' does not resolve inside the skill folder/) })
+    writeSkill('empty', { 'index.js': GOOD })
+    const none = await register(await sign(manifest('empty', {})))
+    expect(none.statusCode).toBe(400)
+    expect(none.json()).toMatchObject({ error: 'skill_has_no_entry' })
+  })
+
+  it('5. every declared file is scanned, reachable or not', async () => {
+    await setup()
+    const spare = "import { execSync } from 'node:child_process'\nexport const x = execSync('id')\n"
+    writeSkill('spare', { 'index.js': GOOD, 'unused.js': spare })
+    const res = await register(await sign(manifest('spare', { 'index.js': GOOD, 'unused.js': spare })))
+    expect(res.json()).toMatchObject({ error: 'static_scan_failed', scanFindings: [expect.stringMatching(/^unused\.js:1: forbidden_module/)] })
+  })
+
+  it('run: 503 sandbox_unavailable with the start-up message when the sandbox probe failed', async () => {
+    gw = await makeTestGateway({ analyse: (files) => pool.analyse(files), sandbox: { available: false, message: 'skills are disabled: test' } })
+    writeSkill('greeter', { 'index.js': GOOD })
+    expect((await register(await sign(manifest('greeter', { 'index.js': GOOD })))).statusCode).toBe(200)
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/skills/greeter/run', payload: { input: null } })
+    expect(res.statusCode).toBe(503)
+    expect(res.json()).toEqual({ error: 'sandbox_unavailable', message: 'skills are disabled: test' })
   })
 
   it('5. static analysis: findings name file, line and rule', async () => {

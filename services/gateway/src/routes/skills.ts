@@ -1,26 +1,33 @@
 import type { FastifyPluginAsync } from 'fastify'
-import path from 'node:path'
 import { createAjv, listValidationErrors, skillManifestSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
 import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
-import type { SkillRegistry } from '../skills/registry.js'
+import type { SkillRecord, SkillRegistry } from '../skills/registry.js'
+import { resolveImports } from '../skills/resolveImports.js'
 import { openSkillApiSocket } from '../skills/sandbox/apiSocket.js'
+import type { SandboxStatus } from '../skills/sandbox/probe.js'
+import { createRunRoot } from '../skills/sandbox/runRoot.js'
 import { resultOf, runSandboxed } from '../skills/sandbox/runSkill.js'
-import { checkSkillFiles, type SkillFile } from '../skills/skillFiles.js'
+import type { FileReport, ScanFile } from '../skills/scan/pool.js'
+import { checkSkillFiles, entryOf, inspectSkillFolder, isRefusal } from '../skills/skillFiles.js'
 
 export interface SkillRouteOptions {
   audit: AuditLog
   registry: SkillRegistry
   skillsDir: string
-  /** Static analysis of the skill's files (off the event loop); findings reject. */
-  scan: (files: SkillFile[]) => Promise<string[]>
+  /** Static analysis of the skill's files (off the event loop): findings reject; module requests feed the import resolver. */
+  analyse: (files: ScanFile[]) => Promise<FileReport[]>
   /** Checks a presented operator token (the approver decides). */
   operator: OperatorAuthority
   /** SERVICE_SKILL_PUBLISHERS, lower-cased: their signature alone authorises a registration. */
   publishers: ReadonlySet<string>
   clock: Clock
-  /** DATA_DIR/run: where per-run API sockets are created. */
+  /** DATA_DIR/run: where per-run API sockets and private skill roots are created. */
   runDir: string
+  /** SERVICE_SKILL_CONCURRENCY: runs at once; 429 too_many_runs beyond. */
+  concurrency: number
+  /** The start-up sandbox probe's answer; runs answer 503 sandbox_unavailable when it failed. */
+  sandbox: SandboxStatus
   /** Sends a skill's intent through approve-request; `signal` aborts when the skill is gone. */
   submitIntent: (intent: TxIntent, signal: AbortSignal) => Promise<{ status: number; body: unknown }>
 }
@@ -61,17 +68,38 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
     // 3. manifest hash
     const unsigned = withoutSignature(manifest)
     const hash = manifestHash(unsigned)
-    // 4. file hashes, inside SKILLS_DIR/<name> only
-    const files = await checkSkillFiles(opts.skillsDir, manifest.name, manifest.files)
+    const duplicates = manifest.files.map((f) => f.path).filter((p, i, all) => all.indexOf(p) !== i)
+    if (duplicates.length > 0) return fail(400, 'schema_validation_failed', { validationErrors: duplicates.map((p) => `files: ${p} is listed more than once`) })
+    // 4. the folder (a real directory, no symlink anywhere), then file hashes
+    const folder = await inspectSkillFolder(opts.skillsDir, manifest.name)
+    if (isRefusal(folder)) return fail(400, folder.error, { path: folder.path, message: folder.message })
+    const files = await checkSkillFiles(folder, manifest.files)
     if (files.refused.length > 0 || files.mismatches.length > 0) {
       return fail(400, 'file_hash_mismatch', {
         hashMismatches: [...files.refused.map((file) => ({ file, expected: manifest.files.find((f) => f.path === file)!.sha256, actual: null })), ...files.mismatches],
-        ...(files.refused.length ? { message: `not read (absolute, '..' or outside the skill root): ${files.refused.join(', ')}` } : {}),
+        ...(files.refused.length ? { message: `not read (absolute, '..' or not a plain relative path): ${files.refused.join(', ')}` } : {}),
       })
     }
-    // 5. static analysis
-    const findings = await opts.scan(files.sources)
+    // 5. static analysis of every declared file, then everything the entry can load must be declared
+    const sources = files.verified.map((f) => ({ path: f.path, source: f.bytes.toString('utf8') }))
+    const reports = await opts.analyse(sources)
+    const findings = reports.flatMap((r) => r.findings)
     if (findings.length > 0) return fail(400, 'static_scan_failed', { scanFindings: findings })
+    const entry = entryOf(manifest.files)
+    if (entry === undefined) return fail(400, 'skill_has_no_entry', { message: `${manifest.name} declares no files; its entry (index.js) must be one of them` })
+    const imports = resolveImports({
+      entry,
+      declared: new Map(sources.map((f) => [f.path, f.source])),
+      requests: new Map(reports.map((r) => [r.path, r.requests])),
+      tree: folder.tree,
+    })
+    if (imports.problems.length > 0) {
+      return fail(400, 'undeclared_import', {
+        message: imports.problems.map((p) => p.message).join('; '),
+        undeclaredFiles: [...new Set(imports.problems.flatMap((p) => (p.file !== null && !manifest.files.some((f) => f.path === p.file) ? [p.file] : [])))],
+        importProblems: imports.problems,
+      })
+    }
     // 6. duplicate name, then store
     const added = registry.add({ name: manifest.name, manifest: unsigned, manifestHash: hash, publisherAddress: manifest.publisher.address, registeredAt: opts.clock() })
     if (!added) return fail(409, 'duplicate_skill', { message: `an active skill is already registered as ${manifest.name}` })
@@ -98,44 +126,76 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
     return { name, revoked: true }
   })
 
+  // Runs in progress; each holds one sandbox (up to its manifest's memory).
+  let running = 0
+
   app.post('/v1/skills/:name/run', { schema: { params: nameSchema, body: runBodySchema } }, async (req, reply) => {
     const { name } = req.params as { name: string }
+    if (!opts.sandbox.available) return reply.code(503).send({ error: 'sandbox_unavailable', message: opts.sandbox.message })
     const skill = registry.active(name)
     if (!skill) return reply.code(404).send({ error: 'skill_not_found', name })
-    const failed = (error: string, detail?: string) =>
-      audit.append({ intentId: 'system', event: 'sandbox_error', data: { skillName: name, error, ...(detail ? { detail } : {}) } })
-    // The files must still be the ones that were registered and scanned.
-    const files = await checkSkillFiles(opts.skillsDir, name, skill.manifest.files)
-    if (files.refused.length > 0 || files.mismatches.length > 0) {
-      await failed('crash', 'skill files changed since registration')
-      return reply.code(409).send({ error: 'skill_files_changed', message: `the files of ${name} no longer match its manifest; register it again`, hashMismatches: files.mismatches })
+    if (running >= opts.concurrency) {
+      return reply.code(429).send({ error: 'too_many_runs', message: `${running} skill runs are in progress, the most SERVICE_SKILL_CONCURRENCY allows; try again when one has finished` })
     }
-    const entry = skill.manifest.files.some((f) => f.path === 'index.js') ? 'index.js' : skill.manifest.files[0]?.path
-    if (!entry) return reply.code(409).send({ error: 'skill_has_no_entry', message: `${name} declares no files` })
-    const api = await openSkillApiSocket({
-      runDir: opts.runDir,
-      skill,
-      submit: opts.submitIntent,
-      onForbidden: (reason) => void failed('forbidden_action', reason),
-    })
-    let result
+    running++
     try {
-      result = await runSandboxed({
-        skillRoot: path.resolve(opts.skillsDir, name),
-        entry,
-        input: (req.body as { input?: unknown } | undefined)?.input ?? null,
-        apiSocket: api.socketPath,
-        limits: { ...skill.manifest.sandbox, filesystem: skill.manifest.permissions.filesystem },
-      })
+      const outcome = await runSkill(name, skill, (req.body as { input?: unknown } | undefined)?.input ?? null)
+      return reply.code(outcome.status).send(outcome.body)
     } finally {
-      await api.close()
-    }
-    if (result.error) await failed(result.error, result.stderr.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 500))
-    return {
-      exitCode: result.exitCode,
-      output: resultOf(result.output),
-      durationMs: result.durationMs,
-      ...(result.error ? { error: result.error, stderr: result.stderr.slice(-2000) } : {}),
+      running--
     }
   })
+
+  /** Checks the folder and files again, copies them into a private root and runs the sandbox there. */
+  async function runSkill(name: string, skill: SkillRecord, input: unknown): Promise<{ status: number; body: unknown }> {
+    const failed = (error: string, detail?: string) =>
+      audit.append({ intentId: 'system', event: 'sandbox_error', data: { skillName: name, error, ...(detail ? { detail } : {}) } })
+    // The folder must still be a real directory without links, and the files the ones that were registered and scanned.
+    const folder = await inspectSkillFolder(opts.skillsDir, name)
+    if (isRefusal(folder)) {
+      await failed('crash', folder.message)
+      return { status: 400, body: { error: folder.error, path: folder.path, message: folder.message } }
+    }
+    const files = await checkSkillFiles(folder, skill.manifest.files)
+    if (files.refused.length > 0 || files.mismatches.length > 0) {
+      await failed('crash', 'skill files changed since registration')
+      return { status: 409, body: { error: 'skill_files_changed', message: `the files of ${name} no longer match its manifest; register it again`, hashMismatches: files.mismatches } }
+    }
+    const entry = entryOf(skill.manifest.files)
+    if (!entry) return { status: 409, body: { error: 'skill_has_no_entry', message: `${name} declares no files` } }
+    // The sandbox sees a private copy of exactly the bytes just checked.
+    const root = await createRunRoot(opts.runDir, files.verified)
+    try {
+      const api = await openSkillApiSocket({
+        runDir: opts.runDir,
+        skill,
+        submit: opts.submitIntent,
+        onForbidden: (reason) => void failed('forbidden_action', reason),
+      })
+      let result
+      try {
+        result = await runSandboxed({
+          skillRoot: root.dir,
+          entry,
+          input,
+          apiSocket: api.socketPath,
+          limits: { ...skill.manifest.sandbox, filesystem: skill.manifest.permissions.filesystem },
+        })
+      } finally {
+        await api.close()
+      }
+      if (result.error) await failed(result.error, result.stderr.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 500))
+      return {
+        status: 200,
+        body: {
+          exitCode: result.exitCode,
+          output: resultOf(result.output),
+          durationMs: result.durationMs,
+          ...(result.error ? { error: result.error, stderr: result.stderr.slice(-2000) } : {}),
+        },
+      }
+    } finally {
+      await root.remove()
+    }
+  }
 }

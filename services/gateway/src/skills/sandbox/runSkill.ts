@@ -14,6 +14,7 @@ export interface SandboxLimits {
 }
 
 export interface SandboxRun {
+  /** The private per-run root (createRunRoot): the manifest's files only. */
   skillRoot: string
   entry: string
   input: unknown
@@ -46,7 +47,6 @@ export interface SandboxResult {
  */
 export function bwrapArgs(run: SandboxRun): string[] {
   const node = run.node ?? process.execPath
-  const binds = ['/usr', '/lib', '/lib64', '/bin'].flatMap((d) => ['--ro-bind-try', d, d])
   const permission = [
     '--experimental-permission',
     '--allow-fs-read=/skill',
@@ -55,19 +55,10 @@ export function bwrapArgs(run: SandboxRun): string[] {
     ...(run.limits.allowSpawn ? ['--allow-child-process'] : []),
   ]
   return [
-    ...binds,
-    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
+    ...sandboxBaseArgs(),
     '--ro-bind', run.skillRoot, '/skill',
     '--ro-bind', HARNESS, '/countersign/harness.mjs',
     '--bind', run.apiSocket, '/run/countersign.sock',
-    '--tmpfs', '/tmp',
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--unshare-all',
-    '--die-with-parent',
-    '--new-session',
-    '--clearenv',
-    '--setenv', 'PATH', '/usr/bin:/bin',
     '--chdir', '/skill',
     node,
     ...permission,
@@ -76,6 +67,26 @@ export function bwrapArgs(run: SandboxRun): string[] {
     '/countersign/harness.mjs',
     `/skill/${run.entry}`,
     JSON.stringify(run.input ?? null),
+  ]
+}
+
+/**
+ * What every sandbox has, the start-up probe's included: the system's
+ * read-only binaries and libraries, a fresh /proc, /dev and empty /tmp, every
+ * namespace new (no network), killed with the gateway, no environment.
+ */
+export function sandboxBaseArgs(): string[] {
+  return [
+    ...['/usr', '/lib', '/lib64', '/bin'].flatMap((d) => ['--ro-bind-try', d, d]),
+    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
+    '--tmpfs', '/tmp',
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--setenv', 'PATH', '/usr/bin:/bin',
   ]
 }
 

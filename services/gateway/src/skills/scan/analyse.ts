@@ -47,6 +47,8 @@ import {
   type ScanLimits,
 } from './rules.js'
 
+import { moduleRequests, type ModuleRequest } from './moduleRequests.js'
+
 type Node = acorn.AnyNode
 
 /** Thrown inside the walk to stop it; turned into one finding. */
@@ -1019,23 +1021,41 @@ function analyseJson(file: string, source: string): string[] {
  * worker from outside.
  */
 export function analyseSource(file: string, source: string, limits?: Partial<ScanLimits>): string[] {
+  return analyseFile(file, source, limits).findings
+}
+
+/** What the scan learns about one file: its findings, and the modules it asks for (for the import resolver). */
+export interface FileAnalysis {
+  findings: string[]
+  requests: ModuleRequest[]
+}
+
+/** analyseSource, plus the file's module requests (none for JSON or a file that does not parse). */
+export function analyseFile(file: string, source: string, limits?: Partial<ScanLimits>): FileAnalysis {
   const maxBytes = limits?.maxBytes ?? DEFAULT_LIMITS.maxBytes
   const timeoutMs = limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs
   const started = performance.now()
   const bytes = Buffer.byteLength(source, 'utf8')
   if (bytes > maxBytes) {
-    return [formatFinding(file, 1, 'too_large', `${bytes} bytes exceeds the ${maxBytes}-byte limit; not parsed`)]
+    return { findings: [formatFinding(file, 1, 'too_large', `${bytes} bytes exceeds the ${maxBytes}-byte limit; not parsed`)], requests: [] }
   }
-  if (/\.json$/i.test(file)) return analyseJson(file, source)
+  if (/\.json$/i.test(file)) return { findings: analyseJson(file, source), requests: [] }
   let parsed: Parsed
   try {
     parsed = parse(source)
   } catch (e) {
-    return [formatFinding(file, 1, 'scan_error', `parser failure: ${e instanceof Error ? e.message : String(e)}`)]
+    return { findings: [formatFinding(file, 1, 'scan_error', `parser failure: ${e instanceof Error ? e.message : String(e)}`)], requests: [] }
   }
-  if (!parsed.ok) return [formatFinding(file, parsed.line, parsed.rule, parsed.explanation)]
+  if (!parsed.ok) return { findings: [formatFinding(file, parsed.line, parsed.rule, parsed.explanation)], requests: [] }
   if (performance.now() - started > timeoutMs) {
-    return [formatFinding(file, 1, 'timeout', 'parsing exceeded the per-file time limit')]
+    return { findings: [formatFinding(file, 1, 'timeout', 'parsing exceeded the per-file time limit')], requests: [] }
   }
-  return new Analyser(file, source, parsed.program, parsed.module, started + timeoutMs).run()
+  const findings = new Analyser(file, source, parsed.program, parsed.module, started + timeoutMs).run()
+  let requests: ModuleRequest[]
+  try {
+    requests = moduleRequests(parsed.program)
+  } catch (e) {
+    return { findings: [...findings, formatFinding(file, 1, isStackOverflow(e) ? 'too_large' : 'scan_error', 'module requests could not be listed')], requests: [] }
+  }
+  return { findings, requests }
 }

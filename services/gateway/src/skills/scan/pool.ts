@@ -15,6 +15,12 @@ import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import { DEFAULT_LIMITS, formatFinding, type ScanLimits } from './rules.js'
 import type { ScanTask } from './worker.js'
+import type { ModuleRequest } from './moduleRequests.js'
+
+function isModuleRequest(r: unknown): r is ModuleRequest {
+  const m = r as ModuleRequest | null
+  return typeof m === 'object' && m !== null && (m.kind === 'import' || m.kind === 'require') && typeof m.specifier === 'string'
+}
 
 export interface ScanPoolOptions {
   /** Worker threads (default 2). */
@@ -44,9 +50,18 @@ export interface ScanFile {
   source: string
 }
 
+/** One file's result: its findings and the modules it asks for. */
+export interface FileReport {
+  path: string
+  findings: string[]
+  requests: ModuleRequest[]
+}
+
 export interface ScanPool {
   /** Findings for all files, in file order; empty when every file passes. */
   scan(files: ReadonlyArray<ScanFile>): Promise<string[]>
+  /** Per file, in file order: findings and module requests. */
+  analyse(files: ReadonlyArray<ScanFile>): Promise<FileReport[]>
   close(): Promise<void>
 }
 
@@ -108,7 +123,8 @@ export function createScanPool(options: ScanPoolOptions = {}): ScanPool {
 
   let closed = false
 
-  async function runTask(file: ScanFile): Promise<string[]> {
+  async function runTask(file: ScanFile): Promise<FileReport> {
+    const failed = (finding: string): FileReport => ({ path: file.path, findings: [finding], requests: [] })
     const { port1, port2 } = new MessageChannel()
     const stop = new AbortController()
     let timer: NodeJS.Timeout | undefined
@@ -121,35 +137,37 @@ export function createScanPool(options: ScanPoolOptions = {}): ScanPool {
     ])
     const task: ScanTask = { file: file.path, source: file.source, limits, started: port2 }
     try {
-      const result: unknown = await piscina.run(task, { signal, transferList: [port2] })
-      if (!Array.isArray(result) || !result.every((f): f is string => typeof f === 'string')) {
-        return [formatFinding(file.path, 1, 'scan_error', 'the analyser returned an invalid result')]
+      const result = (await piscina.run(task, { signal, transferList: [port2] })) as { findings?: unknown; requests?: unknown } | null
+      const findings = result?.findings
+      const requests = result?.requests
+      if (!Array.isArray(findings) || !findings.every((f): f is string => typeof f === 'string') || !Array.isArray(requests) || !requests.every(isModuleRequest)) {
+        return failed(formatFinding(file.path, 1, 'scan_error', 'the analyser returned an invalid result'))
       }
-      return result
+      return { path: file.path, findings, requests }
     } catch (err) {
       if (signal.aborted) {
-        return [formatFinding(file.path, 1, 'timeout', `analysis exceeded the ${limits.timeoutMs} ms limit`)]
+        return failed(formatFinding(file.path, 1, 'timeout', `analysis exceeded the ${limits.timeoutMs} ms limit`))
       }
       const code = (err as { code?: unknown } | null)?.code
       if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        return [formatFinding(file.path, 1, 'too_large', 'analysis exceeded the analyser memory limit')]
+        return failed(formatFinding(file.path, 1, 'too_large', 'analysis exceeded the analyser memory limit'))
       }
       const message = err instanceof Error ? err.message : String(err)
-      return [formatFinding(file.path, 1, 'scan_error', `analyser failure: ${message}`)]
+      return failed(formatFinding(file.path, 1, 'scan_error', `analyser failure: ${message}`))
     } finally {
       clearTimeout(timer)
       port1.close()
     }
   }
 
-  async function scanOne(file: ScanFile): Promise<string[]> {
+  async function scanOne(file: ScanFile): Promise<FileReport> {
     const bytes = Buffer.byteLength(file.source, 'utf8')
     if (bytes > limits.maxBytes) {
-      return [formatFinding(file.path, 1, 'too_large', `${bytes} bytes exceeds the ${limits.maxBytes}-byte limit; not parsed`)]
+      return { path: file.path, findings: [formatFinding(file.path, 1, 'too_large', `${bytes} bytes exceeds the ${limits.maxBytes}-byte limit; not parsed`)], requests: [] }
     }
     await acquire()
     try {
-      if (closed) return [formatFinding(file.path, 1, 'scan_error', 'the scan pool is closed')]
+      if (closed) return { path: file.path, findings: [formatFinding(file.path, 1, 'scan_error', 'the scan pool is closed')], requests: [] }
       return await runTask(file)
     } finally {
       release()
@@ -160,7 +178,11 @@ export function createScanPool(options: ScanPoolOptions = {}): ScanPool {
     async scan(files) {
       if (closed) throw new Error('scan pool is closed')
       const perFile = await Promise.all(files.map((f) => scanOne(f)))
-      return perFile.flat()
+      return perFile.flatMap((r) => r.findings)
+    },
+    async analyse(files) {
+      if (closed) throw new Error('scan pool is closed')
+      return Promise.all(files.map((f) => scanOne(f)))
     },
     async close() {
       if (closed) return

@@ -2,7 +2,7 @@
 // from compiled JS (dist/skills/scan/worker.js); pool.ts points at it.
 
 import type { MessagePort } from 'node:worker_threads'
-import { analyseSource } from './analyse.js'
+import { analyseFile, type FileAnalysis } from './analyse.js'
 import type { ScanLimits } from './rules.js'
 
 export interface ScanTask {
@@ -16,7 +16,7 @@ export interface ScanTask {
   started?: MessagePort
 }
 
-export default function scanTask(task: ScanTask): string[] {
+export default function scanTask(task: ScanTask): FileAnalysis {
   task.started?.postMessage('started')
-  return analyseSource(task.file, task.source, task.limits)
+  return analyseFile(task.file, task.source, task.limits)
 }

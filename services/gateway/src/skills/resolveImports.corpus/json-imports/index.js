@@ -1,0 +1,4 @@
+import config from './config.json' with { type: 'json' }
+export function run() {
+  return config.fee
+}

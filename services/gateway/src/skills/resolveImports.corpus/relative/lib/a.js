@@ -1,0 +1,2 @@
+export * from './b.js'
+export const a = 1
