@@ -1,10 +1,13 @@
 // The skill sandbox itself, under real bubblewrap: skills that try what the
 // static analysis would have refused still cannot do it.
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRpcServer, type RpcServer } from '@countersign/shared'
 import { runSandboxed, resultOf, type SandboxLimits } from '../services/gateway/src/skills/sandbox/runSkill.js'
+import { createRunRoot } from '../services/gateway/src/skills/sandbox/runRoot.js'
+import { checkSkillFiles, inspectSkillFolder, isRefusal } from '../services/gateway/src/skills/skillFiles.js'
+import { createHash } from 'node:crypto'
 import { tempDataDir } from './support/processes.js'
 
 let dir: string
@@ -108,5 +111,45 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
     const r = await run('crash', 'export function run() { throw new Error("boom") }')
     expect(r.error).toBe('crash')
     expect(r.stderr).toContain('boom')
+  })
+
+  it('sees only the declared files: the skill lists /, its own root and the data dir (with ls, outside Node\'s permission model)', async () => {
+    // The skill folder as the gateway prepares a run: inspected, hashes
+    // checked, the verified bytes copied into a private root.
+    const source = `const cp = await import('node:' + 'child_process')
+      const ls = (args) => { const r = cp.spawnSync('/bin/ls', args, { encoding: 'utf8' }); return (r.stdout + r.stderr).trim().split('\\n').filter(Boolean) }
+      export function run(input) {
+        return { root: ls(['-A', '/']), skill: ls(['-AR', '/skill']), dataDir: ls(['-A', input.dataDir]), keystore: ls(['-A', input.dataDir + '/keystore']) }
+      }`
+    const skillsDir = path.join(dir, 'skills-visible')
+    const root = path.join(skillsDir, 'lister')
+    mkdirSync(path.join(root, 'lib'), { recursive: true })
+    writeFileSync(path.join(root, 'index.js'), source)
+    writeFileSync(path.join(root, 'lib', 'table.json'), '[1, 2]')
+    // On disk but not in the manifest: must not exist inside.
+    writeFileSync(path.join(root, 'lib', 'helper.js'), 'export const leaked = true\n')
+    writeFileSync(path.join(root, 'notes.txt'), 'undeclared')
+    const sha = (p: string) => createHash('sha256').update(readFileSync(path.join(root, p))).digest('hex')
+    const folder = await inspectSkillFolder(skillsDir, 'lister')
+    if (isRefusal(folder)) throw new Error(folder.message)
+    const checked = await checkSkillFiles(folder, ['index.js', 'lib/table.json'].map((p) => ({ path: p, sha256: sha(p) })))
+    expect(checked.mismatches).toEqual([])
+    const runRoot = await createRunRoot(path.join(dir, 'run'), checked.verified)
+    try {
+      const r = await runSandboxed({ skillRoot: runRoot.dir, entry: 'index.js', input: { dataDir: dir }, apiSocket, limits: { ...limits, allowSpawn: true } })
+      expect(r.error, r.stderr).toBeUndefined()
+      const seen = resultOf(r.output) as { root: string[]; skill: string[]; dataDir: string[]; keystore: string[] }
+      expect(seen.root).toEqual(expect.arrayContaining(['skill', 'usr', 'countersign']))
+      // / holds the system directories, the skill, the harness, the API socket and the mounts bwrap makes; nothing of the host's data.
+      for (const entry of seen.root) expect(['bin', 'lib', 'lib64', 'usr', 'etc', 'skill', 'countersign', 'run', 'tmp', 'proc', 'dev']).toContain(entry)
+      expect(seen.root).not.toContain('root')
+      expect(seen.root).not.toContain('var')
+      expect(seen.skill).toEqual(['/skill:', 'index.js', 'lib', '/skill/lib:', 'table.json'])
+      expect(seen.dataDir.join(' ')).toMatch(/No such file or directory/)
+      expect(seen.keystore.join(' ')).toMatch(/No such file or directory/)
+    } finally {
+      await runRoot.remove()
+    }
+    expect(existsSync(runRoot.dir)).toBe(false)
   })
 })

@@ -1,0 +1,168 @@
+// The attacks of issue #13 against the real gateway (with the real signer,
+// approver, scan pool and bubblewrap), each reproduced as it was done and
+// now failing with its stated error. The registration attack without a
+// credential is in skillAuthority.system.test.ts; what the sandbox can see is
+// in sandbox.system.test.ts.
+import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
+import { tempDataDir } from './support/processes.js'
+import { Stack } from './support/stack.js'
+
+const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
+const publisher = privateKeyToAccount(publisherKey)
+
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, p)), { recursive: true })
+    writeFileSync(path.join(dir, p), text)
+  }
+}
+
+async function manifest(name: string, files: Array<{ path: string; sha256: string }>, sandbox = { memoryMb: 64, timeoutMs: 10_000, allowSpawn: false }) {
+  return signManifest(
+    {
+      version: '1',
+      name,
+      publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
+      permissions: { actions: ['transfer_native'], chains: [8453], network: false, filesystem: false },
+      sandbox,
+      files,
+    } as never,
+    publisherKey,
+  )
+}
+
+const BENIGN = 'export function run(input) {\n  return { echo: input }\n}\n'
+
+describe('skill attacks against the running stack', () => {
+  let stack: Stack
+  let skillsDir: string
+  const register = (body: unknown) => stack.post('/v1/skills/register', body, { authorization: `Bearer ${stack.operatorToken}` })
+  const run = (name: string, input: unknown = null) => stack.post(`/v1/skills/${name}/run`, { input })
+
+  beforeAll(async () => {
+    stack = new Stack()
+    skillsDir = path.join(stack.dataDir, 'skills')
+    mkdirSync(skillsDir, { recursive: true })
+    await stack.start({ approver: true })
+  }, 60_000)
+  afterAll(() => stack?.stop())
+
+  it('a skill folder that is a symlink to the data dir (ln -s .. $DATA/skills/evil) is refused, naming it', async () => {
+    // The payload sits in the data dir's own skills folder, so that through
+    // the link its path (skills/payload/index.js) hashes correctly.
+    writeFiles(path.join(skillsDir, 'payload'), { 'index.js': BENIGN })
+    symlinkSync('..', path.join(skillsDir, 'evil'))
+    const files = hashSkillFolder(path.join(skillsDir, 'payload')).map((f) => ({ ...f, path: `skills/payload/${f.path}` }))
+    const r = await register(await manifest('evil', files))
+    expect(r.status).toBe(400)
+    expect(r.body).toMatchObject({ registered: false, name: 'evil', error: 'symlink_refused', path: 'evil' })
+    expect(r.body.message).toMatch(/evil in SERVICE_SKILLS_DIR is a symlink/)
+    expect((await stack.get('/v1/skills')).body).toEqual([])
+  })
+
+  it('a folder swapped for a symlink after registration, or given one inside, no longer runs: 400 naming the path', async () => {
+    writeFiles(path.join(skillsDir, 'swapped'), { 'index.js': BENIGN })
+    expect((await register(await manifest('swapped', hashSkillFolder(path.join(skillsDir, 'swapped'))))).status).toBe(200)
+    expect((await run('swapped', 1)).body.output).toEqual({ echo: 1 })
+    // Same bytes, now behind a link: the hashes would still match.
+    renameSync(path.join(skillsDir, 'swapped'), path.join(stack.dataDir, 'elsewhere'))
+    symlinkSync('../elsewhere', path.join(skillsDir, 'swapped'))
+    const r = await run('swapped', 1)
+    expect(r.status).toBe(400)
+    expect(r.body).toMatchObject({ error: 'symlink_refused', path: 'swapped' })
+
+    writeFiles(path.join(skillsDir, 'inner'), { 'index.js': BENIGN })
+    expect((await register(await manifest('inner', hashSkillFolder(path.join(skillsDir, 'inner'))))).status).toBe(200)
+    symlinkSync('../..', path.join(skillsDir, 'inner', 'data'))
+    const inner = await run('inner', 1)
+    expect(inner.status).toBe(400)
+    expect(inner.body).toMatchObject({ error: 'symlink_refused', path: 'inner/data' })
+    const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
+    expect(events[0]).toMatchObject({ event: 'sandbox_error', data: { skillName: 'inner', detail: expect.stringContaining('inner/data is a symlink') } })
+  })
+
+  it('an entry importing an undeclared lib/helper.js (node:fs, node:net, node:child_process) is refused naming it; declared, a later rewrite stops the run', async () => {
+    const entry = "import { help } from './lib/helper.js'\nexport function run(input) {\n  return help(input)\n}\n"
+    const helper = [
+      "import { readFileSync } from 'node:fs'",
+      "import { connect } from 'node:net'",
+      "import { execSync } from 'node:child_process'",
+      'export function help() {',
+      "  return [readFileSync('/etc/passwd', 'utf8'), typeof connect, execSync('id').toString()]",
+      '}',
+      '',
+    ].join('\n')
+    writeFiles(path.join(skillsDir, 'helped'), { 'index.js': entry, 'lib/helper.js': helper })
+    const r = await register(await manifest('helped', hashSkillFolder(path.join(skillsDir, 'helped')).filter((f) => f.path === 'index.js')))
+    expect(r.status).toBe(400)
+    expect(r.body).toMatchObject({ registered: false, error: 'undeclared_import', undeclaredFiles: ['lib/helper.js'] })
+    expect(r.body.message).toContain('index.js loads lib/helper.js')
+    // Declaring it does not help the helper: it is scanned like every declared file.
+    const declared = await register(await manifest('helped', hashSkillFolder(path.join(skillsDir, 'helped'))))
+    expect(declared.body.error).toBe('static_scan_failed')
+    expect(declared.body.scanFindings.join('\n')).toMatch(/lib\/helper\.js:1: forbidden_module/)
+    // A harmless helper, declared, registers and runs; rewritten afterwards, it does not run.
+    writeFiles(path.join(skillsDir, 'helped'), { 'lib/helper.js': 'export function help(x) {\n  return { helped: x }\n}\n' })
+    expect((await register(await manifest('helped', hashSkillFolder(path.join(skillsDir, 'helped'))))).status).toBe(200)
+    expect((await run('helped', 7)).body.output).toEqual({ helped: 7 })
+    writeFiles(path.join(skillsDir, 'helped'), { 'lib/helper.js': helper })
+    const after = await run('helped', 7)
+    expect(after.status).toBe(409)
+    expect(after.body).toMatchObject({ error: 'skill_files_changed', hashMismatches: [expect.objectContaining({ file: 'lib/helper.js' })] })
+  })
+
+  it('twelve concurrent runs: two run, ten get 429 too_many_runs; a third while two run gets 429, and runs once they finish', async () => {
+    const slow = 'export async function run(input) {\n  await new Promise((resolve) => setTimeout(resolve, input.ms))\n  return { slept: input.ms }\n}\n'
+    writeFiles(path.join(skillsDir, 'sleeper'), { 'index.js': slow })
+    expect((await register(await manifest('sleeper', hashSkillFolder(path.join(skillsDir, 'sleeper'))))).status).toBe(200)
+
+    const twelve = await Promise.all(Array.from({ length: 12 }, () => run('sleeper', { ms: 2500 })))
+    const statuses = twelve.map((r) => r.status).sort()
+    expect(statuses).toEqual([200, 200, ...Array(10).fill(429)])
+    for (const r of twelve.filter((x) => x.status === 429)) expect(r.body).toMatchObject({ error: 'too_many_runs' })
+    for (const r of twelve.filter((x) => x.status === 200)) expect(r.body.output).toEqual({ slept: 2500 })
+
+    const two = [run('sleeper', { ms: 3000 }), run('sleeper', { ms: 3000 })]
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const third = await run('sleeper', { ms: 10 })
+    expect(third.status).toBe(429)
+    expect((await Promise.all(two)).map((r) => r.status)).toEqual([200, 200])
+    expect((await run('sleeper', { ms: 10 })).body.output).toEqual({ slept: 10 })
+    // Every run's private root is gone afterwards.
+    expect(readdirSync(path.join(stack.dataDir, 'run', 'skill-roots'))).toEqual([])
+  }, 60_000)
+})
+
+describe('a machine without bubblewrap', () => {
+  let stack: Stack
+  beforeAll(async () => {
+    // PATH without bwrap: what a fresh machine without the Debian package looks like to the gateway.
+    const emptyBin = tempDataDir()
+    stack = new Stack({ env: { PATH: emptyBin, SERVICE_SKILL_PUBLISHERS: publisher.address } })
+    await stack.startSigner()
+    await stack.startGateway()
+  }, 60_000)
+  afterAll(() => stack?.stop())
+
+  it('says so once at start, naming the package, and runs answer 503 sandbox_unavailable with the same text', async () => {
+    await stack.gateway.waitForLine(/skills are disabled/)
+    const warnings = stack.gateway.lines.filter((l) => /skills are disabled/.test(l))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/bwrap not found on PATH/)
+    expect(warnings[0]).toMatch(/Debian package `bubblewrap`/)
+    const dir = path.join(stack.dataDir, 'skills', 'fine')
+    writeFiles(dir, { 'index.js': BENIGN })
+    // Registration still works (a listed publisher: no approver needed here).
+    const r = await stack.post('/v1/skills/register', await manifest('fine', hashSkillFolder(dir)))
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    const ran = await stack.post('/v1/skills/fine/run', { input: null })
+    expect(ran.status).toBe(503)
+    expect(ran.body.error).toBe('sandbox_unavailable')
+    expect(warnings[0]).toContain(ran.body.message)
+    rmSync(dir, { recursive: true })
+  })
+})
