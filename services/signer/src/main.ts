@@ -8,11 +8,13 @@ import {
   defaultPolicyConfig,
   loadPolicyFile,
   makePrivateDir,
-  openAuditLog,
+  AUDIT_PUBLIC_KEY_FILE,
   routerTableFromEnv,
   socketConfigFromEnv,
   systemClock,
 } from '@countersign/shared'
+import { openSignerAudit } from './audit/signerAudit.js'
+import { startCheckpointTimer } from './audit/checkpointer.js'
 import { loadSignerConfig } from './config.js'
 import { Keystore } from './keystore/keystore.js'
 import { resolvePassphrase } from './keystore/passphrase.js'
@@ -50,7 +52,12 @@ async function main(): Promise<void> {
   }
 
   const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
-  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock)
+  log(auditKey.created ? 'audit key generated' : 'audit key loaded', {
+    fingerprint: auditKey.fingerprint,
+    publicKeyFile: path.join(config.dataDir, AUDIT_PUBLIC_KEY_FILE),
+    publicKey: auditKey.publicPem.trim(),
+  })
   const tokens = createApprovalTokens(db)
   const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock })
   const onInternalError = (err: unknown, method: string) => log('internal error', { method, error: (err as Error)?.stack ?? String(err) })
@@ -63,6 +70,11 @@ async function main(): Promise<void> {
   const grantServer = createRpcServer({ socketPath: sockets.grant, socketMode: sockets.mode, methods: grantMethods(core), onInternalError })
   const missed = await core.auditMissed()
   if (missed > 0) log('audited signatures whose event a crash had cut off', { count: missed })
+  // Seal whatever the log holds now (events other processes appended while
+  // the signer was down), then keep sealing it as it grows.
+  const startCheckpoint = await audit.checkpoint()
+  log('audit checkpoint', { seq: startCheckpoint.seq, sealed: startCheckpoint.sealed.seq })
+  const stopCheckpoints = startCheckpointTimer(audit, checkpoints, clock, (err) => log('audit checkpoint failed; retrying', { error: err.message }))
   await signerServer.listen()
   await grantServer.listen()
   const sweep = setInterval(() => tokens.sweep(clock()), TOKEN_SWEEP_MS)
@@ -74,6 +86,7 @@ async function main(): Promise<void> {
     closing = true
     log('shutting down', { signal })
     clearInterval(sweep)
+    stopCheckpoints()
     await Promise.all([signerServer.close(), grantServer.close()])
     await audit.close()
     db.close()
@@ -86,7 +99,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
+  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

@@ -4,8 +4,18 @@ import { Worker } from 'node:worker_threads'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerReply } from './auditWorker.js'
 import { prepareEvent, type AuditAppend } from './prepareEvent.js'
-import type { AuditRow } from './schema.js'
-import { AuditWriteError, createBatchWriter, DEFAULT_AUDIT_BUSY_TIMEOUT_MS, openAuditDb, type PreparedEvent } from './writer.js'
+import { GENESIS_HASH, type AuditRow } from './schema.js'
+import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
+import {
+  AuditWriteError,
+  createBatchWriter,
+  DEFAULT_AUDIT_BUSY_TIMEOUT_MS,
+  openAuditDb,
+  type BatchWritten,
+  type ChainHead,
+  type PreparedEvent,
+  type Sealer,
+} from './writer.js'
 
 // Callers: `data` must never hold key material, passphrases or any other
 // secret. The log is append-only and read by operators (see AuditAppend).
@@ -17,7 +27,16 @@ export interface AuditLog {
    * (AuditDataError) and, for the whole batch, when the transaction fails,
    * e.g. SQLITE_BUSY beyond the busy timeout (AuditWriteError).
    */
-  append(event: AuditAppend): Promise<AuditEvent>
+  append(event: AuditAppend, opts?: { checkpoint?: boolean }): Promise<AuditEvent>
+  /**
+   * Appends a signed checkpoint sealing the chain's head, in the next commit
+   * (with whatever else joins it); resolves once it is committed. Only on a
+   * log opened with `checkpoints`. `append(e, { checkpoint: true })` seals the
+   * batch that carries `e` the same way.
+   */
+  checkpoint(): Promise<WrittenCheckpoint>
+  /** The newest row (seq 0 and the genesis hash for an empty log). */
+  head(): ChainHead
   /**
    * Writes one event in its own transaction before returning, for places that
    * cannot await (shutdown, exit handlers). Blocks the thread for the commit;
@@ -55,12 +74,29 @@ export interface AuditLogOptions {
   writer?: 'inline' | 'worker'
   /** How long a commit waits for another process's write lock (default 5000 ms). */
   busyTimeoutMs?: number
+  /** The signer's audit key: makes checkpoints possible (inline writer only). */
+  checkpoints?: AuditCheckpointer
+}
+
+/** A checkpoint row as committed: its own seq and hash, and the row it seals. */
+export interface WrittenCheckpoint {
+  seq: number
+  hash: string
+  sealed: ChainHead
+}
+
+export interface AuditCheckpointer {
+  /** Signs the checkpoint data for `head`; called inside the write transaction. */
+  sign(head: ChainHead): Omit<CheckpointData, 'seq' | 'headHash'>
+  /** Called after the commit that wrote a checkpoint (the signer records it in signer.db). */
+  written(checkpoint: WrittenCheckpoint): void
 }
 
 interface Pending {
-  event: AuditEvent
-  prepared: PreparedEvent
-  resolve: (e: AuditEvent) => void
+  /** Absent for a bare checkpoint request. */
+  prepared?: PreparedEvent
+  checkpoint: boolean
+  resolve: (written: BatchWritten) => void
   reject: (err: Error) => void
 }
 
@@ -76,8 +112,18 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
   const newestFirst = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC')
+  const tailRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const writeNow = createBatchWriter(db)
+  const checkpoints = opts.checkpoints
+  if (checkpoints && opts.writer === 'worker') throw new Error('audit checkpoints need the inline writer (the key stays on the calling thread)')
   const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
+  const sealer: Sealer | undefined = checkpoints
+    ? (head) =>
+        prepareEvent(
+          { intentId: CHECKPOINT_INTENT_ID, event: CHECKPOINT_EVENT, data: { seq: head.seq, headHash: head.hash, ...checkpoints.sign(head) } },
+          clock,
+        ).prepared
+    : undefined
 
   let queue: Pending[] = []
   let scheduled = false
@@ -93,10 +139,13 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     const batch = queue
     queue = []
     inFlight += 1
-    commitBatch(batch.map((p) => p.prepared)).then(
-      () => {
+    const seal = batch.some((p) => p.checkpoint) ? sealer : undefined
+    const events = batch.flatMap((p) => (p.prepared ? [p.prepared] : []))
+    commitBatch(events, seal).then(
+      (written) => {
         commits += 1
-        for (const p of batch) p.resolve(p.event)
+        if (written.checkpoint) checkpoints!.written(written.checkpoint)
+        for (const p of batch) p.resolve(written)
       },
       (err: Error) => {
         const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${err.message}`, codeOf(err))
@@ -109,9 +158,20 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     })
   }
 
+  function enqueue(item: Omit<Pending, 'resolve' | 'reject'>): Promise<BatchWritten> {
+    return new Promise<BatchWritten>((resolve, reject) => {
+      queue.push({ ...item, resolve, reject })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+    })
+  }
+
   return {
-    append(input) {
+    append(input, appendOpts = {}) {
       if (closed) return Promise.reject(new Error('audit log is closed'))
+      if (appendOpts.checkpoint && !sealer) return Promise.reject(new Error('this audit log has no checkpoint key'))
       let ready: ReturnType<typeof prepareEvent>
       try {
         // Validated and canonicalised before queueing: a bad event fails
@@ -120,13 +180,16 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       } catch (err) {
         return Promise.reject(err as Error)
       }
-      return new Promise<AuditEvent>((resolve, reject) => {
-        queue.push({ event: ready.event, prepared: ready.prepared, resolve, reject })
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
-      })
+      return enqueue({ prepared: ready.prepared, checkpoint: appendOpts.checkpoint === true }).then(() => ready.event)
+    },
+    async checkpoint() {
+      if (closed) throw new Error('audit log is closed')
+      if (!sealer) throw new Error('this audit log has no checkpoint key')
+      const written = await enqueue({ checkpoint: true })
+      return written.checkpoint!
+    },
+    head() {
+      return tailRow.get() ?? { seq: 0, hash: GENESIS_HASH }
     },
     appendSync(input) {
       if (closed) throw new Error('audit log is closed')
@@ -171,15 +234,14 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
 }
 
 interface Committer {
-  (events: PreparedEvent[]): Promise<void>
+  (events: PreparedEvent[], seal?: Sealer): Promise<BatchWritten>
   close(): Promise<void>
 }
 
-function inlineCommitter(write: (events: PreparedEvent[]) => void): Committer {
-  const commit = ((events: PreparedEvent[]) => {
+function inlineCommitter(write: (events: PreparedEvent[], seal?: Sealer) => BatchWritten): Committer {
+  const commit = ((events: PreparedEvent[], seal?: Sealer) => {
     try {
-      write(events)
-      return Promise.resolve()
+      return Promise.resolve(write(events, seal))
     } catch (err) {
       return Promise.reject(err as Error)
     }
@@ -203,7 +265,7 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
   // to an exited worker would never be answered and its appends would hang.
   let dead: Error | undefined
   let nextId = 1
-  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
+  const waiting = new Map<number, { resolve: (w: BatchWritten) => void; reject: (e: Error) => void }>()
   const failAll = (err: Error) => {
     dead ??= err
     for (const w of waiting.values()) w.reject(err)
@@ -213,13 +275,13 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
     const w = waiting.get(reply.batchId)
     if (!w) return
     waiting.delete(reply.batchId)
-    if (reply.ok) w.resolve()
+    if (reply.ok) w.resolve({})
     else w.reject(new AuditWriteError(reply.error, reply.code))
   })
   worker.on('error', (err) => failAll(err))
   worker.on('exit', (code) => failAll(new Error(`audit writer thread exited (${code})`)))
   const commit = ((events: PreparedEvent[]) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<BatchWritten>((resolve, reject) => {
       if (dead) {
         reject(new Error(`audit writer thread is gone: ${dead.message}`))
         return

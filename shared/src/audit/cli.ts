@@ -5,10 +5,23 @@ import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { toEvent } from './auditLog.js'
 import type { AuditRow } from './schema.js'
-import { verifyAuditChain } from './verify.js'
+import { loadAuditAnchor } from './anchor.js'
+import { AUDIT_PUBLIC_KEY_FILE } from './checkpoint.js'
+import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
 
-const USAGE = `usage: countersign-audit verify [--data-dir DIR | --db FILE]
-       countersign-audit tail [-n N] [--data-dir DIR | --db FILE]`
+const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
+       countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
+verify checks the hash chain, every checkpoint's signature against the
+signer's audit key (DIR/audit-key.pub), and that the log reaches the signer's
+latest checkpoint (DIR/signer.db); DIR is the signer's data directory.
+--chain-only checks the hash chain alone, which proves nothing against
+someone who can write audit.db.`
+
+const KIND_TEXT: Record<AuditProblemKind, string> = {
+  broken_row: 'broken row',
+  bad_checkpoint: 'bad checkpoint signature',
+  truncated: 'log shorter than the last checkpoint',
+}
 
 interface Io {
   out: (s: string) => void
@@ -24,17 +37,26 @@ export function runAuditCli(argv: string[], io: Io): number {
     return 0
   }
   let db: string | undefined
-  let dataDir = io.env.SERVICE_DATA_DIR || 'data'
+  let dataDir: string | undefined
+  let keyFile: string | undefined
+  let signerDb: string | undefined
+  let chainOnly = false
   let n = 20
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i]
     const value = rest[i + 1]
-    if ((flag === '--data-dir' || flag === '--db' || flag === '-n') && value === undefined) {
+    if (flag === '--chain-only') {
+      chainOnly = true
+      continue
+    }
+    if ((flag === '--data-dir' || flag === '--db' || flag === '-n' || flag === '--audit-key' || flag === '--signer-db') && value === undefined) {
       io.err(`${flag} needs a value\n${USAGE}`)
       return 2
     }
     if (flag === '--data-dir') dataDir = value!
     else if (flag === '--db') db = value!
+    else if (flag === '--audit-key') keyFile = value!
+    else if (flag === '--signer-db') signerDb = value!
     else if (flag === '-n') {
       if (!/^[1-9][0-9]*$/.test(value!)) {
         io.err(`-n needs a positive whole number, got ${value}\n${USAGE}`)
@@ -48,7 +70,9 @@ export function runAuditCli(argv: string[], io: Io): number {
     }
     i++
   }
-  const file = db ?? path.join(dataDir, 'audit.db')
+  // --db alone: the key and signer.db are looked for beside it.
+  const dir = dataDir ?? (db ? path.dirname(db) : io.env.SERVICE_DATA_DIR || 'data')
+  const file = db ?? path.join(dir, 'audit.db')
   if (command !== 'verify' && command !== 'tail') {
     io.err(USAGE)
     return 2
@@ -57,8 +81,25 @@ export function runAuditCli(argv: string[], io: Io): number {
     io.err(`no audit log at ${file}`)
     return 2
   }
+  let anchor: AuditAnchor | undefined
+  if (command === 'verify' && !chainOnly) {
+    const key = keyFile ?? path.join(dir, AUDIT_PUBLIC_KEY_FILE)
+    const state = signerDb ?? path.join(dir, 'signer.db')
+    for (const [what, f, flag] of [['the signer\'s public audit key', key, '--audit-key'], ['the signer\'s signer.db', state, '--signer-db']] as const) {
+      if (!existsSync(f)) {
+        io.err(`${what} not found at ${f}: run verify on the signer's data directory, or name it with ${flag} (--chain-only checks the hash chain alone)`)
+        return 2
+      }
+    }
+    try {
+      anchor = loadAuditAnchor(key, state)
+    } catch (err) {
+      io.err(`cannot read the audit anchor (${key}, ${state}): ${(err as Error).message}`)
+      return 2
+    }
+  }
   try {
-    return command === 'verify' ? verify(file, io) : tail(file, n, io)
+    return command === 'verify' ? verify(file, anchor, io) : tail(file, n, io)
   } catch (err) {
     // Not an audit log, unreadable, or corrupt beyond SQL: say so, no stack trace.
     io.err(`cannot read audit log at ${file}: ${(err as Error).message}`)
@@ -66,13 +107,19 @@ export function runAuditCli(argv: string[], io: Io): number {
   }
 }
 
-function verify(file: string, io: Io): number {
-  const result = verifyAuditChain(file)
+function verify(file: string, anchor: AuditAnchor | undefined, io: Io): number {
+  const result = verifyAuditChain(file, anchor)
   if (result.ok) {
-    io.out(`audit chain OK: ${result.rows} events`)
+    if (!anchor) {
+      io.out(`audit chain OK: ${result.rows} events (hash chain only: checkpoints and truncation not checked)`)
+      return 0
+    }
+    const after = result.rows - result.lastCheckpointSeq
+    const last = result.lastCheckpointSeq > 0 ? `the last at seq ${result.lastCheckpointSeq}, ${after} events after it not yet covered` : 'none yet'
+    io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last})`)
     return 0
   }
-  io.out(`audit chain BROKEN at seq ${result.firstBadSeq}: ${result.problem} (${result.rows} events verified before it)`)
+  io.out(`audit chain BROKEN at seq ${result.firstBadSeq} (${KIND_TEXT[result.kind]}): ${result.problem} (${result.rows} events verified before it)`)
   return 1
 }
 

@@ -30,31 +30,55 @@ export interface PreparedEvent {
   dataJcs: string
 }
 
+/** The chain's newest row, or the genesis hash at seq 0 for an empty log. */
+export interface ChainHead {
+  seq: number
+  hash: string
+}
+
+/**
+ * Makes the checkpoint event sealing `head`, inside the write transaction
+ * (so nothing can come between the row it seals and the checkpoint row).
+ */
+export type Sealer = (head: ChainHead) => PreparedEvent
+
+export interface BatchWritten {
+  /** The checkpoint row written after the batch, when a sealer was given. */
+  checkpoint?: { seq: number; hash: string; sealed: ChainHead }
+}
+
 /**
  * Writes a batch of events in one BEGIN IMMEDIATE transaction. The chain's
  * tail is read inside the write lock, so appends from several processes stay
- * one linear chain. Throws AuditWriteError; nothing of the batch is written then.
+ * one linear chain. With `seal`, a checkpoint row sealing the batch's last
+ * row is written in the same transaction: one checkpoint per commit batch.
+ * Throws AuditWriteError; nothing of the batch is written then.
  */
-export function createBatchWriter(db: Database.Database): (events: PreparedEvent[]) => void {
+export function createBatchWriter(db: Database.Database): (events: PreparedEvent[], seal?: Sealer) => BatchWritten {
   const tail = db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const insert = db.prepare(
     'INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   )
-  const write = db.transaction((batch: PreparedEvent[]) => {
+  const write = db.transaction((batch: PreparedEvent[], seal: Sealer | undefined): BatchWritten => {
     const last = tail.get()
     let seq = last?.seq ?? 0
     let prevHash = last?.hash ?? GENESIS_HASH
-    for (const e of batch) {
+    const put = (e: PreparedEvent) => {
       seq += 1
       const hash = auditRowHashFromJcs({ seq, id: e.id, timestamp: e.timestamp, intentId: e.intentId, event: e.event, dataJcs: e.dataJcs, prevHash })
       insert.run(seq, e.id, e.timestamp, e.intentId, e.event, e.dataJcs, prevHash, hash)
       prevHash = hash
     }
+    for (const e of batch) put(e)
+    if (!seal) return {}
+    const sealed = { seq, hash: prevHash }
+    put(seal(sealed))
+    return { checkpoint: { seq, hash: prevHash, sealed } }
   })
   const busyTimeoutMs = (db.pragma('busy_timeout', { simple: true }) as number | undefined) ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
-  return (events) => {
+  return (events, seal) => {
     try {
-      write.immediate(events)
+      return write.immediate(events, seal)
     } catch (err) {
       throw describeWriteError(err, busyTimeoutMs)
     }

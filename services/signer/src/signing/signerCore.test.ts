@@ -13,7 +13,6 @@ import {
   defaultPolicyConfig,
   defaultRouterTable,
   intentHash,
-  openAuditLog,
   RpcError,
   SIGNING_REFUSED,
   type AuditLog,
@@ -27,6 +26,8 @@ import { createApprovalTokens } from '../store/approvalTokens.js'
 import { openSignerDb } from '../store/signerDb.js'
 import { createSignatures } from '../store/signatures.js'
 import { keyRingOf } from './keyRing.js'
+import { openSignerAudit } from '../audit/signerAudit.js'
+import { checkpointSignatureValid, verifyAuditChain } from '@countersign/shared'
 import { createSignerCore } from './signerCore.js'
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
@@ -41,7 +42,8 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   const db = openSignerDb(path.join(dir, 'signer.db'))
-  audit = openAuditLog(path.join(dir, 'audit.db'), { clock })
+  const signerAudit = openSignerAudit(dir, db, clock)
+  audit = signerAudit.audit
   const tokens = createApprovalTokens(db)
   const core = createSignerCore({
     db,
@@ -78,8 +80,9 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
         return (e.data as { reason: string }).reason
       },
     )
-  const events = () => audit!.list({ limit: 1000 })
-  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db }
+  // The checkpoints sealing each signature are checked on their own below.
+  const events = () => audit!.list({ limit: 1000 }).filter((e) => e.event !== 'checkpoint')
+  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir }
 }
 
 describe('signer core', () => {
@@ -93,6 +96,22 @@ describe('signer core', () => {
     expect(r).toMatchObject({ intentId: i.id, repeated: false, nonce: 7 })
     const [e] = s.events()
     expect(e).toMatchObject({ event: 'signature_created', intentId: i.id, data: { txHash: r.txHash, signerAddress: account.address.toLowerCase() } })
+  })
+
+  it('seals each signature with a checkpoint in the same commit, signed with the audit key and recorded in signer.db', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() })
+    await s.core.sign(s.params(i))
+    const [cp, sig] = s.signerAudit.audit.list({ limit: 2 })
+    expect(sig).toMatchObject({ event: 'signature_created', intentId: i.id })
+    expect(cp).toMatchObject({ event: 'checkpoint', intentId: 'system', data: { key: s.signerAudit.key.fingerprint } })
+    const head = s.signerAudit.audit.head()
+    const latest = s.signerAudit.checkpoints.latest()
+    expect(latest).toMatchObject({ seq: head.seq, hash: head.hash, sealed: { seq: head.seq - 1 } })
+    expect(cp!.data).toMatchObject({ seq: head.seq - 1, headHash: latest!.sealed.hash })
+    const d = cp!.data as { seq: number; headHash: string; signature: string }
+    expect(checkpointSignatureValid(s.signerAudit.key.publicKey, d.seq, d.headHash, d.signature)).toBe(true)
+    expect(verifyAuditChain(path.join(s.dir, 'audit.db'), { publicKey: s.signerAudit.key.publicKey, latest })).toMatchObject({ ok: true, checkpoints: 1 })
   })
 
   it('is idempotent per intent id: the same signed transaction, no second signature', async () => {

@@ -80,7 +80,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       intentId: s.intentId,
       event: 'signature_created',
       data: { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) },
-    })
+    }, { checkpoint: true }) // sealed by a signed checkpoint in the same commit (DESIGN §6 "audit anchoring")
     signatures.markAudited(s.intentId)
   }
 

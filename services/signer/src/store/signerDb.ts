@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3'
-import { makePrivateFile } from '@countersign/shared'
+import { makePrivateFile, SIGNER_CHECKPOINT_TABLE } from '@countersign/shared'
 
 /**
  * signer.db: approval tokens, signatures by intent id, and the signer's own
- * per-wallet signature records for its rate-limit re-check. Only the signer
+ * per-wallet signature records for its rate-limit re-check, its latest audit
+ * checkpoint. Only the signer
  * opens this file; it is created 0600 before SQLite touches it.
  */
 export function openSignerDb(file: string): Database.Database {
@@ -39,6 +40,16 @@ export function openSignerDb(file: string): Database.Database {
       audited          INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS signatures_by_wallet ON signatures (signer_address, created_at);
+    -- The signer's latest audit checkpoint (one row): countersign-audit verify
+    -- requires the log to reach it, so a log cut short is caught.
+    CREATE TABLE IF NOT EXISTS ${SIGNER_CHECKPOINT_TABLE} (
+      id          INTEGER PRIMARY KEY CHECK (id = 1),
+      seq         INTEGER NOT NULL,
+      hash        TEXT    NOT NULL,
+      head_seq    INTEGER NOT NULL,
+      head_hash   TEXT    NOT NULL,
+      written_at  INTEGER NOT NULL
+    );
   `)
   // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()

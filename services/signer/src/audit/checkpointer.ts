@@ -1,0 +1,51 @@
+import { signCheckpoint, type AuditCheckpointer, type AuditLog, type Clock } from '@countersign/shared'
+import type { AuditCheckpoints } from '../store/auditCheckpoints.js'
+import type { AuditKey } from './auditKey.js'
+
+/** Signs checkpoints with the audit key and records each written one in signer.db. */
+export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock): AuditCheckpointer {
+  return {
+    sign: (head) => ({ key: key.fingerprint, signature: signCheckpoint(key.privateKey, head.seq, head.hash) }),
+    written: (cp) => store.record(cp, clock()),
+  }
+}
+
+/** DESIGN §6: a checkpoint at least every 100 events or every 10 s while the log grows. */
+export const CHECKPOINT_EVERY_EVENTS = 100
+export const CHECKPOINT_EVERY_MS = 10_000
+/** How often the signer looks at the log's head (one indexed read). */
+export const CHECKPOINT_POLL_MS = 500
+
+/**
+ * Whether the log has grown enough since the last checkpoint to need one:
+ * 100 events after it, or any event after it once 10 s have passed.
+ */
+export function checkpointDue(headSeq: number, last: { seq: number; writtenAt: number } | null, nowMs: number): boolean {
+  if (!last) return headSeq > 0
+  const after = headSeq - last.seq
+  return after >= CHECKPOINT_EVERY_EVENTS || (after > 0 && nowMs - last.writtenAt >= CHECKPOINT_EVERY_MS)
+}
+
+/**
+ * Polls the log's head and appends a checkpoint when one is due: the other
+ * processes append without the key, so the signer seals their events too.
+ * Returns a stop function. A failed checkpoint is reported and retried at
+ * the next poll.
+ */
+export function startCheckpointTimer(audit: AuditLog, store: AuditCheckpoints, clock: Clock, onError: (err: Error) => void): () => void {
+  let busy = false
+  const timer = setInterval(() => {
+    if (busy) return
+    if (!checkpointDue(audit.head().seq, store.latest(), clock())) return
+    busy = true
+    audit.checkpoint().then(
+      () => (busy = false),
+      (err: Error) => {
+        busy = false
+        onError(err)
+      },
+    )
+  }, CHECKPOINT_POLL_MS)
+  timer.unref()
+  return () => clearInterval(timer)
+}

@@ -1,0 +1,20 @@
+import path from 'node:path'
+import type Database from 'better-sqlite3'
+import { openAuditLog, type AuditLog, type Clock } from '@countersign/shared'
+import { createAuditCheckpoints, type AuditCheckpoints } from '../store/auditCheckpoints.js'
+import { loadOrCreateAuditKey, type AuditKey } from './auditKey.js'
+import { createCheckpointer } from './checkpointer.js'
+
+export interface SignerAudit {
+  audit: AuditLog
+  key: AuditKey
+  checkpoints: AuditCheckpoints
+}
+
+/** The signer's handle on audit.db: inline writes, checkpoints signed with its audit key and recorded in signer.db. */
+export function openSignerAudit(dataDir: string, signerDb: Database.Database, clock: Clock): SignerAudit {
+  const key = loadOrCreateAuditKey(dataDir)
+  const checkpoints = createAuditCheckpoints(signerDb)
+  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, checkpoints: createCheckpointer(key, checkpoints, clock) })
+  return { audit, key, checkpoints }
+}

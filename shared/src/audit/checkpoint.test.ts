@@ -1,0 +1,180 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { rewriteAuditRow, stripCheckpoints, truncateAudit } from '../testing/auditTamper.js'
+import { openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
+import { auditKeyFingerprint, parseAuditPublicKey, signCheckpoint, type LatestCheckpoint } from './checkpoint.js'
+import { runAuditCli } from './cli.js'
+import { verifyAuditChain } from './verify.js'
+
+let log: AuditLog | undefined
+afterEach(async () => {
+  await log?.close()
+  log = undefined
+})
+
+/** A log with checkpoints, as the signer opens it, and its latest checkpoint as signer.db would keep it. */
+function signedLog() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cp-'))
+  const file = path.join(dir, 'audit.db')
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  const state: { latest: LatestCheckpoint | null } = { latest: null }
+  const written: WrittenCheckpoint[] = []
+  log = openAuditLog(file, {
+    checkpoints: {
+      sign: (head) => ({ key: auditKeyFingerprint(publicKey), signature: signCheckpoint(privateKey, head.seq, head.hash) }),
+      written: (cp) => {
+        written.push(cp)
+        state.latest = { seq: cp.seq, hash: cp.hash }
+      },
+    },
+  })
+  const anchor = () => ({ publicKey, latest: state.latest })
+  return { dir, file, publicKey, privateKey, state, written, anchor }
+}
+
+async function fill(l: AuditLog, n: number, from = 0) {
+  for (let i = from; i < from + n; i++) await l.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { approved: true, i } })
+}
+
+describe('signed checkpoints', () => {
+  it('seal the batch they are committed with: the checkpoint row follows the row it names', async () => {
+    const s = signedLog()
+    await fill(log!, 3)
+    await log!.append({ intentId: 'i-x', event: 'signature_created', data: { txHash: '0x1' } }, { checkpoint: true })
+    const [cp, sig] = log!.list({ limit: 2 })
+    expect(sig!.event).toBe('signature_created')
+    expect(cp).toMatchObject({ event: 'checkpoint', intentId: 'system', data: { seq: 4 } })
+    expect(s.written).toEqual([{ seq: 5, hash: log!.head().hash, sealed: { seq: 4, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } }])
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5 })
+  })
+
+  it('appends made while a commit is in flight share one checkpoint (one per commit batch)', async () => {
+    const s = signedLog()
+    await Promise.all(Array.from({ length: 20 }, (_, i) => log!.append({ intentId: `i-${i}`, event: 'signature_created', data: { i } }, { checkpoint: true })))
+    expect(s.written.length).toBeLessThan(20)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: 20 + s.written.length, checkpoints: s.written.length })
+  })
+
+  it('checkpoint() seals the head alone; a log without a key refuses checkpoints', async () => {
+    const s = signedLog()
+    await fill(log!, 2)
+    const cp = await log!.checkpoint()
+    expect(cp).toMatchObject({ seq: 3, sealed: { seq: 2 } })
+    const plain = openAuditLog(path.join(s.dir, 'other.db'))
+    await expect(plain.checkpoint()).rejects.toThrow(/no checkpoint key/)
+    await expect(plain.append({ intentId: 'i', event: 'e', data: {} }, { checkpoint: true })).rejects.toThrow(/no checkpoint key/)
+    await plain.close()
+  })
+
+  it('the rewrite attack: triggers dropped, one field flipped, every later hash recomputed -> bad checkpoint', async () => {
+    const s = signedLog()
+    await fill(log!, 10)
+    await log!.checkpoint()
+    await fill(log!, 5, 10)
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: true })
+    rewriteAuditRow(s.file, 4, (d) => ({ ...d, approved: false }))
+    // The hash chain alone is fooled, as the issue found...
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 17 })
+    // ...the first checkpoint after the edit is not.
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 11 })
+  })
+
+  it('a rewrite that also fixes the checkpoint fields fails its signature', async () => {
+    const s = signedLog()
+    await fill(log!, 3)
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    rewriteAuditRow(s.file, 2, (d) => ({ ...d, approved: false }))
+    const db = (await import('better-sqlite3')).default(s.file)
+    const prev = db.prepare('SELECT hash FROM audit_events WHERE seq = 3').get() as { hash: string }
+    db.close()
+    rewriteAuditRow(s.file, 4, (d) => ({ ...d, headHash: prev.hash }))
+    expect(verifyAuditChain(s.file, { publicKey: s.publicKey, latest: null })).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 4, problem: expect.stringMatching(/does not verify/) })
+  })
+
+  it('a checkpoint signed with another key is refused, naming both keys', async () => {
+    const s = signedLog()
+    await fill(log!, 2)
+    await log!.checkpoint()
+    const other = generateKeyPairSync('ed25519').publicKey
+    expect(verifyAuditChain(s.file, { publicKey: other, latest: null })).toMatchObject({ ok: false, kind: 'bad_checkpoint', problem: expect.stringContaining(auditKeyFingerprint(other)) })
+  })
+
+  it('truncation: deleting the last rows leaves a log shorter than the latest checkpoint', async () => {
+    const s = signedLog()
+    await fill(log!, 60)
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    truncateAudit(s.file, 51)
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 10 })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'truncated', rows: 10, problem: expect.stringContaining('latest checkpoint at seq 61') })
+  })
+
+  it('removing every checkpoint and renumbering is caught by the latest checkpoint in signer.db', async () => {
+    const s = signedLog()
+    await fill(log!, 5)
+    await log!.checkpoint()
+    await fill(log!, 5, 5)
+    await log!.close()
+    log = undefined
+    stripCheckpoints(s.file)
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 10 })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 6, problem: expect.stringContaining("not the signer's latest checkpoint") })
+  })
+
+  it('events after the last checkpoint are not covered: that is the documented limit', async () => {
+    const s = signedLog()
+    await fill(log!, 3)
+    await log!.checkpoint()
+    await fill(log!, 3, 3)
+    await log!.close()
+    log = undefined
+    rewriteAuditRow(s.file, 6, (d) => ({ ...d, approved: false }))
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: 7, lastCheckpointSeq: 4 })
+  })
+
+  it('the CLI reads audit-key.pub and signer.db from the data dir, names the cause and exits 1; --chain-only skips the anchor', async () => {
+    const s = signedLog()
+    await fill(log!, 4)
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    writeFileSync(path.join(s.dir, 'audit-key.pub'), s.publicKey.export({ type: 'spki', format: 'pem' }) as string)
+    const Database = (await import('better-sqlite3')).default
+    const signerDb = new Database(path.join(s.dir, 'signer.db'))
+    signerDb.exec('CREATE TABLE audit_checkpoint (id INTEGER PRIMARY KEY, seq INTEGER, hash TEXT, head_seq INTEGER, head_hash TEXT, written_at INTEGER)')
+    signerDb.prepare('INSERT INTO audit_checkpoint VALUES (1, ?, ?, 0, ?, 0)').run(s.state.latest!.seq, s.state.latest!.hash, '')
+    signerDb.close()
+    const io = () => {
+      const out: string[] = []
+      return { out, io: { out: (x: string) => out.push(x), err: (x: string) => out.push(x), env: {} } }
+    }
+    const ok = io()
+    expect(runAuditCli(['verify', '--data-dir', s.dir], ok.io)).toBe(0)
+    expect(ok.out).toEqual(['audit chain OK: 5 events, 1 signed checkpoints (the last at seq 5, 0 events after it not yet covered)'])
+    truncateAudit(s.file, 2)
+    const cut = io()
+    expect(runAuditCli(['verify', '--data-dir', s.dir], cut.io)).toBe(1)
+    expect(cut.out[0]).toMatch(/^audit chain BROKEN at seq 4 \(log shorter than the last checkpoint\): the log ends at seq 3/)
+    const chain = io()
+    expect(runAuditCli(['verify', '--db', s.file, '--chain-only'], chain.io)).toBe(0)
+    expect(chain.out[0]).toContain('hash chain only')
+    const nokey = io()
+    expect(runAuditCli(['verify', '--db', s.file, '--audit-key', path.join(s.dir, 'missing.pub')], nokey.io)).toBe(2)
+    expect(nokey.out[0]).toContain("the signer's public audit key not found at")
+  })
+
+  it('audit-key.pub must be an Ed25519 public key', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }) as string
+    expect(() => parseAuditPublicKey(rsa)).toThrow(/Ed25519/)
+    expect(() => parseAuditPublicKey('hello')).toThrow(/not a PEM public key/)
+  })
+})

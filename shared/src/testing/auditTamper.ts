@@ -1,0 +1,76 @@
+// The attacks of issue #14 on audit.db, done the way an attacker with write
+// access to the file would: drop the append-only triggers, change what they
+// want, and recompute every later row's hash with the project's own
+// function, so the hash chain alone verifies again.
+import Database from 'better-sqlite3'
+import { auditRowHash } from '../audit/rowHash.js'
+import { GENESIS_HASH, type AuditRow } from '../audit/schema.js'
+
+function openWithoutTriggers(file: string): Database.Database {
+  const db = new Database(file)
+  db.pragma('busy_timeout = 5000')
+  db.exec('DROP TRIGGER IF EXISTS audit_events_no_update; DROP TRIGGER IF EXISTS audit_events_no_delete;')
+  return db
+}
+
+/** Re-links and re-hashes every row from `fromSeq` on (after edits or deletions). */
+function rehashFrom(db: Database.Database, fromSeq: number): number {
+  const prev = db.prepare<[number], { hash: string }>('SELECT hash FROM audit_events WHERE seq = ?').get(fromSeq - 1)
+  let prevHash = prev?.hash ?? GENESIS_HASH
+  const rows = db.prepare<[number], AuditRow>('SELECT * FROM audit_events WHERE seq >= ? ORDER BY seq').all(fromSeq)
+  const update = db.prepare('UPDATE audit_events SET prev_hash = ?, hash = ? WHERE seq = ?')
+  for (const r of rows) {
+    const hash = auditRowHash({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: JSON.parse(r.data), prevHash })
+    update.run(prevHash, hash, r.seq)
+    prevHash = hash
+  }
+  return rows.length
+}
+
+/**
+ * Replaces the data of row `seq` with `edit(data)` and recomputes the hash of
+ * that row and every later one. Returns how many rows were re-hashed.
+ */
+export function rewriteAuditRow(file: string, seq: number, edit: (data: Record<string, unknown>) => Record<string, unknown>): number {
+  const db = openWithoutTriggers(file)
+  try {
+    return db.transaction(() => {
+      const row = db.prepare<[number], AuditRow>('SELECT * FROM audit_events WHERE seq = ?').get(seq)
+      if (!row) throw new Error(`no row ${seq}`)
+      db.prepare('UPDATE audit_events SET data = ? WHERE seq = ?').run(JSON.stringify(edit(JSON.parse(row.data) as Record<string, unknown>)), seq)
+      return rehashFrom(db, seq)
+    })()
+  } finally {
+    db.close()
+  }
+}
+
+/** Deletes the newest `n` rows (the chain that is left still links). */
+export function truncateAudit(file: string, n: number): void {
+  const db = openWithoutTriggers(file)
+  try {
+    db.prepare('DELETE FROM audit_events WHERE seq > (SELECT MAX(seq) FROM audit_events) - ?').run(n)
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * Deletes every checkpoint row and renumbers, re-links and re-hashes the rest:
+ * a consistent chain with no checkpoint left in it.
+ */
+export function stripCheckpoints(file: string): void {
+  const db = openWithoutTriggers(file)
+  try {
+    db.transaction(() => {
+      db.prepare("DELETE FROM audit_events WHERE event = 'checkpoint'").run()
+      const seqs = db.prepare<[], { seq: number }>('SELECT seq FROM audit_events ORDER BY seq').all()
+      const move = db.prepare('UPDATE audit_events SET seq = ? WHERE seq = ?')
+      seqs.forEach((r, i) => move.run(-(i + 1), r.seq))
+      db.prepare('UPDATE audit_events SET seq = -seq WHERE seq < 0').run()
+      rehashFrom(db, 1)
+    })()
+  } finally {
+    db.close()
+  }
+}
