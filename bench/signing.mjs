@@ -51,7 +51,7 @@ export async function benchSignRpc({ ms = 5000 } = {}) {
       async () => {
         const intent = transferIntent(account.address, nonce)
         const { txRequest } = buildTransaction(intent, routers)
-        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000', localChain: true })
+        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
       },
       { concurrency: 8, ms },
     )

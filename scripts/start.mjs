@@ -15,6 +15,8 @@ import { readProcfile } from './procfile.mjs'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const loaded = loadEnvFile(path.join(root, '.env'))
 const env = { ...process.env }
+// Only this launcher names the signer's dev chain, and only in dev mode (below).
+delete env.SERVICE_SIGNER_DEV_CHAIN_ID
 const dataDir = path.resolve(root, env.SERVICE_DATA_DIR || 'data')
 env.SERVICE_DATA_DIR = dataDir
 const port = env.SERVICE_PORT || '3100'
@@ -67,6 +69,8 @@ process.on('SIGINT', () => stopAll(0, 'interrupted'))
 process.on('SIGTERM', () => stopAll(0, 'terminated'))
 
 let dev = null
+/** Environment only the signer gets: in dev mode, the one chain its dev key may sign for. */
+const signerEnv = {}
 if (isDevMode(env)) {
   try {
     say('no SERVICE_RPC_URL_* configured: starting the development stack (local chain, throwaway key)')
@@ -94,6 +98,8 @@ if (isDevMode(env)) {
     env.SERVICE_PASSPHRASE_FILE = key.passFile
     delete env.SERVICE_DEMO_PASSPHRASE
     if (contracts) env[`SERVICE_V3_ROUTER_${DEV_CHAIN_ID}`] = contracts.swapRouter02
+    // The signer decides dev-key use from its own configuration, never from a gateway's word.
+    signerEnv.SERVICE_SIGNER_DEV_CHAIN_ID = String(DEV_CHAIN_ID)
   } catch (err) {
     process.stderr.write(`countersign: the development stack did not start: ${err.message}\n`)
     stopAll(1)
@@ -103,7 +109,7 @@ if (isDevMode(env)) {
 
 for (const { name, command } of processes) {
   if (stopping) break
-  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env, stdio: ['inherit', 'pipe', 'pipe'] })
+  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env: name === 'signer' ? { ...env, ...signerEnv } : env, stdio: ['inherit', 'pipe', 'pipe'] })
   watch(name, child)
   prefix(name, child.stdout, process.stdout)
   prefix(name, child.stderr, process.stderr)

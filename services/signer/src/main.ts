@@ -59,7 +59,10 @@ async function main(): Promise<void> {
     publicKey: auditKey.publicPem.trim(),
   })
   const tokens = createApprovalTokens(db)
-  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock })
+  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock, devChainId: config.devChainId })
+  if (keys.some((k) => k.dev)) {
+    log(config.devChainId === null ? 'dev keys loaded but SERVICE_SIGNER_DEV_CHAIN_ID is not set: they will not sign' : 'dev keys sign only for the dev chain', { devChainId: config.devChainId })
+  }
   const onInternalError = (err: unknown, method: string) => log('internal error', { method, error: (err as Error)?.stack ?? String(err) })
   const signerServer = createRpcServer({
     socketPath: sockets.signer,
@@ -99,7 +102,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
+  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

@@ -24,8 +24,6 @@ export interface SignParams {
   gas: string
   maxFeePerGas: string
   maxPriorityFeePerGas: string
-  /** True when the gateway sends to a local development chain (dev keys may sign only then). */
-  localChain: boolean
 }
 
 export interface SignResult {
@@ -82,7 +80,7 @@ export interface SigningRefusalData {
 export const signParamsSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['intent', 'txRequest', 'nonce', 'gas', 'maxFeePerGas', 'maxPriorityFeePerGas', 'localChain'],
+  required: ['intent', 'txRequest', 'nonce', 'gas', 'maxFeePerGas', 'maxPriorityFeePerGas'],
   properties: {
     intent: txIntentSchema,
     txRequest: txRequestSchema,
@@ -91,7 +89,6 @@ export const signParamsSchema = {
     gas: amountSchema,
     maxFeePerGas: amountSchema,
     maxPriorityFeePerGas: amountSchema,
-    localChain: { type: 'boolean' },
   },
 } as const
 

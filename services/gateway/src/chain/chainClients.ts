@@ -6,8 +6,6 @@ import { ConfigError } from '../config.js'
 export interface ChainClient {
   chainId: ChainId
   client: PublicClient
-  /** Loopback RPC: the development chain, where dev keys may sign. */
-  local: boolean
   url: string
 }
 
@@ -17,8 +15,6 @@ export interface ChainClients {
   get(chainId: number): ChainClient
   has(chainId: number): boolean
 }
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
 
 export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, opts: { timeoutMs?: number } = {}): ChainClients {
   const clients = new Map<number, ChainClient>()
@@ -35,7 +31,7 @@ export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, op
       transport: http(url, { timeout: opts.timeoutMs ?? 10_000, retryCount: 1 }),
       cacheTime: 0,
     }) as PublicClient
-    clients.set(chainId, { chainId, client, url, local: LOOPBACK.has(new URL(url).hostname) })
+    clients.set(chainId, { chainId, client, url })
   }
   return {
     configured: () => [...clients.keys()] as ChainId[],

@@ -146,7 +146,6 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
         gas: gas.toString(),
         maxFeePerGas: fees.maxFeePerGas.toString(),
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-        localChain: chain.local,
         ...(approvalTokenId ? { approvalTokenId } : {}),
       }
       let signed: SignResult

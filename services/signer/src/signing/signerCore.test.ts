@@ -37,7 +37,7 @@ const routers = defaultRouterTable()
 let audit: AuditLog | undefined
 afterEach(async () => { await audit?.close() })
 
-function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean } = {}) {
+function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean; devChainId?: number | null } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-signer-'))
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
@@ -54,6 +54,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     routers,
     audit,
     clock,
+    devChainId: opts.devChainId ?? null,
   })
   const advance = (ms: number) => {
     now += ms
@@ -66,7 +67,6 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     gas: '60000',
     maxFeePerGas: '2000000000',
     maxPriorityFeePerGas: '1000000000',
-    localChain: true,
     ...extra,
   })
   const bindingOf = (i: TxIntent) => ({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentHash: intentHash(i) })
@@ -248,10 +248,20 @@ describe('signer core', () => {
     })
   })
 
-  it('a dev key signs only for the local chain', async () => {
-    const s = setup({ dev: true })
-    expect(await s.reason(s.core.sign(s.params(s.intent(), { localChain: false })))).toBe('dev_key_on_remote_chain')
-    expect(await s.reason(s.core.sign(s.params(s.intent(), { localChain: true })))).toBe('signed')
+  it("a dev key signs only for the signer's own dev chain; nothing in the request can change that", async () => {
+    const onBase = setup({ dev: true, devChainId: 8453 })
+    expect(await onBase.reason(onBase.core.sign(onBase.params(onBase.intent({ chainId: 1 }))))).toBe('dev_key_on_remote_chain')
+    const refused = onBase.events().find((e) => e.event === 'signing_denied')
+    expect(refused?.data).toMatchObject({ reason: 'dev_key_on_remote_chain', chainId: 1, devChainId: 8453 })
+    // The old gateway flag is no part of the protocol any more.
+    expect(await onBase.reason(onBase.core.sign({ ...onBase.params(onBase.intent({ chainId: 1 })), localChain: true } as never))).toBe('dev_key_on_remote_chain')
+    expect(await onBase.reason(onBase.core.sign(onBase.params(onBase.intent({ chainId: 8453 }))))).toBe('signed')
+    // No dev chain configured: a dev key signs nothing.
+    const none = setup({ dev: true })
+    expect(await none.reason(none.core.sign(none.params(none.intent({ chainId: 8453 }))))).toBe('dev_key_on_remote_chain')
+    // A key that is not dev is not affected.
+    const real = setup({ devChainId: 8453 })
+    expect(await real.reason(real.core.sign(real.params(real.intent({ chainId: 1 }))))).toBe('signed')
   })
 
   it('refuses a deadline that has passed', async () => {

@@ -46,6 +46,8 @@ export interface SignerCoreDeps {
   routers: RouterTable
   audit: AuditLog
   clock: Clock
+  /** The one chain dev keys may sign for, from the signer's own configuration; null: none. */
+  devChainId: number | null
 }
 
 const REFUSAL_TEXT: Record<SigningRefusal, string> = {
@@ -57,7 +59,7 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   tx_mismatch: 'the transaction does not match the one built from the intent',
   gas_cost_exceeds_max: 'gas limit times max fee exceeds constraints.maxGasWei',
   intent_conflict: 'this intent id was already signed for a different transaction',
-  dev_key_on_remote_chain: 'a development key may sign only for the local development chain',
+  dev_key_on_remote_chain: "a development key may sign only for the signer's own development chain (SERVICE_SIGNER_DEV_CHAIN_ID)",
 }
 
 /**
@@ -149,7 +151,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       }
       const key = keys.get(wallet)
       if (!key) return refuse(intentId, 'key_locked', { signerAddress: wallet.toLowerCase() })
-      if (key.dev && !p.localChain) return refuse(intentId, 'dev_key_on_remote_chain', { signerAddress: key.address })
+      if (key.dev && intent.chain.chainId !== deps.devChainId) {
+        return refuse(intentId, 'dev_key_on_remote_chain', { signerAddress: key.address, chainId: intent.chain.chainId, devChainId: deps.devChainId })
+      }
 
       // 6. the fee cap; the deadline was part of the policy check.
       const gas = BigInt(p.gas)

@@ -1,0 +1,201 @@
+// Issue 11 end to end: the side doors an attacker found, on the real three
+// processes and a real anvil chain with a real ERC-20 (TUSD).
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { erc20Abi, parseEther, type Address } from 'viem'
+import {
+  buildTransaction,
+  createRpcClient,
+  defaultRouterTable,
+  RpcError,
+  SIGNER_SOCKET,
+  SIGNING_REFUSED,
+  type Action,
+  type SignResult,
+  type TxIntent,
+} from '@countersign/shared'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
+import { intentFor } from './support/intents.js'
+import { repoRoot, tempDataDir, waitFor } from './support/processes.js'
+import { importKey, Stack } from './support/stack.js'
+
+const owner = anvilAccounts[0]
+const stranger = anvilAccounts[1]
+const WALLET = owner.address as Address
+const STRANGER = stranger.address as Address
+const FRIEND = '0x000000000000000000000000000000000000f00d' as Address
+const UNLIMITED = ((1n << 256n) - 1n).toString()
+const TUSD = (n: number) => (BigInt(n) * 10n ** 6n).toString()
+
+let anvil: Anvil
+let tusd: Address
+let other: Address
+let stack: Stack
+
+const intent = (action: Action, o: { maxGasWei?: string } = {}): TxIntent => intentFor(WALLET, action, { chainId: 8453, maxGasWei: o.maxGasWei ?? parseEther('0.05').toString() })
+const approve = (spender: Address, amount: string, token = tusd): Action => ({ type: 'approve', asset: { kind: 'erc20', address: token, symbol: 'TUSD', decimals: 6 }, spender, amount })
+const transfer = (to: Address, amount: string): Action => ({ type: 'transfer', asset: { kind: 'erc20', address: tusd, symbol: 'TUSD', decimals: 6 }, to, amount })
+
+async function pendingIds(): Promise<string[]> {
+  const r = await stack.get('/v1/approvals/pending')
+  return (r.body.pending as Array<{ summary: { intentId: string } }>).map((p) => p.summary.intentId)
+}
+
+/** Calls the signer on its own socket, as a compromised gateway could. */
+async function signDirectly(i: TxIntent, on: Stack = stack, nonce?: number): Promise<SignResult> {
+  const built = buildTransaction(i, defaultRouterTable())
+  nonce ??= await clientsFor(anvil.rpcUrl, 8453).pub.getTransactionCount({ address: i.wallet.address, blockTag: 'pending' })
+  const client = createRpcClient({ socketPath: path.join(on.dataDir, 'run', SIGNER_SOCKET) })
+  try {
+    return await client.call<SignResult>('sign', { intent: i, txRequest: built.txRequest, nonce, gas: '100000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
+  } finally {
+    client.close()
+  }
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+  // One after the other: both come from the same deployer nonce sequence.
+  tusd = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: owner.privateKey, name: 'Test USD', symbol: 'TUSD', decimals: 6, supply: 1_000_000_000_000n })
+  other = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: owner.privateKey, name: 'Other', symbol: 'OTH', decimals: 6, supply: 1_000_000_000_000n })
+  // The issue's policy: one allowlisted recipient, TUSD capped at 100 per transfer.
+  stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, recipientAllowlist: [FRIEND], tokenLimits: { [tusd]: { maxAmount: TUSD(100) } } } })
+  await importKey(stack.dataDir, owner.privateKey)
+  await stack.start({ approver: true })
+})
+
+afterAll(async () => {
+  await stack?.stop()
+  await anvil?.stop()
+})
+
+describe('approve is an outflow to its spender', () => {
+  it('what was already refused: 200 TUSD to the friend, 1 TUSD to a stranger', async () => {
+    expect(await stack.post('/v1/tx/build', intent(transfer(FRIEND, TUSD(200))))).toMatchObject({ status: 403, body: { error: 'policy_denied' } })
+    expect(await stack.post('/v1/tx/build', intent(transfer(STRANGER, TUSD(1))))).toMatchObject({ status: 403, body: { error: 'policy_denied' } })
+  })
+
+  it('the attack: an unlimited TUSD approval to a stranger is refused at build, approve-request, sign-and-send and the signer socket', async () => {
+    const attack = intent(approve(STRANGER, UNLIMITED))
+    const reasons = [
+      `spender ${STRANGER} is not in the recipient allowlist or the contract allowlist`,
+      `approval amount ${UNLIMITED} of token ${tusd} exceeds the maximum of ${TUSD(100)}`,
+    ]
+    const built = await stack.post('/v1/tx/build', attack)
+    expect(built).toEqual({ status: 403, body: { error: 'policy_denied', decision: 'deny', reasons, policyVersion: '1' } })
+
+    const requested = await stack.post('/v1/tx/approve-request', attack)
+    expect(requested.status).toBe(403)
+    expect(requested.body).toMatchObject({ error: 'policy_denied', reasons: expect.arrayContaining(reasons) })
+    expect(await pendingIds()).not.toContain(attack.id)
+
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: attack })
+    expect(sent).toMatchObject({ status: 403, body: { error: 'policy_denied', reasons: expect.arrayContaining(reasons) } })
+
+    const direct = await signDirectly(attack).then(
+      () => null,
+      (err: unknown) => err,
+    )
+    expect(direct).toBeInstanceOf(RpcError)
+    expect((direct as RpcError).code).toBe(SIGNING_REFUSED)
+    expect((direct as RpcError).data).toMatchObject({ reason: 'policy_deny', reasons })
+
+    // Nothing was signed: the stranger has no allowance and transferFrom fails.
+    expect(await erc20Allowance(anvil.rpcUrl, 8453, tusd, WALLET, STRANGER)).toBe(0n)
+    const { pub } = clientsFor(anvil.rpcUrl, 8453)
+    const balance = await erc20Balance(anvil.rpcUrl, 8453, tusd, WALLET)
+    await expect(
+      pub.simulateContract({ account: STRANGER, address: tusd, abi: erc20Abi, functionName: 'transferFrom', args: [WALLET, STRANGER, balance] }),
+    ).rejects.toThrow()
+    const history = (await stack.get('/v1/approvals/history?limit=100')).body.events as Array<{ intentId: string; event: string; data: { reason?: string } }>
+    const mine = history.filter((e) => e.intentId === attack.id)
+    expect(mine.some((e) => e.event === 'signature_created')).toBe(false)
+    expect(mine.filter((e) => e.event === 'signing_denied').map((e) => e.data.reason)).toContain('policy_deny')
+  })
+
+  it('an approve within the limit to the allowlisted spender is signed and mined', async () => {
+    const ok = intent(approve(FRIEND, TUSD(50)))
+    expect((await stack.post('/v1/tx/build', ok)).status).toBe(200)
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: ok })
+    expect(sent.status).toBe(200)
+    await waitFor(async () => ((await stack.get(`/v1/tx/${sent.body.txHash}`)).status === 200 ? true : null), { what: 'the receipt' })
+    expect(await erc20Allowance(anvil.rpcUrl, 8453, tusd, WALLET, FRIEND)).toBe(50_000_000n)
+  })
+
+  it('an unlimited approval of a token without limits waits for the operator by default', async () => {
+    const unlimited = intent(approve(FRIEND, UNLIMITED, other))
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: unlimited })
+    expect(sent.status).toBe(403)
+    expect(sent.body).toMatchObject({ error: 'approval_required' })
+    expect(sent.body.message).toContain(`an unlimited approval (2^255 or more) of token ${other} to ${FRIEND} needs an operator's approval`)
+
+    const waiting = stack.post('/v1/tx/approve-request', unlimited)
+    const pending = await waitFor(
+      async () => {
+        const r = await stack.get('/v1/approvals/pending')
+        return (r.body.pending as Array<{ requestId: string; summary: { intentId: string; spender: string; amount: string } }>).find((p) => p.summary.intentId === unlimited.id) ?? null
+      },
+      { what: 'the unlimited approval on the pending list' },
+    )
+    expect(pending.summary.spender).toBe(FRIEND)
+    expect(pending.summary.amount).toBe(`an unlimited amount of token ${other}`)
+    await stack.decide(pending.requestId, false)
+    expect((await waiting).body).toMatchObject({ approved: false, reason: 'user_declined' })
+    expect(await erc20Allowance(anvil.rpcUrl, 8453, other, WALLET, FRIEND)).toBe(0n)
+  })
+})
+
+describe('dev keys: the signer decides by itself', () => {
+  /** A signer holding only the dev launcher's throwaway key, configured as start.mjs configures it, or not. */
+  async function devSigner(devChainId: string | null) {
+    const dataDir = tempDataDir()
+    const { ensureDevKey } = (await import(path.join(repoRoot, 'scripts/dev-stack.mjs'))) as {
+      ensureDevKey(o: { root: string; dataDir: string; log: (m: string) => void }): Promise<{ address: Address; keystoreDir: string; passFile: string }>
+    }
+    const key = await ensureDevKey({ root: repoRoot, dataDir, log: () => undefined })
+    const signer = new Stack({
+      dataDir,
+      env: {
+        SERVICE_KEYSTORE_DIR: key.keystoreDir,
+        SERVICE_DEMO_PASSPHRASE: readFileSync(key.passFile, 'utf8').trim(),
+        ...(devChainId ? { SERVICE_SIGNER_DEV_CHAIN_ID: devChainId } : {}),
+      },
+    })
+    await signer.startSigner()
+    return { signer, wallet: key.address }
+  }
+  const refusalOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'signed',
+      (err: unknown) => ((err as RpcError).data as { reason?: string } | undefined)?.reason ?? String(err),
+    )
+
+  it('a chain-1 intent for the dev key, sent straight to the signer socket, is refused; its own dev chain signs', async () => {
+    const { signer, wallet } = await devSigner('8453')
+    try {
+      const toBob = (chainId: 1 | 8453): TxIntent => intentFor(wallet, { type: 'transfer_native', to: FRIEND, amount: '0' }, { chainId })
+      expect(await refusalOf(signDirectly(toBob(1), signer, 0))).toBe('dev_key_on_remote_chain')
+      // The gateway's old flag is refused as an unknown parameter, not obeyed.
+      const i = toBob(1)
+      const client = createRpcClient({ socketPath: path.join(signer.dataDir, 'run', SIGNER_SOCKET) })
+      const withFlag = client.call('sign', { intent: i, txRequest: buildTransaction(i, defaultRouterTable()).txRequest, nonce: 0, gas: '21000', maxFeePerGas: '1', maxPriorityFeePerGas: '1', localChain: true })
+      await expect(withFlag).rejects.toThrow(/localChain/)
+      client.close()
+      expect(await refusalOf(signDirectly(toBob(8453), signer, 0))).toBe('signed')
+    } finally {
+      await signer.stop()
+    }
+  })
+
+  it('without a dev chain in its configuration the signer lets a dev key sign nothing', async () => {
+    const { signer, wallet } = await devSigner(null)
+    try {
+      const i = intentFor(wallet, { type: 'transfer_native', to: FRIEND, amount: '0' }, { chainId: 8453 })
+      expect(await refusalOf(signDirectly(i, signer, 0))).toBe('dev_key_on_remote_chain')
+    } finally {
+      await signer.stop()
+    }
+  })
+})
