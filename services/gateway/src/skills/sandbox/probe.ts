@@ -1,7 +1,8 @@
 // Does the sandbox work on this machine? Checked once at start by really
 // making one: bubblewrap with the same namespaces and binds as a skill run,
 // running node inside, which must find itself as PID 1 or 2 of a new PID
-// namespace with no network interface but loopback. A binary that exists
+// namespace, in a network namespace with no route out (connecting to a
+// TEST-NET-1 address fails at once with ENETUNREACH). A binary that exists
 // but cannot create namespaces (user namespaces disabled, a systemd unit's
 // RestrictNamespaces=, a seccomp filter) fails here, not at the first run.
 import { spawn } from 'node:child_process'
@@ -11,8 +12,11 @@ export type SandboxStatus = { available: true } | { available: false; message: s
 
 const PROBE_TIMEOUT_MS = 10_000
 
-// Inside: our PID, and the network interfaces the kernel shows (new netns: only lo).
-const PROBE_SCRIPT = "const fs=require('fs');const ifs=fs.readFileSync('/proc/net/dev','utf8').split('\\n').slice(2).map(l=>l.split(':')[0].trim()).filter(Boolean);process.stdout.write(JSON.stringify({pid:process.pid,ifs}))"
+// Inside: our PID, and what a TCP connection to 192.0.2.1 (documentation-only
+// address) does: ENETUNREACH where there is no route, anything else otherwise.
+const PROBE_SCRIPT =
+  "const done=(net)=>{process.stdout.write(JSON.stringify({pid:process.pid,net}));process.exit(0)};" +
+  "const s=require('net').connect({host:'192.0.2.1',port:9});s.on('error',(e)=>done(e.code));s.on('connect',()=>done('connected'));setTimeout(()=>done('pending'),2000)"
 
 export function sandboxUnavailableMessage(reason: string): string {
   return `skills are disabled: the sandbox does not work on this machine (${reason}). Skills run under bubblewrap: install the Debian package \`bubblewrap\` (apt install bubblewrap), allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 where that exists), and under systemd use the settings in deploy/systemd/countersign-gateway.service; then restart the gateway`
@@ -46,9 +50,9 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
         resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} failed to create the sandbox: ${detail}`) })
         return
       }
-      let seen: { pid?: unknown; ifs?: unknown }
+      let seen: { pid?: unknown; net?: unknown }
       try {
-        seen = JSON.parse(out) as { pid?: unknown; ifs?: unknown }
+        seen = JSON.parse(out) as { pid?: unknown; net?: unknown }
       } catch {
         resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran, but the test inside printed nothing usable`) })
         return
@@ -57,9 +61,8 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
         resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran without a new PID namespace (pid ${String(seen.pid)})`) })
         return
       }
-      const ifs = Array.isArray(seen.ifs) ? seen.ifs : []
-      if (ifs.some((i) => i !== 'lo')) {
-        resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran without a new network namespace (interfaces ${ifs.join(', ')})`) })
+      if (seen.net !== 'ENETUNREACH') {
+        resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran without an isolated network namespace (a connection out gave ${String(seen.net)})`) })
         return
       }
       resolve({ available: true })

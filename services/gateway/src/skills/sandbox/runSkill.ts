@@ -72,15 +72,17 @@ export function bwrapArgs(run: SandboxRun): string[] {
 
 /**
  * What every sandbox has, the start-up probe's included: the system's
- * read-only binaries and libraries, a fresh /proc, /dev and empty /tmp, every
- * namespace new (no network), killed with the gateway, no environment.
+ * read-only binaries and libraries, a minimal /dev and an empty /tmp, every
+ * namespace new (no network), killed with the gateway, no environment. No
+ * /proc: node does not need it, the skill has no business reading it, and a
+ * fresh proc mount is what a hardened systemd unit (ProtectKernelTunables=,
+ * ProcSubset=) forbids inside a user namespace.
  */
 export function sandboxBaseArgs(): string[] {
   return [
     ...['/usr', '/lib', '/lib64', '/bin'].flatMap((d) => ['--ro-bind-try', d, d]),
     '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
     '--tmpfs', '/tmp',
-    '--proc', '/proc',
     '--dev', '/dev',
     '--unshare-all',
     '--die-with-parent',
