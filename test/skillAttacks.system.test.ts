@@ -82,7 +82,7 @@ describe('skill attacks against the running stack', () => {
     expect(inner.status).toBe(400)
     expect(inner.body).toMatchObject({ error: 'symlink_refused', path: 'inner/data' })
     const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
-    expect(events[0]).toMatchObject({ event: 'sandbox_error', data: { skillName: 'inner', detail: expect.stringContaining('inner/data is a symlink') } })
+    expect(events.find((e: { event: string }) => e.event === 'sandbox_error')).toMatchObject({ event: 'sandbox_error', data: { skillName: 'inner', detail: expect.stringContaining('inner/data is a symlink') } })
   })
 
   it('an entry importing an undeclared lib/helper.js (node:fs, node:net, node:child_process) is refused naming it; declared, a later rewrite stops the run', async () => {

@@ -61,7 +61,7 @@ describe('one data directory for all three processes', () => {
     expect(r.body).toMatchObject({ registered: false, name: 'squatter', manifestHash: '', error: 'operator_auth_required' })
     expect((await stack.get('/v1/skills')).body).toEqual([])
     const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
-    expect(events[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'squatter', reason: 'operator_auth_required' } })
+    expect(events.find((e: { event: string }) => e.event === 'skill_registration_failed')).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'squatter', reason: 'operator_auth_required' } })
     // A wrong token is no better.
     const wrong = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'squatter', throwaway), bearer('not-the-token'))
     expect(wrong.status).toBe(401)

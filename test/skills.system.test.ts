@@ -99,7 +99,7 @@ describe('skills in the real stack', () => {
     const r = await stack.post('/v1/skills/spinner/run', { input: null })
     expect(r.body.error).toBe('timeout')
     const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
-    expect(events[0]).toMatchObject({ event: 'sandbox_error', data: { skillName: 'spinner', error: 'timeout' } })
+    expect(events.find((e: { event: string }) => e.event === 'sandbox_error')).toMatchObject({ event: 'sandbox_error', data: { skillName: 'spinner', error: 'timeout' } })
   })
 
   it('a skill whose files changed after registration does not run', async () => {
