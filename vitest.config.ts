@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config'
 // system tests that start real processes in test/.
 export default defineConfig({
   test: {
-    include: ['shared/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['shared/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'clients/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

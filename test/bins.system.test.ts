@@ -13,7 +13,7 @@ import { repoRoot } from './support/processes.js'
 
 const exec = promisify(execFile)
 
-const COMMANDS = { 'countersign-audit': 'shared', 'countersign-keys': 'services/signer', 'countersign-approve': 'services/approver', 'countersign-skill': 'services/gateway' }
+const COMMANDS = { 'countersign-audit': 'shared', 'countersign-keys': 'services/signer', 'countersign-approve': 'services/approver', 'countersign-skill': 'services/gateway', 'countersign-mcp': 'clients/mcp' }
 const SERVICES = { 'countersign-gateway': 'services/gateway', 'countersign-signer': 'services/signer', 'countersign-approver': 'services/approver' }
 
 let clone: string

@@ -1,0 +1,52 @@
+// Sends one intent through approval, signature and broadcast, telling the MCP
+// host while an operator has to decide: progress notifications "waiting for
+// operator approval (request …)" every few seconds, for as long as the
+// approval request lives (300 s). A host that resets its timeout on progress
+// waits as long as the operator needs.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { PendingInfo, TxIntent } from '@countersign/client'
+import type { ToolContext, ToolExtra } from './context.js'
+import { failed, ok } from './results.js'
+
+export function pendingMessage(info: PendingInfo): string {
+  const waited = Math.round(info.waitedMs / 1000)
+  const ttl = info.ttlSeconds !== undefined ? `, expires in ${info.ttlSeconds} s` : ''
+  return `waiting for operator approval (request ${info.requestId ?? 'not listed yet'}; ${waited} s so far${ttl})`
+}
+
+/** `what` is one line in words ("transfer 1500000 (1.5 TUSD, 6 decimals) to 0x…"). */
+export async function sendIntent(ctx: ToolContext, intent: TxIntent, what: string, extra: ToolExtra): Promise<CallToolResult> {
+  const progressToken = extra._meta?.progressToken
+  let progress = 0
+  try {
+    const { approval, sent, receipt } = await ctx.client.approveAndSend(intent, {
+      signal: extra.signal,
+      ...(ctx.approvalAttemptMs !== undefined ? { attemptMs: ctx.approvalAttemptMs } : {}),
+      onPending: async (info) => {
+        if (progressToken === undefined) return
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: pendingMessage(info) } })
+      },
+    })
+    const approvedBy = approval.approvalTokenId ? 'approved by an operator' : 'no approval needed (policy allowed it)'
+    const text = [
+      `${receipt.status === 'success' ? 'Done' : 'Mined but REVERTED'}: ${what}.`,
+      `countersign: ${approval.description}`,
+      `approval: ${approvedBy}; risk score ${approval.riskScore}${approval.warnings.length ? `; warnings: ${approval.warnings.join('; ')}` : ''}`,
+      `tx ${sent.txHash} on chain ${intent.chain.chainId}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`,
+    ].join('\n')
+    return ok(text, {
+      intentId: intent.id,
+      description: approval.description,
+      txHash: sent.txHash,
+      chainId: intent.chain.chainId,
+      status: receipt.status,
+      blockNumber: receipt.blockNumber,
+      gasUsed: receipt.gasUsed,
+      approval: { required: approval.approvalRequired ?? Boolean(approval.approvalTokenId), ...(approval.approvalTokenId ? { approvalTokenId: approval.approvalTokenId } : {}) },
+      riskScore: approval.riskScore,
+      warnings: approval.warnings,
+    })
+  } catch (err) {
+    return failed(err)
+  }
+}

@@ -1,0 +1,42 @@
+// countersign_approve: an ERC-20 allowance.
+import { approve } from '@countersign/client'
+import { intentOptions, type RegisterTool } from '../context.js'
+import { showAmount } from '../format.js'
+import { failed } from '../results.js'
+import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
+import { sendIntent } from '../send.js'
+
+export const registerApprove: RegisterTool = (server, ctx) => {
+  server.registerTool(
+    'countersign_approve',
+    {
+      title: 'Approve an ERC-20 allowance',
+      description:
+        'Let a spender (typically a swap router) move up to `amount` of the wallet\'s token, as needed before countersign_swap sells that token. Approve only what the next swaps need: an allowance is an outflow and policy limits it like a transfer; unlimited allowances need an operator. Waits for operator approval when policy asks (up to 5 minutes, with progress), then signs, broadcasts and waits for the receipt.',
+      inputSchema: {
+        token: address('ERC-20 token contract address.'),
+        spender: address('Who may spend: for a swap, the router address (countersign_swap uses the chain\'s router unless told otherwise).'),
+        amount: smallestUnits('Allowance'),
+        decimals: decimals('the token'),
+        symbol: symbol('the token'),
+        wallet,
+        chainId,
+        note,
+      },
+      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args, extra) => {
+      try {
+        const intent = approve({
+          ...intentOptions(ctx, args),
+          token: { kind: 'erc20', address: args.token as `0x${string}`, ...(args.symbol ? { symbol: args.symbol } : {}), ...(args.decimals !== undefined ? { decimals: args.decimals } : {}) },
+          spender: args.spender as `0x${string}`,
+          amount: args.amount,
+        })
+        return await sendIntent(ctx, intent, `approve ${args.spender} to spend ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token}`, extra)
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+}

@@ -1,0 +1,82 @@
+// countersign_balance, countersign_tx_status, countersign_pending: reads, no signature.
+import { NATIVE_TOKEN_ADDRESS, type Address } from '@countersign/client'
+import { z } from 'zod'
+import { chainOf, walletOf, type RegisterTool } from '../context.js'
+import { showAmount, showWei } from '../format.js'
+import { failed, ok } from '../results.js'
+import { address, chainId, decimals, symbol, txHash } from '../schemas.js'
+
+export const registerReads: RegisterTool = (server, ctx) => {
+  server.registerTool(
+    'countersign_balance',
+    {
+      title: 'Token or native balance',
+      description: 'Balance of an account: an ERC-20 token when `token` is given, otherwise the chain\'s native currency (ETH, in wei). Amounts are in the smallest unit; pass `decimals` to also see the human amount.',
+      inputSchema: {
+        token: address('ERC-20 token contract address. Omit for the native currency.').optional(),
+        account: address('Whose balance. Default: the configured wallet (COUNTERSIGN_WALLET).').optional(),
+        decimals: decimals('the token'),
+        symbol: symbol('the token'),
+        chainId,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => {
+      try {
+        const account = walletOf(ctx, args.account)
+        const chain = chainOf(ctx, args.chainId)
+        const b = await ctx.client.balance((args.token as Address | undefined) ?? 'native', account, { chainId: chain })
+        const native = !args.token
+        const shown = native ? showWei(b.balance) : showAmount(b.balance, args.decimals, args.symbol)
+        const text = `Balance of ${b.account} on chain ${b.chainId}: ${shown}${native ? ' (native currency)' : ` of token ${b.token}`}`
+        return ok(text, { token: native ? NATIVE_TOKEN_ADDRESS : b.token, native, account: b.account, chainId: b.chainId, balance: b.balance, ...(native ? { decimals: 18 } : args.decimals !== undefined ? { decimals: args.decimals } : {}) })
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+
+  server.registerTool(
+    'countersign_tx_status',
+    {
+      title: 'Transaction status',
+      description: 'Whether a transaction is mined, and its receipt (status success or reverted, block, gas used). "pending" means no receipt yet: not mined, or unknown to the node.',
+      inputSchema: { txHash, chainId: chainId.describe('Chain to look on. Default: every chain the service has an RPC endpoint for.') },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => {
+      try {
+        const s = await ctx.client.txStatus(args.txHash, args.chainId !== undefined ? { chainId: args.chainId } : {})
+        if (s.state === 'pending') return ok(`Transaction ${args.txHash}: pending (no receipt yet; not mined, or unknown).`, { txHash: args.txHash, state: 'pending' })
+        const r = s.receipt
+        const text = `Transaction ${r.txHash}: ${r.status} in block ${r.blockNumber}${r.chainId !== undefined ? ` on chain ${r.chainId}` : ''}, gas used ${r.gasUsed}.`
+        return ok(text, { txHash: r.txHash, state: 'mined', status: r.status, blockNumber: r.blockNumber, gasUsed: r.gasUsed, ...(r.chainId !== undefined ? { chainId: r.chainId } : {}), ...(r.from ? { from: r.from } : {}), ...(r.to !== undefined ? { to: r.to } : {}) })
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+
+  server.registerTool(
+    'countersign_pending',
+    {
+      title: 'Approval requests waiting for an operator',
+      description: 'The approval requests now waiting for a human operator on the countersign dashboard: request id, what is asked, risk score, warnings, seconds left. Only an operator can approve; tell the user which request to look at.',
+      inputSchema: { wallet: address('Only requests of this wallet. Default: all.').optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      try {
+        const { pending } = await ctx.client.pending()
+        const mine = args.wallet ? pending.filter((p) => typeof p.summary.wallet === 'string' && p.summary.wallet.toLowerCase() === args.wallet!.toLowerCase()) : pending
+        const lines = mine.map((p) => `- request ${p.requestId}: ${p.summary.action} (risk ${p.summary.riskScore}; ${p.ttlSeconds} s left${p.summary.warnings.length ? `; warnings: ${p.summary.warnings.join('; ')}` : ''})`)
+        const text = mine.length ? `${mine.length} approval request(s) waiting for an operator:\n${lines.join('\n')}` : 'No approval request is waiting.'
+        return ok(text, {
+          pending: mine.map((p) => ({ requestId: p.requestId, action: p.summary.action, riskScore: p.summary.riskScore, warnings: p.summary.warnings, ttlSeconds: p.ttlSeconds, ...(p.summary.intentId ? { intentId: p.summary.intentId } : {}) })),
+        })
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+}

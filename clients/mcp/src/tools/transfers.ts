@@ -1,0 +1,68 @@
+// countersign_transfer (ERC-20) and countersign_transfer_native.
+import { transfer, transferNative } from '@countersign/client'
+import { intentOptions, type RegisterTool } from '../context.js'
+import { showAmount, showWei } from '../format.js'
+import { failed } from '../results.js'
+import { address, chainId, decimals, note, smallestUnits, symbol, wallet, wei } from '../schemas.js'
+import { sendIntent } from '../send.js'
+
+const APPROVAL_NOTE =
+  'Policy decides; when it asks for a human, the call waits (up to 5 minutes) for an operator to approve on the countersign dashboard, reporting progress, then signs, broadcasts and waits for the receipt.'
+
+export const registerTransfers: RegisterTool = (server, ctx) => {
+  server.registerTool(
+    'countersign_transfer',
+    {
+      title: 'Transfer an ERC-20 token',
+      description: `Send an ERC-20 token from the wallet to a recipient. ${APPROVAL_NOTE} Returns the transaction hash and receipt.`,
+      inputSchema: {
+        token: address('ERC-20 token contract address.'),
+        to: address('Recipient address.'),
+        amount: smallestUnits('Amount to send'),
+        decimals: decimals('the token'),
+        symbol: symbol('the token'),
+        wallet,
+        chainId,
+        note,
+      },
+      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args, extra) => {
+      try {
+        const intent = transfer({
+          ...intentOptions(ctx, args),
+          token: { kind: 'erc20', address: args.token as `0x${string}`, ...(args.symbol ? { symbol: args.symbol } : {}), ...(args.decimals !== undefined ? { decimals: args.decimals } : {}) },
+          to: args.to as `0x${string}`,
+          amount: args.amount,
+        })
+        return await sendIntent(ctx, intent, `transfer ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token} to ${args.to}`, extra)
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+
+  server.registerTool(
+    'countersign_transfer_native',
+    {
+      title: 'Transfer the native currency (ETH)',
+      description: `Send the chain's native currency (ETH on all supported chains) from the wallet. ${APPROVAL_NOTE}`,
+      inputSchema: {
+        to: address('Recipient address.'),
+        amount: wei('Amount to send'),
+        wallet,
+        chainId,
+        note,
+      },
+      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (args, extra) => {
+      try {
+        const intent = transferNative({ ...intentOptions(ctx, args), to: args.to as `0x${string}`, amount: args.amount })
+        return await sendIntent(ctx, intent, `transfer ${showWei(args.amount)} to ${args.to}`, extra)
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+}

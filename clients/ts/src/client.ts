@@ -1,0 +1,204 @@
+// A typed client for every endpoint of the countersign API (SPEC
+// "Endpoints"), on fetch alone. Non-2xx answers become the error classes of
+// ./errors.ts with the service's body; nothing is swallowed or renamed.
+import type {
+  Address,
+  ApprovalResult,
+  Balance,
+  BuildResult,
+  DecideResult,
+  HealthResult,
+  HistoryResult,
+  PendingApproval,
+  PendingList,
+  PreflightResult,
+  Receipt,
+  SignAndSendResult,
+  SkillListEntry,
+  SkillRegistered,
+  SkillRevoked,
+  SkillRunResult,
+  TxIntent,
+} from '@countersign/shared'
+import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
+import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
+import { NotFoundError, RequestTimeoutError, ServiceUnreachableError, errorFromResponse } from './errors.js'
+
+export const DEFAULT_URL = 'http://127.0.0.1:3100'
+/** Calls that do not wait for a human answer well within this. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+export interface ClientOptions {
+  /** Base URL of the gateway; default http://127.0.0.1:3100. */
+  url?: string
+  /** Needed only for operator calls (decide, revokeSkill, registerSkill without a trusted publisher). */
+  operatorToken?: string
+  /** Per-call timeout for calls that do not wait for an operator; default 30 s. */
+  requestTimeoutMs?: number
+  /** Another fetch (a test's, a proxy's); default globalThis.fetch. */
+  fetch?: typeof fetch
+}
+
+export interface CallOptions {
+  signal?: AbortSignal
+  /** Overrides the client's per-call timeout. */
+  timeoutMs?: number
+}
+
+const NATIVE = 'native'
+export type BalanceToken = Address | typeof NATIVE
+
+export class CountersignClient {
+  readonly url: string
+  private readonly fetchImpl: typeof fetch
+  private readonly timeoutMs: number
+  private readonly operatorToken: string | undefined
+
+  constructor(opts: ClientOptions = {}) {
+    this.url = (opts.url ?? DEFAULT_URL).replace(/\/+$/, '')
+    this.fetchImpl = opts.fetch ?? globalThis.fetch
+    this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.operatorToken = opts.operatorToken
+  }
+
+  /** One HTTP call; resolves with the parsed body of a 2xx, rejects with a CountersignError otherwise. */
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, o: CallOptions & { operator?: boolean } = {}): Promise<T> {
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs
+    const timer = AbortSignal.timeout(timeoutMs)
+    const signal = o.signal ? AbortSignal.any([o.signal, timer]) : timer
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (o.operator && this.operatorToken) headers.authorization = `Bearer ${this.operatorToken}`
+    let res: Response
+    let raw: string
+    try {
+      res = await this.fetchImpl(this.url + path, { method, headers, signal, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+      raw = await res.text()
+    } catch (err) {
+      if (o.signal?.aborted) throw o.signal.reason ?? err
+      if (timer.aborted) throw new RequestTimeoutError(`${method} ${path}`, timeoutMs)
+      throw new ServiceUnreachableError(this.url, err)
+    }
+    let parsed: unknown = raw
+    try {
+      parsed = raw ? JSON.parse(raw) : undefined
+    } catch {
+      // Not JSON (a proxy's page): kept as text for the error.
+    }
+    if (!res.ok) throw errorFromResponse(res.status, parsed)
+    return parsed as T
+  }
+
+  health(o?: CallOptions): Promise<HealthResult> {
+    return this.request('GET', '/v1/health', undefined, o)
+  }
+
+  /** The OpenAPI 3.1 document of the running service. */
+  openapi(o?: CallOptions): Promise<Record<string, unknown>> {
+    return this.request('GET', '/v1/openapi.json', undefined, o)
+  }
+
+  /** Policy check and the unsigned transaction. */
+  build(intent: TxIntent, o?: CallOptions): Promise<BuildResult> {
+    return this.request('POST', '/v1/tx/build', intent, o)
+  }
+
+  /** Simulation, balance changes and risk score. */
+  preflight(intent: TxIntent, o?: CallOptions): Promise<PreflightResult> {
+    return this.request('POST', '/v1/tx/preflight', intent, o)
+  }
+
+  /**
+   * One approve-request. In web mode the service holds it until an operator
+   * decides; `timeoutMs` (default: the client's) bounds this one call. For the
+   * whole wait, use approveAndSend or waitForApproval, which retry.
+   */
+  approveRequest(intent: TxIntent, o?: CallOptions): Promise<ApprovalResult> {
+    return this.request('POST', '/v1/tx/approve-request', intent, o)
+  }
+
+  signAndSend(intent: TxIntent, approvalTokenId?: string, o?: CallOptions): Promise<SignAndSendResult> {
+    return this.request('POST', '/v1/tx/sign-and-send', { intent, ...(approvalTokenId ? { approvalTokenId } : {}) }, o)
+  }
+
+  /** The receipt; NotFoundError while the transaction is pending or unknown. */
+  receipt(txHash: string, o: CallOptions & { chainId?: number } = {}): Promise<Receipt> {
+    return this.request('GET', `/v1/tx/${encodeURIComponent(txHash)}${query({ chainId: o.chainId })}`, undefined, o)
+  }
+
+  /** `token` is an ERC-20 address, or "native" (or the pseudo address) for the chain's currency. */
+  balance(token: BalanceToken, account: Address, o: CallOptions & { chainId?: number } = {}): Promise<Balance> {
+    const t = token === NATIVE ? NATIVE_TOKEN_ADDRESS : token
+    return this.request('GET', `/v1/balance/${encodeURIComponent(t)}/${encodeURIComponent(account)}${query({ chainId: o.chainId })}`, undefined, o)
+  }
+
+  pending(o?: CallOptions): Promise<PendingList> {
+    return this.request('GET', '/v1/approvals/pending', undefined, o)
+  }
+
+  /** The pending approval request of one intent, if it is waiting. */
+  async pendingFor(intentId: string, o?: CallOptions): Promise<PendingApproval | undefined> {
+    const { pending } = await this.pending(o)
+    return pending.find((p) => p.summary.intentId === intentId)
+  }
+
+  /** Operator call: needs operatorToken. */
+  decide(requestId: string, approved: boolean, o?: CallOptions): Promise<DecideResult> {
+    return this.request('POST', `/v1/approvals/${encodeURIComponent(requestId)}/decide`, { approved }, { ...o, operator: true })
+  }
+
+  history(o: CallOptions & { limit?: number } = {}): Promise<HistoryResult> {
+    return this.request('GET', `/v1/approvals/history${query({ limit: o.limit })}`, undefined, o)
+  }
+
+  registerSkill(manifest: Record<string, unknown>, o?: CallOptions): Promise<SkillRegistered> {
+    return this.request('POST', '/v1/skills/register', manifest, { ...o, operator: true })
+  }
+
+  listSkills(o?: CallOptions): Promise<SkillListEntry[]> {
+    return this.request('GET', '/v1/skills', undefined, o)
+  }
+
+  getSkill(name: string, o?: CallOptions): Promise<Record<string, unknown>> {
+    return this.request('GET', `/v1/skills/${encodeURIComponent(name)}`, undefined, o)
+  }
+
+  /** Operator call: needs operatorToken. */
+  revokeSkill(name: string, o?: CallOptions): Promise<SkillRevoked> {
+    return this.request('DELETE', `/v1/skills/${encodeURIComponent(name)}`, undefined, { ...o, operator: true })
+  }
+
+  /** `pending` while no receipt exists (not yet mined, or unknown), else the receipt. */
+  async txStatus(txHash: string, o: CallOptions & { chainId?: number } = {}): Promise<{ state: 'pending' } | { state: 'mined'; receipt: Receipt }> {
+    try {
+      return { state: 'mined', receipt: await this.receipt(txHash, o) }
+    } catch (err) {
+      if (err instanceof NotFoundError) return { state: 'pending' }
+      throw err
+    }
+  }
+
+  /** Polls the receipt until it exists (ReceiptTimeoutError after timeoutMs, default 120 s). */
+  waitForReceipt(txHash: string, o?: { chainId?: number; timeoutMs?: number; pollMs?: number; signal?: AbortSignal }): Promise<Receipt> {
+    return waitForReceipt(this, txHash, o)
+  }
+
+  /** approve-request in short attaching attempts until allowed, approved, declined, denied or expired. */
+  waitForApproval(intent: TxIntent, o?: WaitForApprovalOptions): Promise<ApprovalResult> {
+    return waitForApproval(this, intent, o)
+  }
+
+  /** Approval (waiting for the operator when needed), signature, broadcast and receipt of one intent. */
+  approveAndSend(intent: TxIntent, o?: ApproveAndSendOptions): Promise<SendOutcome> {
+    return approveAndSend(this, intent, o)
+  }
+
+  runSkill(name: string, input?: unknown, o?: CallOptions): Promise<SkillRunResult> {
+    return this.request('POST', `/v1/skills/${encodeURIComponent(name)}/run`, input === undefined ? {} : { input }, { timeoutMs: 120_000, ...o })
+  }
+}
+
+function query(params: Record<string, number | undefined>): string {
+  const entries = Object.entries(params).filter((e): e is [string, number] => e[1] !== undefined)
+  return entries.length ? '?' + new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString() : ''
+}
