@@ -4,6 +4,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import WebSocket from 'ws'
 import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { waitFor } from './support/processes.js'
@@ -83,4 +85,116 @@ describe('approval token binding', () => {
     expect(events.filter((e) => e.event === 'signature_created' && (e.intentId === victim.id || e.intentId === own.id))).toHaveLength(1)
     expect(events.find((e) => e.event === 'signing_denied' && e.intentId === own.id)?.data.reason).toBe('invalid_approval_token')
   })
+})
+
+describe('pending requests: one per intent, kept decisions', () => {
+  let stack: Stack
+  const wallet = { address: anvilAccounts[3].address as Address }
+  beforeAll(async () => {
+    stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, anvilAccounts[3].privateKey)
+    await stack.start({ approver: true })
+  })
+  afterAll(() => stack?.stop())
+
+  it('a client that disconnects after 2 s and retries after the operator approved gets the token at once', async () => {
+    const intent = nativeIntent(parseEther('0.2').toString(), { wallet })
+    const ac = new AbortController()
+    const first = fetch(`${stack.url}/v1/tx/approve-request`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(intent), signal: ac.signal }).catch(() => 'gave up')
+    const p = await pendingFor(stack, intent)
+    await new Promise((r) => setTimeout(r, 2000))
+    ac.abort()
+    expect(await first).toBe('gave up')
+    // Still on the dashboard; the operator approves while nobody waits.
+    expect(((await stack.get('/v1/approvals/pending')).body.pending as PendingEntry[]).map((x) => x.requestId)).toContain(p.requestId)
+    expect((await stack.decide(p.requestId, true)).status).toBe(200)
+    const started = Date.now()
+    const retry = await stack.post('/v1/tx/approve-request', intent)
+    expect(Date.now() - started).toBeLessThan(1500)
+    expect(retry.status).toBe(200)
+    expect(retry.body).toMatchObject({ approved: true, approvalRequired: true, approvalTokenId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: retry.body.approvalTokenId })
+    expect(sent.status).toBe(200)
+    const events = ((await stack.get('/v1/approvals/history?limit=100')).body.events as Array<{ event: string; intentId: string }>).filter((e) => e.intentId === intent.id).map((e) => e.event)
+    expect(events.filter((e) => e === 'approval_requested')).toHaveLength(1)
+    expect(events.filter((e) => e === 'approval_granted')).toHaveLength(1)
+    expect(events).not.toContain('approval_withdrawn')
+  })
+
+  it('15 concurrent approve-requests of one intent make one card and all get the same decision; another body under that id is 409 intent_conflict', async () => {
+    const intent = nativeIntent(parseEther('0.1').toString(), { wallet })
+    const asks = Array.from({ length: 15 }, () => stack.post('/v1/tx/approve-request', intent))
+    const p = await pendingFor(stack, intent)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(((await stack.get('/v1/approvals/pending')).body.pending as PendingEntry[]).filter((x) => x.summary.intentId === intent.id)).toHaveLength(1)
+    const conflict = await stack.post('/v1/tx/approve-request', { ...intent, constraints: { ...intent.constraints, maxGasWei: parseEther('9').toString() } })
+    expect(conflict.status).toBe(409)
+    expect(conflict.body).toMatchObject({ error: 'intent_conflict', message: expect.stringContaining(intent.id) })
+    expect((await stack.decide(p.requestId, true)).status).toBe(200)
+    const answers = await Promise.all(asks)
+    expect(answers.map((a) => a.status)).toEqual(Array(15).fill(200))
+    expect(new Set(answers.map((a) => a.body.approvalTokenId)).size).toBe(1)
+  })
+})
+
+describe('flooding cannot freeze approvals', () => {
+  const TTL_MS = 45_000
+  let stack: Stack
+  beforeAll(async () => {
+    stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, maxRiskScore: 100 }, env: { SERVICE_APPROVAL_TTL_MS: String(TTL_MS) } })
+    await stack.start({ approver: true })
+  })
+  afterAll(() => stack?.stop())
+
+  const ask = (address: Address) => stack.post('/v1/tx/approve-request', nativeIntent('1000', { wallet: { address } }))
+  const freshWallet = () => privateKeyToAccount(generatePrivateKey()).address
+
+  it('600 approve-requests from 120 wallets: 429 beyond the caps, a fresh wallet still reaches the dashboard within 1 s, and everything expires', async () => {
+    const feed = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
+    const arrived = new Map<string, number>()
+    feed.on('message', (m) => {
+      const msg = JSON.parse(m.toString()) as { type: string; request?: PendingEntry }
+      if (msg.type === 'request') arrived.set(msg.request!.summary.intentId, Date.now())
+    })
+    await new Promise((r, j) => {
+      feed.once('open', r)
+      feed.once('error', j)
+    })
+    feed.send(JSON.stringify({ type: 'auth', token: stack.operatorToken }))
+
+    // 60 wallets send 7 (5 wait, 2 are refused by the per-wallet cap), 60 wallets send 3.
+    const wallets = Array.from({ length: 120 }, freshWallet)
+    const answered: Array<{ status: number; body: any }> = []
+    const flood = wallets.flatMap((w, n) => Array.from({ length: n < 60 ? 7 : 3 }, () => ask(w).then((r) => (answered.push(r), r))))
+    expect(flood).toHaveLength(600)
+    await waitFor(async () => (answered.filter((r) => r.status === 429).length === 120 && (await stack.get('/v1/approvals/pending')).body.pending.length === 480) || null, {
+      timeoutMs: 60_000,
+      what: '480 pending and 120 refused',
+    })
+    expect(answered).toHaveLength(120)
+    expect(answered[0]!.body).toMatchObject({ error: 'too_many_pending', message: expect.stringContaining('at most 5') })
+
+    // While 480 callers wait, a new wallet's request reaches the dashboard at once.
+    const fresh = nativeIntent('1000', { wallet: { address: freshWallet() } })
+    const sentAt = Date.now()
+    const freshAsk = stack.post('/v1/tx/approve-request', fresh)
+    await waitFor(() => arrived.get(fresh.id) ?? null, { timeoutMs: 5000, what: 'the fresh request on the dashboard feed' })
+    expect(arrived.get(fresh.id)! - sentAt).toBeLessThan(1000)
+
+    // 500 in all: of 20 more wallets, 19 fit and the last is refused.
+    const more = await Promise.all(Array.from({ length: 20 }, () => {
+      const i = nativeIntent('1000', { wallet: { address: freshWallet() } })
+      return Promise.race([stack.post('/v1/tx/approve-request', i), new Promise<{ status: number; body: any }>((r) => setTimeout(() => r({ status: 0, body: null }), 3000))])
+    }))
+    expect(more.filter((r) => r.status === 429)).toHaveLength(1)
+    expect(more.find((r) => r.status === 429)!.body.message).toContain('at most 500')
+    expect((await stack.get('/v1/approvals/pending')).body.pending).toHaveLength(500)
+
+    // Everything expires: every waiting caller gets approval_expired and the list empties.
+    const waited = [...(await Promise.all(flood)).filter((r) => r.status !== 429), await freshAsk]
+    expect(waited).toHaveLength(481)
+    for (const r of waited) expect(r).toMatchObject({ status: 403, body: { approved: false, reason: 'approval_expired' } })
+    await waitFor(async () => (await stack.get('/v1/approvals/pending')).body.pending.length === 0 || null, { timeoutMs: TTL_MS, what: 'the pending list to empty' })
+    feed.close()
+  }, 240_000)
 })

@@ -127,31 +127,34 @@ describe('web mode', () => {
     expect(res.body.approvalTokenId).toBeUndefined()
   })
 
-  it('a client that disconnects while waiting withdraws its request', async () => {
+  it('a client that disconnects while waiting does not withdraw its request: it stays on the dashboard', async () => {
     const intent = nativeIntent()
     const ac = new AbortController()
     const blocked = fetch(`${stack.url}/v1/tx/approve-request`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(intent), signal: ac.signal }).catch(() => 'aborted')
     const p = await pendingFor(stack, intent)
     ac.abort()
     expect(await blocked).toBe('aborted')
-    await waitFor(async () => !(await stack.get('/v1/approvals/pending')).body.pending.some((x: { requestId: string }) => x.requestId === p.requestId), { what: 'withdrawal' })
+    await new Promise((r) => setTimeout(r, 500))
+    expect((await stack.get('/v1/approvals/pending')).body.pending.some((x: { requestId: string }) => x.requestId === p.requestId)).toBe(true)
     const history = (await stack.get('/v1/approvals/history?limit=20')).body.events
-    expect(history.some((e: { event: string; intentId: string }) => e.event === 'approval_withdrawn' && e.intentId === intent.id)).toBe(true)
-    expect((await stack.decide(p.requestId, true)).status).toBe(404)
+    expect(history.some((e: { event: string; intentId: string }) => e.event === 'approval_withdrawn' && e.intentId === intent.id)).toBe(false)
+    expect((await stack.decide(p.requestId, false)).status).toBe(200)
   })
 
-  it('the WebSocket feed, through the gateway, pushes a new request and its decision without polling', async () => {
+  it('the WebSocket feed, through the gateway, pushes a new request and its decision without polling (after the operator token)', async () => {
     const ws = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
-    const messages: Array<{ type: string; pending?: Array<{ requestId: string; summary: { intentId: string } }>; events?: Array<{ event: string }> }> = []
+    const messages: Array<{ type: string; request?: { requestId: string; summary: { intentId: string } }; events?: Array<{ event: string }> }> = []
     ws.on('message', (m) => messages.push(JSON.parse(m.toString())))
     await new Promise((r, j) => {
       ws.once('open', r)
       ws.once('error', j)
     })
+    ws.send(JSON.stringify({ type: 'auth', token: stack.operatorToken }))
+    await waitFor(() => messages.find((m) => m.type === 'pending') ?? null, { what: 'the pending snapshot after auth' })
     const intent = nativeIntent()
     const blocked = stack.post('/v1/tx/approve-request', intent)
-    const pushed = await waitFor(() => messages.find((m) => m.type === 'pending' && m.pending!.some((p) => p.summary.intentId === intent.id)) ?? null, { what: 'a pushed pending list' })
-    const requestId = pushed.pending!.find((p) => p.summary.intentId === intent.id)!.requestId
+    const pushed = await waitFor(() => messages.find((m) => m.type === 'request' && m.request!.summary.intentId === intent.id) ?? null, { what: 'a pushed request' })
+    const requestId = pushed.request!.requestId
     await stack.decide(requestId, true)
     expect((await blocked).status).toBe(200)
     await waitFor(() => messages.some((m) => m.type === 'audit' && m.events!.some((e) => e.event === 'web_approval_decided')) || null, { what: 'a pushed audit event' })

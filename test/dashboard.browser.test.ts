@@ -1,6 +1,8 @@
 // The dashboard in a real Chromium (Debian package, driven by playwright-core):
 // a pending request appears without a reload, Approve and Deny are clicks.
 import { mkdirSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { parseEther, type Address } from 'viem'
@@ -69,24 +71,83 @@ describe('approval dashboard in Chromium', () => {
     await page.close()
   })
 
-  it('asks for the operator token when it has none, and a wrong one is refused', async () => {
+  it('asks for the operator token when it has none; a wrong one is refused by the live feed and asked again', async () => {
     const page = await browser.newPage()
     await page.goto(`${stack.url}/approval-ui`)
     await page.locator('#tokenDialog.open').waitFor()
+    expect(await page.locator('#conn').getAttribute('class')).not.toBe('live')
     await page.fill('#tokenInput', 'wrong-token')
     await page.click('#tokenForm button[type=submit]')
+    await page.locator('#error').filter({ hasText: 'refused' }).waitFor()
+    await page.locator('#tokenDialog.open').waitFor()
+    expect(await page.evaluate(() => sessionStorage.getItem('countersign.operatorToken'))).toBeNull()
+    await page.fill('#tokenInput', stack.operatorToken)
+    await page.click('#tokenForm button[type=submit]')
+    await page.waitForSelector('#conn.live')
     const wallet = { address: anvilAccounts[3].address as Address }
     const intent = nativeIntent(parseEther('0.25').toString(), { wallet })
     const blocked = stack.post('/v1/tx/approve-request', intent)
     const card = page.locator(`[data-request-id]`).filter({ hasText: 'Transfer 0.25 ETH' })
     await card.waitFor({ timeout: 10_000 })
-    await card.getByRole('button', { name: 'Approve' }).click()
-    await page.locator('#error').filter({ hasText: 'refused' }).waitFor()
-    // Still pending: decide it properly so the blocked call ends.
-    await page.fill('#tokenInput', stack.operatorToken)
-    await page.click('#tokenForm button[type=submit]')
     await card.getByRole('button', { name: 'Deny' }).click()
     expect((await blocked).status).toBe(403)
     await page.close()
+  })
+
+  it('a page on another origin cannot read the feed, not even with the token; the dashboard still works', async () => {
+    // The attacker's page, served from another origin (another port), tries the feed through the gateway and on the approver's own port.
+    const targets = [`ws://127.0.0.1:${stack.port}/v1/approvals/ws`, `ws://127.0.0.1:${stack.approverPort}/v1/approvals/ws`]
+    const evil = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end('<!doctype html><title>evil</title><p>hi</p>')
+    })
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r))
+    const evilPort = (evil.address() as AddressInfo).port
+    const dashboard = await browser.newPage()
+    await dashboard.addInitScript((t) => sessionStorage.setItem('countersign.operatorToken', t), stack.operatorToken)
+    await dashboard.goto(`${stack.url}/approval-ui`)
+    await dashboard.waitForSelector('#conn.live')
+    try {
+      const wallet = { address: anvilAccounts[3].address as Address }
+      const intent = nativeIntent(parseEther('0.75').toString(), { wallet })
+      const blocked = stack.post('/v1/tx/approve-request', intent)
+      const card = dashboard.locator(`[data-request-id]`).filter({ hasText: 'Transfer 0.75 ETH' })
+      await card.waitFor({ timeout: 10_000 })
+
+      const page = await browser.newPage()
+      await page.goto(`http://127.0.0.1:${evilPort}/`)
+      const seen = await page.evaluate(
+        ({ urls, token }) =>
+          Promise.all(
+            urls.map(
+              (url) =>
+                new Promise<{ url: string; opened: boolean; messages: string[]; code: number }>((resolve) => {
+                  const result = { url, opened: false, messages: [] as string[], code: 0 }
+                  const ws = new WebSocket(url)
+                  ws.onopen = () => {
+                    result.opened = true
+                    ws.send(JSON.stringify({ type: 'auth', token }))
+                  }
+                  ws.onmessage = (m) => result.messages.push(String(m.data))
+                  ws.onclose = (e) => resolve({ ...result, code: e.code })
+                  setTimeout(() => resolve(result), 5000)
+                }),
+            ),
+          ),
+        { urls: targets, token: stack.operatorToken },
+      )
+      for (const s of seen) {
+        expect(s, JSON.stringify(s)).toMatchObject({ opened: false, messages: [] })
+        expect(s.code).toBe(1006)
+      }
+      await page.close()
+
+      // The dashboard itself is unaffected: approve by click.
+      await card.getByRole('button', { name: 'Approve' }).click()
+      expect((await blocked).status).toBe(200)
+    } finally {
+      await dashboard.close()
+      await new Promise((r) => evil.close(r))
+    }
   })
 })

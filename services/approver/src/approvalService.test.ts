@@ -1,16 +1,18 @@
 // Every transition of an approval request and its token, with an injected
-// clock: pending → approved / denied / expired / withdrawn; decide twice;
-// decide after expiry; unknown id; the operator token on the HTTP route.
+// clock: pending → approved / denied / expired / withdrawn; one request per
+// intent; the caps; decisions kept for a client that went away; channels.
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type AuditLog, type GrantParams } from '@countersign/shared'
+import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type ApprovalTicket, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
-import { createApprovalService, DecisionError, type Granter } from './approvalService.js'
-import { buildApproverApp } from './http/app.js'
-import { PendingRequests } from './pendingRequests.js'
+import { ApprovalRefusal, createApprovalService, DecisionError, type Granter } from './approvalService.js'
+import { autoChannel } from './channels/autoChannel.js'
+import { terminalChannel } from './channels/terminalChannel.js'
+import { webChannel } from './channels/webChannel.js'
+import { PendingRequests } from './requests/pendingRequests.js'
 
 const routers = defaultRouterTable()
 let audit: AuditLog | undefined
@@ -19,7 +21,7 @@ afterEach(async () => {
   audit = undefined
 })
 
-function setup(opts: { mode?: 'web' | 'auto'; granter?: Granter } = {}) {
+function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWallet?: number; total?: number } = {}) {
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-')), 'audit.db'), { clock })
@@ -30,29 +32,40 @@ function setup(opts: { mode?: 'web' | 'auto'; granter?: Granter } = {}) {
       return { approvalTokenId: randomUUID(), expiresAt: now + 300_000 }
     },
   }
-  const pending = new PendingRequests(clock)
+  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: opts.perWallet ?? 5, total: opts.total ?? 500 })
   const service = createApprovalService({ mode: opts.mode ?? 'web', pending, granter, audit, routers, clock })
+  const web = webChannel(clock)
+  if (opts.mode === 'auto') service.addChannel(autoChannel(service))
+  else service.addChannel(web)
   const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
-  const request = (signal = new AbortController().signal) =>
-    service.requestApproval({ intent, preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] }, policyReasons: ['value above threshold'] }, signal)
-  const waitPending = async () => {
-    for (let i = 0; i < 100 && pending.list().length === 0; i++) await new Promise((r) => setImmediate(r))
-    return pending.list()[0]!
+  const paramsOf = (i: TxIntent) => ({ intent: i, preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] }, policyReasons: ['value above threshold'] })
+  const request = (i: TxIntent = intent) => service.requestApproval(paramsOf(i))
+  const pendingTicket = async (i: TxIntent = intent) => {
+    const t = await request(i)
+    if (t.state !== 'pending') throw new Error(`expected a pending ticket, got ${JSON.stringify(t)}`)
+    return t
   }
-  const events = () => audit!.list({ limit: 100 }).map((e) => e.event).reverse()
-  return { service, pending, intent, request, waitPending, grants, events, advance: (ms: number) => (now += ms), clock }
+  const events = () => audit!.list({ limit: 1000 }).map((e) => e.event).reverse()
+  return { service, pending, web, intent, request, pendingTicket, grants, events, advance: (ms: number) => (now += ms), clock }
+}
+
+/** What the gateway's poll would learn from a cursor taken before. */
+function endsSince(s: ReturnType<typeof setup>, cursor: string) {
+  return s.service.updates(cursor).outcomes
 }
 
 describe('approval requests', () => {
   it('pending → approved: the token is minted for the hashes the approver derived itself (transaction and intent)', async () => {
     const s = setup()
-    const outcome = s.request()
-    const p = await s.waitPending()
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    const p = s.pending.list()[0]!
+    expect(p.requestId).toBe(t.requestId)
     expect(p.summary).toMatchObject({ riskScore: 12, recipient: s.intent.action.type === 'transfer_native' ? s.intent.action.to : null, preflightSource: 'no simulation' })
     expect(p.summary.action).toContain('Transfer 0.000000000000001 ETH')
     expect(await s.service.decide(p.requestId, true, 'web')).toEqual({ decided: true, requestId: p.requestId, approved: true })
-    const result = await outcome
-    expect(result).toMatchObject({ approved: true, requestId: p.requestId })
+    const [ended] = endsSince(s, cursor)
+    expect(ended).toMatchObject({ approved: true, requestId: p.requestId, approvalTokenId: expect.any(String) })
     expect(s.grants).toEqual([{ txRequestHash: buildTransaction(s.intent, routers).txRequestHash, intentHash: intentHash(s.intent), intentId: s.intent.id }])
     expect(s.events()).toEqual(['approval_requested', 'approval_granted', 'web_approval_decided'])
     expect(s.pending.list()).toEqual([])
@@ -60,132 +73,167 @@ describe('approval requests', () => {
 
   it('pending → denied', async () => {
     const s = setup()
-    const outcome = s.request()
-    const p = await s.waitPending()
-    await s.service.decide(p.requestId, false, 'web')
-    expect(await outcome).toMatchObject({ approved: false, reason: 'user_declined' })
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    await s.service.decide(t.requestId, false, 'web')
+    expect(endsSince(s, cursor)).toEqual([{ approved: false, requestId: t.requestId, txRequestHash: t.txRequestHash, reason: 'user_declined' }])
     expect(s.grants).toEqual([])
     expect(s.events()).toEqual(['approval_requested', 'approval_rejected', 'web_approval_decided'])
   })
 
   it('decide twice, decide an unknown id: not_found', async () => {
     const s = setup()
-    void s.request()
-    const p = await s.waitPending()
-    await s.service.decide(p.requestId, true, 'web')
-    await expect(s.service.decide(p.requestId, false, 'web')).rejects.toMatchObject({ code: 'not_found' })
+    const t = await s.pendingTicket()
+    await s.service.decide(t.requestId, true, 'web')
+    await expect(s.service.decide(t.requestId, false, 'web')).rejects.toMatchObject({ code: 'not_found' })
     await expect(s.service.decide(randomUUID(), true, 'web')).rejects.toBeInstanceOf(DecisionError)
   })
 
-  it('pending → expired at 300 s: never listed or decidable after, even before the sweep; the caller gets approval_expired', async () => {
+  it('pending → expired at 300 s: never listed or decidable after, even before the sweep; the gateway hears approval_expired', async () => {
     const s = setup()
-    const outcome = s.request()
-    const p = await s.waitPending()
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    expect(t.expiresAt).toBe(s.clock() + 300_000)
     s.advance(299_999)
     expect(s.pending.list()).toHaveLength(1)
     s.advance(1)
     expect(s.pending.list()).toEqual([])
-    await expect(s.service.decide(p.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
-    s.service.sweep()
-    expect(await outcome).toMatchObject({ approved: false, reason: 'approval_expired' })
+    await expect(s.service.decide(t.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
+    await s.service.sweep()
+    expect(endsSince(s, cursor)).toEqual([expect.objectContaining({ approved: false, reason: 'approval_expired', requestId: t.requestId })])
     expect(s.events()).toContain('approval_expired')
     expect(s.grants).toEqual([])
+    // Expiry is not a decision: the same intent asks the operator anew.
+    const again = await s.pendingTicket()
+    expect(again.requestId).not.toBe(t.requestId)
   })
 
-  it('pending → withdrawn when the caller goes away', async () => {
+  it('answers at once: requestApproval never waits for the operator', async () => {
     const s = setup()
-    const gone = new AbortController()
-    const outcome = s.request(gone.signal)
-    const p = await s.waitPending()
-    gone.abort()
-    expect(await outcome).toMatchObject({ approved: false, reason: 'withdrawn' })
+    const started = Date.now()
+    const t = await s.request()
+    expect(t.state).toBe('pending')
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it('one request per intent id: 15 concurrent asks of one intent make one request; a different body under that id is intent_conflict', async () => {
+    const s = setup()
+    const tickets = await Promise.all(Array.from({ length: 15 }, () => s.request()))
+    expect(new Set(tickets.map((t) => (t as Extract<ApprovalTicket, { state: 'pending' }>).requestId)).size).toBe(1)
+    expect(s.pending.list()).toHaveLength(1)
+    expect(s.events().filter((e) => e === 'approval_requested')).toHaveLength(1)
+    const other = { ...s.intent, constraints: { ...s.intent.constraints, maxGasWei: '999999999999999999' } }
+    await expect(s.request(other)).rejects.toMatchObject({ reason: 'intent_conflict' })
+    await expect(s.request(other)).rejects.toBeInstanceOf(ApprovalRefusal)
+    // Attached callers share the decision.
+    const cursor = s.service.updates(null).cursor
+    await s.service.decide(s.pending.list()[0]!.requestId, true, 'web')
+    expect(endsSince(s, cursor)).toHaveLength(1)
+  })
+
+  it('at most 5 pending per wallet and 500 in all: too_many_pending beyond', async () => {
+    const s = setup()
+    const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as `0x${string}`
+    for (let n = 0; n < 5; n++) await s.pendingTicket(makeIntent({ action: actions.native('1000'), wallet: wallet(1), nowMs: s.clock() }))
+    await expect(s.request(makeIntent({ action: actions.native('1000'), wallet: wallet(1), nowMs: s.clock() }))).rejects.toMatchObject({ reason: 'too_many_pending', message: expect.stringContaining('at most 5') })
+    // Another wallet is not affected.
+    for (let w = 2; w < 101; w++) for (let n = 0; n < 5; n++) await s.pendingTicket(makeIntent({ action: actions.native('1000'), wallet: wallet(w), nowMs: s.clock() }))
+    expect(s.pending.list()).toHaveLength(500)
+    await expect(s.request(makeIntent({ action: actions.native('1000'), wallet: wallet(999), nowMs: s.clock() }))).rejects.toMatchObject({ reason: 'too_many_pending', message: expect.stringContaining('at most 500') })
+    // A decided request frees its place.
+    await s.service.decide(s.pending.list()[0]!.requestId, false, 'web')
+    await s.pendingTicket(makeIntent({ action: actions.native('1000'), wallet: wallet(999), nowMs: s.clock() }))
+  })
+
+  it('a decision made while nobody waits is kept for the next ask of that intent, within the token lifetime', async () => {
+    const s = setup()
+    const t = await s.pendingTicket()
+    await s.service.decide(t.requestId, true, 'web')
+    const again = await s.request()
+    expect(again).toMatchObject({ state: 'decided', outcome: { approved: true, requestId: t.requestId } })
+    const token = again.state === 'decided' && again.outcome.approved ? again.outcome.approvalTokenId : ''
+    expect(s.events().filter((e) => e === 'approval_granted')).toHaveLength(1)
+    expect(s.grants).toHaveLength(1)
+    // The same id with another body: a conflict, not the token.
+    await expect(s.request({ ...s.intent, metadata: { note: 'changed' } })).rejects.toMatchObject({ reason: 'intent_conflict' })
+    s.advance(299_999)
+    expect(await s.request()).toMatchObject({ state: 'decided', outcome: { approvalTokenId: token } })
+    s.advance(1)
+    expect(await s.request()).toMatchObject({ state: 'pending' })
+
+    // A denial is kept the same way.
+    const d = setup()
+    const dt = await d.pendingTicket()
+    await d.service.decide(dt.requestId, false, 'web')
+    expect(await d.request()).toMatchObject({ state: 'decided', outcome: { approved: false, reason: 'user_declined' } })
+  })
+
+  it('withdrawn (a stopped skill run): off the list, the gateway hears withdrawn', async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    expect(s.service.withdrawByIntent(s.intent.id)).toBe(true)
+    expect(s.service.withdrawByIntent(s.intent.id)).toBe(false)
+    expect(endsSince(s, cursor)).toEqual([expect.objectContaining({ reason: 'withdrawn', requestId: t.requestId })])
     expect(s.pending.list()).toEqual([])
-    await expect(s.service.decide(p.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
+    await expect(s.service.decide(t.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
     await new Promise((r) => setTimeout(r, 20))
     expect(s.events()).toContain('approval_withdrawn')
   })
 
   it('a signer that cannot mint leaves the request pending', async () => {
     const s = setup({ granter: { grant: async () => Promise.reject(new Error('ECONNREFUSED')) } })
-    void s.request()
-    const p = await s.waitPending()
-    await expect(s.service.decide(p.requestId, true, 'web')).rejects.toMatchObject({ code: 'signer_unavailable' })
-    expect(s.pending.list().map((x) => x.requestId)).toEqual([p.requestId])
+    const t = await s.pendingTicket()
+    await expect(s.service.decide(t.requestId, true, 'web')).rejects.toMatchObject({ code: 'signer_unavailable' })
+    expect(s.pending.list().map((x) => x.requestId)).toEqual([t.requestId])
+    // Still one request for the intent after the restore.
+    expect(await s.request()).toMatchObject({ state: 'pending', requestId: t.requestId })
   })
 
-  it('auto mode approves at once without a pending state', async () => {
+  it('auto mode: the auto channel approves before requestApproval answers', async () => {
     const s = setup({ mode: 'auto' })
-    expect(await s.request()).toMatchObject({ approved: true, requestId: 'auto' })
-    expect(s.events()).toEqual(['approval_granted'])
+    const t = await s.request()
+    expect(t).toMatchObject({ state: 'decided', outcome: { approved: true, approvalTokenId: expect.any(String) } })
+    expect(s.pending.list()).toEqual([])
+    expect(s.events()).toEqual(['approval_requested', 'approval_granted'])
   })
 })
 
-describe('approver HTTP', () => {
-  async function app(token: string | null = 'operator-secret-operator-secret-1234') {
+describe('approval channels', () => {
+  it('the first decision wins and every other channel withdraws the request', async () => {
     const s = setup()
-    const http = await buildApproverApp({ host: '127.0.0.1', service: s.service, audit: audit!, clock: s.clock, operatorToken: token })
-    return { s, http, token }
-  }
-
-  it('lists pending requests in the spec shape with ttlSeconds', async () => {
-    const { s, http } = await app()
-    void s.request()
-    const p = await s.waitPending()
-    s.advance(10_500)
-    const res = await http.inject({ method: 'GET', url: '/v1/approvals/pending' })
-    expect(res.statusCode).toBe(200)
-    const body = res.json()
-    expect(body.pending).toHaveLength(1)
-    expect(body.pending[0]).toMatchObject({ requestId: p.requestId, ttlSeconds: 290, summary: { action: expect.any(String), riskScore: 12, warnings: [] } })
-    await http.close()
+    const asked: Array<{ requestId: string; signal: AbortSignal }> = []
+    s.service.addChannel(terminalChannel(s.service, (request, signal) => {
+      asked.push({ requestId: request.requestId, signal })
+      return new Promise<boolean>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))))
+    }))
+    const pushed: Array<{ type: string; requestId?: string; end?: string }> = []
+    s.web.subscribe({ readyState: 1, send: (d) => pushed.push(JSON.parse(d)) })
+    const t = await s.pendingTicket()
+    expect(asked.map((a) => a.requestId)).toEqual([t.requestId])
+    expect(pushed.map((m) => m.type)).toEqual(['request'])
+    await s.service.decide(t.requestId, true, 'web')
+    expect(asked[0]!.signal.aborted).toBe(true)
+    expect(pushed.at(-1)).toEqual({ type: 'ended', requestId: t.requestId, end: 'approved' })
   })
 
-  it('decide needs the operator token; without it 401 and the request stays pending', async () => {
-    const { s, http, token } = await app()
-    const outcome = s.request()
-    const p = await s.waitPending()
-    const url = `/v1/approvals/${p.requestId}/decide`
-    const none = await http.inject({ method: 'POST', url, payload: { approved: true } })
-    expect(none.statusCode).toBe(401)
-    expect(none.json()).toMatchObject({ error: 'operator_auth_required' })
-    const wrong = await http.inject({ method: 'POST', url, payload: { approved: true }, headers: { authorization: 'Bearer nope' } })
-    expect(wrong.statusCode).toBe(401)
-    expect(s.pending.list()).toHaveLength(1)
-    const ok = await http.inject({ method: 'POST', url, payload: { approved: false }, headers: { authorization: `Bearer ${token}` } })
-    expect(ok.statusCode).toBe(200)
-    expect(ok.json()).toEqual({ decided: true, requestId: p.requestId, approved: false })
-    expect(await outcome).toMatchObject({ reason: 'user_declined' })
-    const again = await http.inject({ method: 'POST', url, payload: { approved: true }, headers: { authorization: `Bearer ${token}` } })
-    expect(again.statusCode).toBe(404)
-    expect(again.json()).toMatchObject({ error: 'not_found' })
-    await http.close()
+  it('the terminal channel decides with the operator’s answer, recorded as via terminal', async () => {
+    const s = setup({ mode: 'cli' })
+    s.service.addChannel(terminalChannel(s.service, async () => false))
+    const cursor = s.service.updates(null).cursor
+    await s.request()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(endsSince(s, cursor)).toEqual([expect.objectContaining({ approved: false, reason: 'user_declined' })])
+    expect(audit!.list({ limit: 10 }).find((e) => e.event === 'web_approval_decided')!.data).toMatchObject({ via: 'terminal', approved: false })
   })
+})
 
-  it.each([[{}], [{ approved: 'yes' }], [{ approved: true, extra: 1 }], [[true]]])('decide with body %j is a 400 in the validation shape', async (payload) => {
-    const { http, token } = await app()
-    const res = await http.inject({ method: 'POST', url: `/v1/approvals/${randomUUID()}/decide`, payload: payload as object, headers: { authorization: `Bearer ${token}` } })
-    expect(res.statusCode).toBe(400)
-    expect(Object.keys(res.json()).sort()).toEqual(['error', 'message', 'statusCode'])
-    await http.close()
-  })
-
-  it('SERVICE_OPERATOR_AUTH=off restores open decide', async () => {
-    const { s, http } = await app(null)
-    void s.request()
-    const p = await s.waitPending()
-    const res = await http.inject({ method: 'POST', url: `/v1/approvals/${p.requestId}/decide`, payload: { approved: true } })
-    expect(res.statusCode).toBe(200)
-    await http.close()
-  })
-
-  it('serves the dashboard as HTML with a strict CSP', async () => {
-    const { http } = await app()
-    const res = await http.inject({ method: 'GET', url: '/approval-ui' })
-    expect(res.statusCode).toBe(200)
-    expect(res.headers['content-type']).toContain('text/html')
-    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'")
-    expect(res.body).toContain('Pending requests')
-    expect(res.headers['x-service-version']).toBe('0.1.0')
-    await http.close()
+describe('the decision feed (approvalUpdates)', () => {
+  it('a cursor from another epoch (approver restarted) or from the future answers reset', async () => {
+    const s = setup()
+    expect(s.service.updates('0f6c1a2e-0000-4000-8000-000000000000.3')).toMatchObject({ reset: true, outcomes: [] })
+    const { cursor } = s.service.updates(null)
+    expect(s.service.updates(cursor.replace(/\.\d+$/, '.99'))).toMatchObject({ reset: true })
+    expect(s.service.updates('garbage')).toMatchObject({ reset: true })
   })
 })

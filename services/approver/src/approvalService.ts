@@ -1,24 +1,26 @@
 import {
+  APPROVAL_TOKEN_TTL_MS,
+  intentHash,
   type ApprovalOutcome,
+  type ApprovalTicket,
+  type ApprovalUpdates,
   type AuditLog,
   type Clock,
-  type Hex,
   type GrantParams,
   type GrantResult,
-  intentHash,
+  type Hex,
   type RequestApprovalParams,
   type RouterTable,
 } from '@countersign/shared'
-import type { ApprovalMode } from './config.js'
-import type { PendingRequest, PendingRequests, Settlement } from './pendingRequests.js'
-import { summarise, type ApprovalSummary } from './summary.js'
+import type { ApprovalChannel, DecideResult, DecisionSource, RequestEnd } from './channels/channel.js'
+import { DecisionFeed } from './requests/decisionFeed.js'
+import { KeptDecisions } from './requests/keptDecisions.js'
+import type { PendingRequest, PendingRequests } from './requests/pendingRequests.js'
+import { summarise } from './summary.js'
 
 export interface Granter {
   grant(binding: GrantParams): Promise<GrantResult>
 }
-
-/** Asks on the approver's terminal (cli mode); resolves true for yes. */
-export type TerminalPrompt = (summary: ApprovalSummary, requestId: string, signal: AbortSignal) => Promise<boolean>
 
 export class DecisionError extends Error {
   constructor(
@@ -29,130 +31,151 @@ export class DecisionError extends Error {
   }
 }
 
+/** requestApproval refused: 409 intent_conflict or 429 too_many_pending at the gateway. */
+export class ApprovalRefusal extends Error {
+  constructor(
+    readonly reason: 'intent_conflict' | 'too_many_pending',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
 export interface ApprovalService {
-  /** Blocks until the request is approved, denied, expired or withdrawn (the caller's signal aborts). */
-  requestApproval(params: RequestApprovalParams, signal: AbortSignal): Promise<ApprovalOutcome>
-  decide(requestId: string, approved: boolean, via: 'web' | 'terminal'): Promise<{ decided: true; requestId: string; approved: boolean }>
+  /**
+   * Answers at once: the pending request (new, or the one this intent already
+   * has), or the decision when there is one (kept, or made by a channel that
+   * decides by itself). Never waits for a human.
+   */
+  requestApproval(params: RequestApprovalParams): Promise<ApprovalTicket>
+  /** Requests that ended since `cursor` (the gateway's short poll). */
+  updates(cursor: string | null): ApprovalUpdates
+  decide(requestId: string, approved: boolean, via: DecisionSource): Promise<DecideResult>
+  /** Takes a request off every channel (a skill run that was stopped); false when none is pending. */
   withdrawByIntent(intentId: string): boolean
-  sweep(): void
+  /** Ends expired requests (audit approval_expired) and forgets old decisions. */
+  sweep(): Promise<void>
+  addChannel(channel: ApprovalChannel): void
   pending: PendingRequests
 }
 
 export function createApprovalService(deps: {
-  mode: ApprovalMode
   pending: PendingRequests
   granter: Granter
   audit: AuditLog
   routers: RouterTable
   clock: Clock
-  prompt?: TerminalPrompt
+  /** Written into approval_requested (web, cli, auto). */
+  mode: string
 }): ApprovalService {
-  const { pending, granter, audit } = deps
+  const { pending, granter, audit, clock } = deps
+  const channels: ApprovalChannel[] = []
+  const feed = new DecisionFeed()
+  const kept = new KeptDecisions(clock)
 
-  async function grant(entry: { intent: RequestApprovalParams['intent']; summary: ApprovalSummary }, how: string): Promise<string> {
-    // Bound to the transaction and to the exact intent shown to the operator.
-    const { approvalTokenId } = await granter.grant({ txRequestHash: entry.summary.txRequestHash as Hex, intentHash: intentHash(entry.intent), intentId: entry.intent.id })
-    await audit.append({
-      intentId: entry.intent.id,
-      event: 'approval_granted',
-      data: { action: entry.summary.action, tokenId: approvalTokenId, riskScore: entry.summary.riskScore, via: how },
-    })
-    return approvalTokenId
-  }
+  const ticketOf = (p: PendingRequest): ApprovalTicket => ({ state: 'pending', requestId: p.requestId, txRequestHash: p.summary.txRequestHash, expiresAt: p.expiresAt })
 
-  async function reject(entry: { intent: RequestApprovalParams['intent']; summary: ApprovalSummary }, how: string) {
-    await audit.append({ intentId: entry.intent.id, event: 'approval_rejected', data: { action: entry.summary.action, reason: 'user_declined', via: how } })
-  }
-
-  const outcome = (p: PendingRequest, s: Settlement): ApprovalOutcome => {
-    const base = { requestId: p.requestId, txRequestHash: p.summary.txRequestHash }
-    switch (s.kind) {
-      case 'approved':
-        return { approved: true, ...base, approvalTokenId: s.approvalTokenId }
-      case 'denied':
-        return { approved: false, ...base, reason: 'user_declined' }
-      case 'expired':
-        return { approved: false, ...base, reason: 'approval_expired' }
-      case 'withdrawn':
-        return { approved: false, ...base, reason: 'withdrawn' }
+  /** The one place a request ends: the gateway hears of it, every channel stops showing it, a decision is kept. */
+  function end(p: PendingRequest, outcome: ApprovalOutcome, how: RequestEnd, keepUntil?: number): void {
+    feed.push(outcome)
+    if (keepUntil !== undefined) kept.keep(p.intent.id, p.intentHash, outcome, keepUntil)
+    for (const c of channels) {
+      try {
+        c.withdraw(p.requestId, how)
+      } catch {
+        // One channel failing to update must not keep the others from it.
+      }
     }
   }
 
   const service: ApprovalService = {
     pending,
 
-    async requestApproval(params, signal) {
-      const summary = summarise(params.intent, params.preflight, params.policyReasons, deps.routers, params.txRequest)
-      if (deps.mode === 'auto') {
-        const requestId = 'auto'
-        const approvalTokenId = await grant({ intent: params.intent, summary }, 'auto')
-        return { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId }
+    addChannel(channel) {
+      channels.push(channel)
+    },
+
+    async requestApproval(params) {
+      const { intent } = params
+      const hash = intentHash(intent)
+      const conflict = () =>
+        new ApprovalRefusal('intent_conflict', `intent ${intent.id} already has an approval request for a different body; send the same intent, or a new intent with a new id`)
+
+      const decided = kept.get(intent.id)
+      if (decided) {
+        if (decided.intentHash !== hash) throw conflict()
+        return { state: 'decided', outcome: decided.outcome }
       }
-      const entry = pending.add(params.intent, summary)
-      const onAbort = () => {
-        if (pending.withdraw(entry.requestId)) {
-          void audit.append({ intentId: params.intent.id, event: 'approval_withdrawn', data: { requestId: entry.requestId, reason: 'client_disconnected' } })
-        }
+      const existing = pending.byIntent(intent.id)
+      if (existing) {
+        if (existing.intentHash !== hash) throw conflict()
+        return ticketOf(existing)
       }
-      signal.addEventListener('abort', onAbort, { once: true })
-      if (signal.aborted) onAbort()
+      const full = pending.capacityProblem(intent.wallet.address)
+      if (full) throw new ApprovalRefusal('too_many_pending', full)
+
+      // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
+      const summary = summarise(intent, params.preflight, params.policyReasons, deps.routers, params.txRequest)
+      const entry = pending.add(intent, hash, summary)
       await audit.append({
-        intentId: params.intent.id,
+        intentId: intent.id,
         event: 'approval_requested',
         data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode },
       })
-      if (deps.mode === 'cli' && deps.prompt) {
-        const asked = new AbortController()
-        void entry.settled.then(() => asked.abort())
-        deps
-          .prompt(summary, entry.requestId, asked.signal)
-          .then((yes) => service.decide(entry.requestId, yes, 'terminal'))
-          .catch(() => {
-            /* no answer in time or the request ended elsewhere: it stays pending until it expires */
-          })
-      }
-      try {
-        const settlement = await entry.settled
-        if (settlement.kind === 'expired') {
-          await audit.append({ intentId: params.intent.id, event: 'approval_expired', data: { requestId: entry.requestId, action: summary.action } })
-        }
-        return outcome(entry, settlement)
-      } finally {
-        signal.removeEventListener('abort', onAbort)
-      }
+      await Promise.all(channels.map((c) => Promise.resolve().then(() => c.present(entry)).catch(() => undefined)))
+      // A channel that decides by itself (auto) has done so by now.
+      const now = kept.get(intent.id)
+      if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
+      return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: { approved: false, requestId: entry.requestId, txRequestHash: summary.txRequestHash, reason: 'withdrawn' } }
+    },
+
+    updates(cursor) {
+      return feed.since(cursor)
     },
 
     async decide(requestId, approved, via) {
       const entry = pending.take(requestId)
       if (!entry) throw new DecisionError('not_found', `approval request ${requestId} does not exist, has expired or was already decided`)
-      const action = entry.summary.action
+      const { intent, summary } = entry
+      const base = { requestId, txRequestHash: summary.txRequestHash }
       if (approved) {
-        let approvalTokenId: string
+        let grant: GrantResult
         try {
-          approvalTokenId = await grant(entry, via)
+          // Bound to the transaction and to the exact intent shown to the operator.
+          grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
         } catch (err) {
           pending.restore(entry)
           throw new DecisionError('signer_unavailable', `the signer could not issue a token (${(err as Error).message}); the request is still pending`)
         }
-        await audit.append({ intentId: entry.intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action, via } })
-        entry.settle({ kind: 'approved', approvalTokenId })
+        await audit.append({
+          intentId: intent.id,
+          event: 'approval_granted',
+          data: { action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+        })
+        if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via } })
+        end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
       } else {
-        await reject(entry, via)
-        await audit.append({ intentId: entry.intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action, via } })
-        entry.settle({ kind: 'denied' })
+        await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { action: summary.action, reason: 'user_declined', via } })
+        await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via } })
+        end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
       }
       return { decided: true, requestId, approved }
     },
 
     withdrawByIntent(intentId) {
-      const e = pending.findByIntent(intentId)
-      if (!e || !pending.withdraw(e.requestId)) return false
-      void audit.append({ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'client_disconnected' } })
+      const e = pending.byIntent(intentId)
+      if (!e || !pending.take(e.requestId)) return false
+      void audit.append({ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } })
+      end(e, { approved: false, requestId: e.requestId, txRequestHash: e.summary.txRequestHash, reason: 'withdrawn' }, 'withdrawn')
       return true
     },
 
-    sweep() {
-      pending.sweep()
+    async sweep() {
+      kept.sweep()
+      for (const e of pending.sweep()) {
+        end(e, { approved: false, requestId: e.requestId, txRequestHash: e.summary.txRequestHash, reason: 'approval_expired' }, 'expired')
+        await audit.append({ intentId: e.intent.id, event: 'approval_expired', data: { requestId: e.requestId, action: e.summary.action } })
+      }
     },
   }
   return service

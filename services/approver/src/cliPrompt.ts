@@ -1,6 +1,6 @@
 import { openSync } from 'node:fs'
 import { ReadStream, WriteStream } from 'node:tty'
-import type { TerminalPrompt } from './approvalService.js'
+import type { TerminalPrompt } from './channels/terminalChannel.js'
 import type { ApprovalSummary } from './summary.js'
 
 export function formatSummary(s: ApprovalSummary, requestId: string): string {
@@ -37,7 +37,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
     const fd = openSync('/dev/tty', 'r+')
     return { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream }
   }
-  return (summary, requestId, signal) => {
+  return (request, signal) => {
     const asked = queue.then(
       () =>
         new Promise<boolean>((resolve, reject) => {
@@ -49,7 +49,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             return reject(new Error(`no terminal to ask on: ${(err as Error).message}`))
           }
           const { input, output } = io
-          output.write(formatSummary(summary, requestId))
+          output.write(formatSummary(request.summary, request.requestId))
           output.write(`approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `)
           let answer = ''
           const finish = (result: boolean | Error) => {

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { SUPPORTED_CHAIN_IDS } from '@countersign/shared'
+import { APPROVAL_REQUEST_TTL_MS, SUPPORTED_CHAIN_IDS } from '@countersign/shared'
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -19,6 +19,8 @@ export interface ApproverConfig {
   /** RPC URLs configured for any chain (auto mode refuses non-local ones). */
   rpcUrls: Array<{ variable: string; url: string }>
   cliTimeoutMs: number
+  /** How long a request waits for an operator (SPEC: 300 s; shorter for tests and demos). */
+  requestTtlMs: number
 }
 
 export function loadApproverConfig(env: Record<string, string | undefined>): ApproverConfig {
@@ -33,6 +35,10 @@ export function loadApproverConfig(env: Record<string, string | undefined>): App
     if (v) rpcUrls.push({ variable: `SERVICE_RPC_URL_${id}`, url: v })
   }
   if (env.BASE_RPC_URL?.trim()) rpcUrls.push({ variable: 'BASE_RPC_URL', url: env.BASE_RPC_URL.trim() })
+  const ttlRaw = env.SERVICE_APPROVAL_TTL_MS?.trim() || String(APPROVAL_REQUEST_TTL_MS)
+  if (!/^[0-9]{1,7}$/.test(ttlRaw) || Number(ttlRaw) < 1000 || Number(ttlRaw) > APPROVAL_REQUEST_TTL_MS) {
+    throw new ConfigError(`SERVICE_APPROVAL_TTL_MS must be 1000 to ${APPROVAL_REQUEST_TTL_MS} (ms); got "${ttlRaw}"`)
+  }
   return {
     dataDir,
     runDir: path.join(dataDir, 'run'),
@@ -44,6 +50,7 @@ export function loadApproverConfig(env: Record<string, string | undefined>): App
     allowAutoApproval: env.SERVICE_ALLOW_AUTO_APPROVAL?.trim() === '1',
     rpcUrls,
     cliTimeoutMs: Number(env.SERVICE_CLI_APPROVAL_TIMEOUT_MS?.trim() || 120_000),
+    requestTtlMs: Number(ttlRaw),
   }
 }
 

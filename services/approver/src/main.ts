@@ -19,19 +19,27 @@ import {
   systemClock,
   verifyOperatorTokenParamsSchema,
   withdrawApprovalParamsSchema,
+  approvalUpdatesParamsSchema,
+  APPROVAL_REFUSED,
+  type ApprovalRefusalData,
+  type ApprovalUpdatesParams,
   type GrantResult,
   type VerifyOperatorTokenParams,
   type VerifyOperatorTokenResult,
   type RequestApprovalParams,
 } from '@countersign/shared'
-import { createApprovalService } from './approvalService.js'
+import { ApprovalRefusal, createApprovalService } from './approvalService.js'
+import { autoChannel } from './channels/autoChannel.js'
+import { terminalChannel } from './channels/terminalChannel.js'
+import { webChannel } from './channels/webChannel.js'
 import { createTerminalPrompt } from './cliPrompt.js'
 import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
 import { loadOrCreateOperatorToken, tokenMatches } from './operatorToken.js'
-import { PendingRequests } from './pendingRequests.js'
+import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
 
-const SWEEP_MS = 30_000
+// Expired requests end within a second (their callers get approval_expired); the list never shows them anyway.
+const SWEEP_MS = 1_000
 
 async function main(): Promise<void> {
   const config = loadApproverConfig(process.env)
@@ -49,7 +57,7 @@ async function main(): Promise<void> {
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.grant, timeoutMs: 10_000 })
-  const pending = new PendingRequests(clock)
+  const pending = new PendingRequests(clock, { ...DEFAULT_PENDING_LIMITS, ttlMs: config.requestTtlMs })
   const service = createApprovalService({
     mode: config.mode,
     pending,
@@ -57,28 +65,41 @@ async function main(): Promise<void> {
     audit,
     routers,
     clock,
-    ...(config.mode === 'cli' ? { prompt: createTerminalPrompt(config.cliTimeoutMs) } : {}),
   })
-  const sweep = setInterval(() => service.sweep(), SWEEP_MS)
+  // Channels by mode: the dashboard always (cli requests left unanswered on the terminal stay decidable there).
+  const web = webChannel(clock)
+  if (config.mode === 'auto') service.addChannel(autoChannel(service))
+  else {
+    service.addChannel(web)
+    if (config.mode === 'cli') service.addChannel(terminalChannel(service, createTerminalPrompt(config.cliTimeoutMs)))
+  }
+  const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()
 
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
   const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
   const validVerify = ajv.compile<VerifyOperatorTokenParams>(verifyOperatorTokenParamsSchema)
+  const validUpdates = ajv.compile<ApprovalUpdatesParams>(approvalUpdatesParamsSchema)
   // Loaded before the socket opens: the gateway may ask about it at once.
   const token = config.operatorAuth ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
   const rpc = createRpcServer({
     socketPath: sockets.approver,
     socketMode: sockets.mode,
     methods: {
-      [approverMethods.requestApproval]: (params, ctx) => {
+      // Answers at once; nothing on this socket waits for a human.
+      [approverMethods.requestApproval]: (params) => {
         if (!validRequest(params)) throw new RpcError(-32602, describeValidationErrors(validRequest.errors, 'params'))
-        return service.requestApproval(params, ctx.signal).catch((err: unknown) => {
+        return service.requestApproval(params).catch((err: unknown) => {
           // An aggregator transaction that does not match its intent is refused, not an internal error.
           if (err instanceof BuildError) throw new RpcError(-32602, err.message)
+          if (err instanceof ApprovalRefusal) throw new RpcError(APPROVAL_REFUSED, err.message, { reason: err.reason } satisfies ApprovalRefusalData)
           throw err
         })
+      },
+      [approverMethods.approvalUpdates]: (params) => {
+        if (!validUpdates(params)) throw new RpcError(-32602, describeValidationErrors(validUpdates.errors, 'params'))
+        return service.updates(params.cursor)
       },
       [approverMethods.withdrawApproval]: (params) => {
         if (!validWithdraw(params)) throw new RpcError(-32602, describeValidationErrors(validWithdraw.errors, 'params'))
@@ -98,6 +119,7 @@ async function main(): Promise<void> {
   const app = await buildApproverApp({
     host: config.host,
     service,
+    web,
     audit,
     clock,
     operatorToken: token?.token ?? null,

@@ -17,6 +17,7 @@ import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
+import { createApprovalWaiters } from './approvals/approvalWaiters.js'
 import { buildOpenApiDocument } from './openapi.js'
 import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
@@ -145,11 +146,14 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     signer: deps.signer,
     clock,
   })
+  const waiters = createApprovalWaiters({ approver: deps.approver, clock, log: (msg, err) => app.log.warn({ err }, msg) })
+  app.addHook('onClose', async () => waiters.close())
   await app.register(approveRequestRoutes, {
     audit: deps.audit,
     policyGate,
     buildIntent,
     approver: deps.approver,
+    waiters,
     preflight: deps.preflight ?? chainPreflight,
   })
   await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })

@@ -105,7 +105,8 @@ export function buildOpenApiDocument() {
       '/v1/tx/approve-request': {
         post: {
           operationId: 'approveRequest',
-          description: 'Blocks until an operator decides (web mode), up to 300 s.',
+          description:
+            'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)).',
           requestBody: intentBody,
           responses: {
             '200': json(
@@ -118,6 +119,8 @@ export function buildOpenApiDocument() {
             ),
             ...intentErrors,
             '403': json({ oneOf: [ref('PolicyError'), obj({ intentId: str, txRequestHash: hash, policyDecision: ref('PolicyDecision'), approvalRequired: { const: true }, approved: { const: false }, reason: { enum: ['user_declined', 'approval_expired', 'withdrawn'] } })] }, 'Policy denied, or declined / expired'),
+            '409': err('intent_conflict: this intent id already has an approval request (or decision) for a different body'),
+            '429': err('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all'),
             '503': err('approver_unavailable'),
           },
         },
@@ -183,6 +186,14 @@ export function buildOpenApiDocument() {
           operationId: 'history',
           parameters: [{ name: 'limit', in: 'query', required: false, schema: { type: 'string' }, description: 'default 20, clamped to 1..100' }],
           responses: { '200': json(obj({ events: { type: 'array', items: ref('AuditEvent') } }), 'Audit events, newest first') },
+        },
+      },
+      '/v1/approvals/ws': {
+        get: {
+          operationId: 'approvalFeed',
+          description:
+            'WebSocket upgrade: the live approval feed. A browser Origin other than this service is refused (403). The first message must be {"type":"auth","token":"<operator token>"} within 5 s, else the socket closes with 4401; nothing is sent before it. Then: {type:"pending",pending}, {type:"history",events}, and {type:"request",request}, {type:"ended",requestId,end}, {type:"audit",events} as things change.',
+          responses: { '101': { description: 'Switching protocols' }, '403': { description: 'Foreign Origin' }, '426': err('upgrade_required: a plain GET, not a WebSocket upgrade') },
         },
       },
       '/approval-ui': { get: { operationId: 'dashboard', responses: { '200': { description: 'The operator dashboard', content: { 'text/html': { schema: str } } } } } },

@@ -1,6 +1,11 @@
 // gateway → approver over approver.sock. The gateway hands over the intent
 // and its preflight findings; the approver derives what the operator sees and
 // the txRequestHash from the intent itself.
+//
+// No call waits for a human: requestApproval answers at once with a ticket
+// (pending, or the decision when there already is one), and the gateway
+// learns decisions by polling approvalUpdates, one short call for all its
+// waiting clients. So any number of waiting requests never holds the socket.
 import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { TxIntent, TxRequest } from '../types.js'
 
@@ -39,8 +44,38 @@ export type ApprovalOutcome =
   | { approved: true; requestId: string; txRequestHash: string; approvalTokenId: string }
   | { approved: false; requestId: string; txRequestHash: string; reason: 'user_declined' | 'approval_expired' | 'withdrawn' }
 
+/** requestApproval's answer, at once. */
+export type ApprovalTicket =
+  | { state: 'pending'; requestId: string; txRequestHash: string; expiresAt: number }
+  | { state: 'decided'; outcome: ApprovalOutcome }
+
+export interface ApprovalUpdatesParams {
+  /** The cursor of the previous answer; null for the first call. */
+  cursor: string | null
+}
+
+/**
+ * Every request that ended since `cursor` (decided, expired, withdrawn).
+ * `reset` means the cursor is unknown (the approver restarted, or the cursor
+ * is too old): the caller asks requestApproval again for each request it
+ * still waits for (same intent attaches, or gets the kept decision).
+ */
+export interface ApprovalUpdates {
+  cursor: string
+  reset: boolean
+  outcomes: ApprovalOutcome[]
+}
+
+/** Application error code of requestApproval refusals; `data.reason` says which. */
+export const APPROVAL_REFUSED = -32020
+
+export interface ApprovalRefusalData {
+  reason: 'intent_conflict' | 'too_many_pending'
+}
+
 export const approverMethods = {
   requestApproval: 'requestApproval',
+  approvalUpdates: 'approvalUpdates',
   withdrawApproval: 'withdrawApproval',
   verifyOperatorToken: 'verifyOperatorToken',
 } as const
@@ -106,6 +141,13 @@ export const requestApprovalParamsSchema = {
     policyReasons: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 1024 } },
     txRequest: txRequestSchema,
   },
+} as const
+
+export const approvalUpdatesParamsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['cursor'],
+  properties: { cursor: { anyOf: [{ type: 'string', maxLength: 128 }, { type: 'null' }] } },
 } as const
 
 export const withdrawApprovalParamsSchema = {

@@ -5,8 +5,9 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
+import WebSocket from 'ws'
 
-const USAGE = `usage: countersign-approve [watch]            live list; type "a N" to approve, "d N" to deny, "q" to quit
+const USAGE = `usage: countersign-approve [watch]            live list (the authenticated feed); "a N" approves, "d N" denies, "q" quits
        countersign-approve list                 print pending requests once
        countersign-approve approve <requestId>
        countersign-approve deny <requestId>
@@ -96,34 +97,46 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
         return (await decide(id, command === 'approve')) ? 0 : 1
       }
       case 'watch': {
+        if (!token) {
+          io.err(`countersign-approve: the live feed needs the operator token (SERVICE_OPERATOR_TOKEN or ${tokenFile})`)
+          return 1
+        }
         let current: Pending[] = []
-        let shown = ''
-        const refresh = async () => {
-          try {
-            current = await list()
-            const text = formatPending(current)
-            if (text !== shown) {
-              shown = text
-              io.out(`\n${new Date().toLocaleTimeString()}\n${text}\n> `)
-            }
-          } catch (err) {
-            io.err(`cannot reach ${base}: ${(err as Error).message}`)
-          }
-        }
-        await refresh()
-        const timer = setInterval(refresh, 1000)
+        const show = () => io.out(`\n${new Date().toLocaleTimeString()}\n${formatPending(current)}\n> `)
+        const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/v1/approvals/ws`)
+        // The first message authenticates; the approver sends nothing before it.
+        ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })))
+        ws.on('message', (data) => {
+          const msg = JSON.parse(data.toString()) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string }
+          if (msg.type === 'pending') current = msg.pending ?? []
+          else if (msg.type === 'request' && msg.request) current = [...current.filter((p) => p.requestId !== msg.request!.requestId), msg.request]
+          else if (msg.type === 'ended') current = current.filter((p) => p.requestId !== msg.requestId)
+          else return
+          show()
+        })
+        const closed = new Promise<number>((resolve) => {
+          ws.on('close', (code) => {
+            if (code === 4401) io.err('countersign-approve: the operator token was refused')
+            else io.err(`countersign-approve: the live feed closed (${code})`)
+            resolve(code === 4401 ? 1 : 0)
+          })
+          ws.on('error', (err) => io.err(`cannot reach ${base}: ${err.message}`))
+        })
         const rl = createInterface({ input: io.input ?? process.stdin })
-        for await (const line of rl) {
-          const [verb, n] = line.trim().split(/\s+/)
-          if (verb === 'q') break
-          const target = current[Number(n) - 1]
-          if ((verb === 'a' || verb === 'd') && target) await decide(target.requestId, verb === 'a')
-          else if (verb) io.err('type "a N" to approve, "d N" to deny, "q" to quit')
-          shown = ''
-          await refresh()
-        }
-        clearInterval(timer)
-        return 0
+        const lines = (async () => {
+          for await (const line of rl) {
+            const [verb, n] = line.trim().split(/\s+/)
+            if (verb === 'q') break
+            const target = current[Number(n) - 1]
+            if ((verb === 'a' || verb === 'd') && target) await decide(target.requestId, verb === 'a')
+            else if (verb) io.err('type "a N" to approve, "d N" to deny, "q" to quit')
+          }
+          return 0
+        })()
+        const code = await Promise.race([lines, closed])
+        rl.close()
+        ws.close()
+        return code
       }
       default:
         io.err(USAGE)

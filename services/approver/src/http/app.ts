@@ -2,14 +2,17 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { bearerMatches } from '../operatorToken.js'
-import type { PendingRequest } from '../pendingRequests.js'
+import { pendingView } from '../channels/pendingView.js'
+import type { WebChannel } from '../channels/webChannel.js'
+import { tokenMatches } from '@countersign/shared/http/operatorAuth'
+import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const DASHBOARD = path.resolve(here, '../../public/approval-ui.html')
@@ -17,6 +20,8 @@ const DASHBOARD = path.resolve(here, '../../public/approval-ui.html')
 export interface ApproverHttpDeps {
   host: string
   service: ApprovalService
+  /** The dashboard's live feed; its sockets are added once they authenticate. */
+  web: WebChannel
   audit: AuditLog
   clock: Clock
   /** null when SERVICE_OPERATOR_AUTH=off */
@@ -24,12 +29,14 @@ export interface ApproverHttpDeps {
   logger?: FastifyServerOptions['logger']
   /** How often the WebSocket feed looks for new audit rows from the other processes. */
   auditPollMs?: number
+  /** How long a new WebSocket may take to send its auth message (5 s). */
+  wsAuthTimeoutMs?: number
 }
 
-/** SPEC "Approval request": requestId, summary {action, riskScore, warnings, …}, ttlSeconds. */
-export function pendingView(p: PendingRequest, nowMs: number) {
-  return { requestId: p.requestId, summary: p.summary, ttlSeconds: Math.max(0, Math.ceil((p.expiresAt - nowMs) / 1000)) }
-}
+export { pendingView }
+
+/** WebSocket close code: no valid operator token in time. */
+export const WS_UNAUTHORISED = 4401
 
 export function clampHistoryLimit(raw: unknown): number {
   if (typeof raw !== 'string' || raw.trim() === '') return 20
@@ -100,17 +107,13 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
       .send(dashboard),
   )
 
-  // Live feed: the pending list whenever it changes, and new audit events
-  // (written by all three processes) as soon as they are committed.
-  const sockets = new Set<{ send(data: string): void; readyState: number }>()
-  const broadcast = (msg: unknown) => {
-    const text = JSON.stringify(msg)
-    for (const s of sockets) if (s.readyState === 1) s.send(text)
-  }
-  const offChange = service.pending.onChange(() => broadcast({ type: 'pending', ...pendingList() }))
+  // Live feed, after the operator token: the pending list, then each new and
+  // ended request (the web channel) and new audit events (written by all
+  // three processes) as soon as they are committed.
+  const { web } = deps
   let lastSeen: string | undefined = audit.list({ limit: 1 })[0]?.id
   const poll = setInterval(() => {
-    if (sockets.size === 0) {
+    if (web.subscribers === 0) {
       lastSeen = audit.list({ limit: 1 })[0]?.id
       return
     }
@@ -121,21 +124,57 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     }
     if (fresh.length === 0) return
     lastSeen = fresh[0]!.id
-    broadcast({ type: 'audit', events: fresh })
+    web.broadcast({ type: 'audit', events: fresh })
   }, deps.auditPollMs ?? 250)
   poll.unref()
   app.addHook('onClose', async () => {
     clearInterval(poll)
-    offChange()
   })
 
-  app.get('/v1/approvals/ws', { websocket: true }, (socket) => {
-    sockets.add(socket)
-    socket.send(JSON.stringify({ type: 'pending', ...pendingList() }))
-    socket.send(JSON.stringify({ type: 'history', events: audit.list({ limit: 20 }) }))
-    socket.on('close', () => sockets.delete(socket))
-    // The feed is one-way; anything a client sends is ignored.
-    socket.on('message', () => {})
+  // A WebSocket is not bound by CORS: a page on any site could open it. So a
+  // browser Origin other than this service's own is refused before the
+  // upgrade, and nothing is sent until the first message carries the operator token.
+  const refuseForeignOrigin = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!sameOrigin(req.headers.origin, req.headers.host)) {
+      return reply.code(403).send({ error: 'origin_not_allowed', message: `the approval feed is not available to pages from ${req.headers.origin}` })
+    }
+  }
+  const authTimeoutMs = deps.wsAuthTimeoutMs ?? 5000
+  app.get('/v1/approvals/ws', { websocket: true, preValidation: refuseForeignOrigin }, (socket) => {
+    let unsubscribe: (() => void) | null = null
+    const start = () => {
+      unsubscribe = web.subscribe(socket)
+      socket.send(JSON.stringify({ type: 'pending', ...pendingList() }))
+      socket.send(JSON.stringify({ type: 'history', events: audit.list({ limit: 20 }) }))
+    }
+    socket.on('close', () => {
+      clearTimeout(timer)
+      unsubscribe?.()
+    })
+    const timer = setTimeout(() => socket.close(WS_UNAUTHORISED, 'operator token required'), authTimeoutMs)
+    if (deps.operatorToken === null) {
+      clearTimeout(timer)
+      start()
+      return
+    }
+    const token = deps.operatorToken
+    socket.once('message', (data: Buffer) => {
+      clearTimeout(timer)
+      let msg: unknown
+      try {
+        msg = JSON.parse(data.toString('utf8'))
+      } catch {
+        msg = null
+      }
+      const m = msg as { type?: unknown; token?: unknown } | null
+      if (m?.type !== 'auth' || !tokenMatches(m.token, token)) {
+        socket.close(WS_UNAUTHORISED, 'operator token refused')
+        return
+      }
+      start()
+      // The feed is one-way after auth; anything else a client sends is ignored.
+      socket.on('message', () => {})
+    })
   })
 
   return app

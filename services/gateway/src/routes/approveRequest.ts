@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
 import {
-  APPROVAL_REQUEST_TTL_MS,
+  APPROVAL_REFUSED,
   POLICY_VERSION,
+  RpcError,
   RpcTimeoutError,
   RpcUnavailableError,
   approverMethods,
@@ -9,6 +10,8 @@ import {
   txIntentSchema,
   normalizeIntentAddresses,
   type ApprovalOutcome,
+  type ApprovalRefusalData,
+  type ApprovalTicket,
   type AuditLog,
   type BuiltTx,
   type PreflightFindings,
@@ -17,10 +20,9 @@ import {
 import { HttpError } from '@countersign/shared/http/errors'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
+import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 
-export interface ApproverCaller {
-  call<T>(method: string, params: unknown, opts?: { timeoutMs?: number }): Promise<T>
-}
+export type { ApproverCaller }
 
 /**
  * Simulation and risk scoring of the intent (see app.ts). Findings with
@@ -33,7 +35,20 @@ export interface ApproveRequestOptions {
   policyGate: PolicyGate
   buildIntent: IntentBuilder
   approver: ApproverCaller
+  waiters: ApprovalWaiters
   preflight: RunPreflight
+}
+
+const approverUnavailable = () => new HttpError(503, { error: 'approver_unavailable', message: 'the approver is not reachable; nothing was approved, retry later' })
+
+/** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending. */
+function refusal(err: unknown): HttpError | null {
+  if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) return approverUnavailable()
+  if (!(err instanceof RpcError) || err.code !== APPROVAL_REFUSED) return null
+  const { reason } = (err.data ?? {}) as Partial<ApprovalRefusalData>
+  if (reason === 'intent_conflict') return new HttpError(409, { error: 'intent_conflict', message: err.message })
+  if (reason === 'too_many_pending') return new HttpError(429, { error: 'too_many_pending', message: err.message })
+  return null
 }
 
 export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = async (app, opts) => {
@@ -76,37 +91,37 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
       return { ...result, approved: true, approvalRequired: false }
     }
 
-    // require_approval: the approver holds the request until an operator decides or 300 s pass.
-    const gone = new AbortController()
-    // The response's 'close' fires when the connection goes away; before we
-    // answered, that means the client gave up waiting.
-    const onClose = () => {
-      if (!reply.raw.writableEnded) gone.abort()
-    }
-    reply.raw.on('close', onClose)
-    const withdraw = () => {
-      void approver.call(approverMethods.withdrawApproval, { intentId: intent.id }).catch((err: unknown) => {
-        req.log.warn({ err }, 'could not withdraw the approval request of a client that went away')
-      })
-    }
-    gone.signal.addEventListener('abort', withdraw, { once: true })
-    let outcome: ApprovalOutcome
+    // require_approval: the approver holds the request until an operator
+    // decides or it expires (300 s). It answers at once with a ticket; this
+    // call waits here, in the gateway, for the decision to come through the
+    // waiters' poll. A client that goes away does not withdraw the request:
+    // it stays on the dashboard, and a retry of the same intent attaches to
+    // it or gets the decision that was made meanwhile.
+    const params = { intent, preflight, policyReasons: decision.reasons, ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}) }
+    const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
+    let outcome: ApprovalOutcome | null
     try {
-      outcome = await approver.call<ApprovalOutcome>(
-        approverMethods.requestApproval,
-        // The approver derives the hash itself; an aggregator swap's calldata comes along to be checked there.
-        { intent, preflight, policyReasons: decision.reasons, ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}) },
-        { timeoutMs: APPROVAL_REQUEST_TTL_MS + 15_000 },
-      )
-    } catch (err) {
-      if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) {
-        throw new HttpError(503, { error: 'approver_unavailable', message: 'the approver is not reachable; nothing was approved, retry later' })
+      await opts.waiters.ready()
+      const ticket = await ask()
+      if (ticket.state === 'decided') outcome = ticket.outcome
+      else {
+        const gone = new AbortController()
+        // The response's 'close' before we answered: the client gave up waiting.
+        const onClose = () => {
+          if (!reply.raw.writableEnded) gone.abort()
+        }
+        reply.raw.on('close', onClose)
+        try {
+          outcome = await opts.waiters.wait(ticket, ask, gone.signal)
+        } finally {
+          reply.raw.off('close', onClose)
+        }
+        if (gone.signal.aborted) return reply
       }
-      throw err
-    } finally {
-      reply.raw.off('close', onClose)
-      gone.signal.removeEventListener('abort', withdraw)
+    } catch (err) {
+      throw refusal(err) ?? err
     }
+    if (outcome === null) throw approverUnavailable()
     if (outcome.approved) {
       await recordBuilt()
       return { ...result, approved: true, approvalRequired: true, approvalTokenId: outcome.approvalTokenId }

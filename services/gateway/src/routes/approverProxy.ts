@@ -1,7 +1,9 @@
 import net from 'node:net'
+import { SERVICE_VERSION } from '@countersign/shared'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { SERVICE_VERSION } from '@countersign/shared'
 import { hostnameOf } from '@countersign/shared/http/hostGuard'
+import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
 /** A bodyless answer on an upgrade socket, which fastify never sees (so no hook adds the version header). */
 const upgradeRefusal = (status: string) => `HTTP/1.1 ${status}\r\nx-service-version: ${SERVICE_VERSION}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`
@@ -36,9 +38,19 @@ export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = 
   app.get('/approval-ui', forward)
   app.get('/v1/approvals/pending', forward)
   app.post('/v1/approvals/:requestId/decide', forward)
+  // The feed is a WebSocket (the upgrade is piped by forwardApproverWebSocket); a plain GET gets told so.
+  app.get('/v1/approvals/ws', async (_req, reply) =>
+    reply.code(426).header('upgrade', 'websocket').send({ error: 'upgrade_required', message: 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message' }),
+  )
 }
 
-/** Pipes the dashboard's WebSocket upgrade to the approver, byte for byte, after the same Host check. */
+/**
+ * Pipes the dashboard's WebSocket upgrade to the approver, byte for byte,
+ * after the same Host check and an Origin check: a page from another site
+ * is refused here (403). The Origin checked here is not passed on, since the
+ * approver would compare it with its own address; the operator token is still
+ * required by the approver as the first message.
+ */
 export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: string, bindHost: string): void {
   const target = new URL(approverUrl)
   const allowed = new Set(['localhost', '127.0.0.1', '[::1]', bindHost.toLowerCase()])
@@ -48,10 +60,15 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
       socket.end(upgradeRefusal('404 Not Found'))
       return
     }
+    if (!sameOrigin(req.headers.origin, req.headers.host)) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\nx-service-version: ${SERVICE_VERSION}\r\ncontent-length: 0\r\n\r\n`)
+      return
+    }
     const upstream = net.connect(Number(target.port), target.hostname, () => {
       const lines = [`GET ${req.url} HTTP/1.1`]
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i]!
+        if (name.toLowerCase() === 'origin') continue
         lines.push(`${name}: ${name.toLowerCase() === 'host' ? target.host : req.rawHeaders[i + 1]}`)
       }
       upstream.write(lines.join('\r\n') + '\r\n\r\n')

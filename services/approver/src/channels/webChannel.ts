@@ -1,0 +1,50 @@
+import type { Clock } from '@countersign/shared'
+import type { PendingRequest } from '../requests/pendingRequests.js'
+import type { ApprovalChannel } from './channel.js'
+import { pendingView } from './pendingView.js'
+
+/** An authenticated dashboard connection (a `ws` WebSocket). */
+export interface FeedSocket {
+  send(data: string): void
+  readonly readyState: number
+}
+
+export interface WebChannel extends ApprovalChannel {
+  /** Adds an authenticated socket to the live feed; returns its removal. */
+  subscribe(socket: FeedSocket): () => void
+  /** Sends to every authenticated socket. */
+  broadcast(message: unknown): void
+  readonly subscribers: number
+}
+
+/**
+ * The dashboard: requests are decided over HTTP (decide, with the operator
+ * token). This channel pushes each new request and each end to the
+ * authenticated WebSocket feed, one message per change, so a flood of
+ * requests does not resend the whole list each time.
+ */
+export function webChannel(clock: Clock): WebChannel {
+  const sockets = new Set<FeedSocket>()
+  const broadcast = (message: unknown) => {
+    if (sockets.size === 0) return
+    const text = JSON.stringify(message)
+    for (const s of sockets) if (s.readyState === 1) s.send(text)
+  }
+  return {
+    name: 'web',
+    present(request: PendingRequest) {
+      broadcast({ type: 'request', request: pendingView(request, clock()) })
+    },
+    withdraw(requestId, end) {
+      broadcast({ type: 'ended', requestId, end })
+    },
+    subscribe(socket) {
+      sockets.add(socket)
+      return () => sockets.delete(socket)
+    },
+    broadcast,
+    get subscribers() {
+      return sockets.size
+    },
+  }
+}

@@ -1,0 +1,192 @@
+// The approver's HTTP side in-process: pending, decide with the operator
+// token, the dashboard, and the WebSocket feed's Origin check and token.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import WebSocket from 'ws'
+import { afterEach, describe, expect, it } from 'vitest'
+import { defaultRouterTable, noPreflight, openAuditLog, type AuditLog } from '@countersign/shared'
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { createApprovalService } from '../approvalService.js'
+import { webChannel } from '../channels/webChannel.js'
+import { PendingRequests } from '../requests/pendingRequests.js'
+import { buildApproverApp, WS_UNAUTHORISED } from './app.js'
+
+const TOKEN = 'operator-secret-operator-secret-1234'
+let audit: AuditLog | undefined
+const closers: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c()
+  await audit?.close()
+  audit = undefined
+})
+
+async function app(token: string | null = TOKEN, wsAuthTimeoutMs?: number) {
+  let now = Date.UTC(2026, 10, 22, 12)
+  const clock = () => now
+  audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-http-')), 'audit.db'), { clock })
+  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
+  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: now + 300_000 }) }, audit, routers: defaultRouterTable(), clock })
+  const web = webChannel(clock)
+  service.addChannel(web)
+  const http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: token, ...(wsAuthTimeoutMs ? { wsAuthTimeoutMs } : {}) })
+  closers.push(() => http.close())
+  const request = (note?: string) =>
+    service.requestApproval({
+      intent: makeIntent({ action: actions.native('1000'), nowMs: now, ...(note ? {} : {}) }),
+      preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] },
+      policyReasons: ['value above threshold'],
+    })
+  return { http, service, request, advance: (ms: number) => (now += ms) }
+}
+
+async function listen(a: Awaited<ReturnType<typeof app>>) {
+  await a.http.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = a.http.server.address() as { port: number }
+  return port
+}
+
+/** Opens the feed and records everything: messages, the close code, or the refused handshake's status. */
+function feed(port: number, headers: Record<string, string> = {}) {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/approvals/ws`, { headers })
+  const messages: Array<{ type: string; [k: string]: unknown }> = []
+  ws.on('message', (d) => messages.push(JSON.parse(d.toString())))
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('error', reject)
+  })
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))
+  const refused = new Promise<number>((resolve) => ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)))
+  return { ws, messages, opened, closed, refused }
+}
+
+const until = async (check: () => boolean, what: string) => {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+describe('approver HTTP', () => {
+  it('lists pending requests in the spec shape with ttlSeconds', async () => {
+    const a = await app()
+    const t = await a.request()
+    a.advance(10_500)
+    const res = await a.http.inject({ method: 'GET', url: '/v1/approvals/pending' })
+    expect(res.statusCode).toBe(200)
+    const body = res.json()
+    expect(body.pending).toHaveLength(1)
+    expect(body.pending[0]).toMatchObject({ requestId: t.state === 'pending' ? t.requestId : '', ttlSeconds: 290, summary: { action: expect.any(String), riskScore: 12, warnings: [] } })
+  })
+
+  it('decide needs the operator token; without it 401 and the request stays pending', async () => {
+    const a = await app()
+    const t = await a.request()
+    const requestId = t.state === 'pending' ? t.requestId : ''
+    const url = `/v1/approvals/${requestId}/decide`
+    const none = await a.http.inject({ method: 'POST', url, payload: { approved: true } })
+    expect(none.statusCode).toBe(401)
+    expect(none.json()).toMatchObject({ error: 'operator_auth_required' })
+    const wrong = await a.http.inject({ method: 'POST', url, payload: { approved: true }, headers: { authorization: 'Bearer nope' } })
+    expect(wrong.statusCode).toBe(401)
+    expect(a.service.pending.list()).toHaveLength(1)
+    const ok = await a.http.inject({ method: 'POST', url, payload: { approved: false }, headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(ok.statusCode).toBe(200)
+    expect(ok.json()).toEqual({ decided: true, requestId, approved: false })
+    const again = await a.http.inject({ method: 'POST', url, payload: { approved: true }, headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(again.statusCode).toBe(404)
+    expect(again.json()).toMatchObject({ error: 'not_found' })
+  })
+
+  it.each([[{}], [{ approved: 'yes' }], [{ approved: true, extra: 1 }], [[true]]])('decide with body %j is a 400 in the validation shape', async (payload) => {
+    const a = await app()
+    const res = await a.http.inject({ method: 'POST', url: `/v1/approvals/${randomUUID()}/decide`, payload: payload as object, headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(res.statusCode).toBe(400)
+    expect(Object.keys(res.json()).sort()).toEqual(['error', 'message', 'statusCode'])
+  })
+
+  it('SERVICE_OPERATOR_AUTH=off restores open decide', async () => {
+    const a = await app(null)
+    const t = await a.request()
+    const res = await a.http.inject({ method: 'POST', url: `/v1/approvals/${t.state === 'pending' ? t.requestId : ''}/decide`, payload: { approved: true } })
+    expect(res.statusCode).toBe(200)
+  })
+
+  it('serves the dashboard as HTML with a strict CSP', async () => {
+    const a = await app()
+    const res = await a.http.inject({ method: 'GET', url: '/approval-ui' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toContain('text/html')
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+    expect(res.body).toContain('Pending requests')
+    expect(res.headers['x-service-version']).toBe('0.1.0')
+  })
+})
+
+describe('the WebSocket feed', () => {
+  it('refuses a page from another origin before the upgrade', async () => {
+    const a = await app()
+    const port = await listen(a)
+    await a.request()
+    for (const origin of ['http://evil.example', `http://127.0.0.1:${port + 1}`, 'null']) {
+      const f = feed(port, { origin })
+      expect(await f.refused).toBe(403)
+      expect(f.messages).toEqual([])
+    }
+  })
+
+  it('sends nothing before auth and closes 4401 when no auth message comes in time', async () => {
+    const a = await app(TOKEN, 200)
+    const port = await listen(a)
+    await a.request()
+    const f = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await f.opened
+    expect(await f.closed).toBe(WS_UNAUTHORISED)
+    expect(f.messages).toEqual([])
+  })
+
+  it('closes 4401 on a wrong token or a first message that is not auth, without sending anything', async () => {
+    const a = await app()
+    const port = await listen(a)
+    await a.request()
+    for (const first of [{ type: 'auth', token: 'wrong' }, { type: 'hello' }, 'not json']) {
+      const f = feed(port)
+      await f.opened
+      f.ws.send(typeof first === 'string' ? first : JSON.stringify(first))
+      expect(await f.closed).toBe(WS_UNAUTHORISED)
+      expect(f.messages).toEqual([])
+    }
+  })
+
+  it('with the operator token: the pending list and history, then each new and ended request', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const first = await a.request()
+    const f = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await f.opened
+    f.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => f.messages.length >= 2, 'the snapshot')
+    expect(f.messages[0]).toMatchObject({ type: 'pending', pending: [{ requestId: first.state === 'pending' ? first.requestId : '' }] })
+    expect(f.messages[1]).toMatchObject({ type: 'history' })
+    const second = await a.request()
+    const secondId = second.state === 'pending' ? second.requestId : ''
+    await until(() => f.messages.some((m) => m.type === 'request'), 'the new request')
+    expect(f.messages.find((m) => m.type === 'request')).toMatchObject({ request: { requestId: secondId, ttlSeconds: 300 } })
+    await a.service.decide(secondId, false, 'web')
+    await until(() => f.messages.some((m) => m.type === 'ended'), 'the end')
+    expect(f.messages.find((m) => m.type === 'ended')).toEqual({ type: 'ended', requestId: secondId, end: 'denied' })
+    f.ws.close()
+  })
+
+  it('with SERVICE_OPERATOR_AUTH=off the feed opens without a token (but still refuses foreign origins)', async () => {
+    const a = await app(null)
+    const port = await listen(a)
+    const f = feed(port)
+    await until(() => f.messages.length >= 2, 'the snapshot')
+    expect(f.messages[0]).toMatchObject({ type: 'pending' })
+    f.ws.close()
+    expect(await feed(port, { origin: 'http://evil.example' }).refused).toBe(403)
+  })
+})
