@@ -1,5 +1,4 @@
 import net from 'node:net'
-import { SERVICE_VERSION } from '@countersign/shared'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { SERVICE_VERSION } from '@countersign/shared'
 import { hostnameOf } from '@countersign/shared/http/hostGuard'
@@ -61,7 +60,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
       return
     }
     if (!sameOrigin(req.headers.origin, req.headers.host)) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\nx-service-version: ${SERVICE_VERSION}\r\ncontent-length: 0\r\n\r\n`)
+      socket.end(upgradeRefusal('403 Forbidden'))
       return
     }
     const upstream = net.connect(Number(target.port), target.hostname, () => {
