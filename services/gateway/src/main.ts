@@ -19,6 +19,7 @@ import { createSwapRoutes } from './store/swapRoutes.js'
 import { createScanPool } from './skills/scan/pool.js'
 import { createSkillRegistry } from './skills/registry.js'
 import { probeSandbox } from './skills/sandbox/probe.js'
+import { removeStaleRunRoots } from './skills/sandbox/runRoot.js'
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const scanPool = createScanPool({})
   // A real sandbox made once at start: skills are off, with one clear warning, when it cannot be.
   const sandbox = await probeSandbox()
+  removeStaleRunRoots(path.join(config.dataDir, 'run'))
   const app = await buildGatewayApp({
     host: config.host,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -1,6 +1,4 @@
 import { timingSafeEqual } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
-import path from 'node:path'
 
 export const OPERATOR_TOKEN_FILE = 'operator-token'
 
@@ -16,18 +14,4 @@ export function tokenMatches(presented: unknown, token: string): boolean {
 export function bearerMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? '')
   return m !== null && tokenMatches(m[1], token)
-}
-
-/**
- * The operator token as the gateway sees it: SERVICE_OPERATOR_TOKEN, or the
- * file the approver generated in the data dir (read on each use, so a token
- * created after the gateway started counts). null: no token exists yet.
- */
-export function currentOperatorToken(env: Record<string, string | undefined>, dataDir: string): string | null {
-  const fromEnv = env.SERVICE_OPERATOR_TOKEN?.trim()
-  if (fromEnv) return fromEnv
-  const file = path.join(dataDir, OPERATOR_TOKEN_FILE)
-  if (!existsSync(file)) return null
-  const token = readFileSync(file, 'utf8').trim()
-  return token.length > 0 ? token : null
 }

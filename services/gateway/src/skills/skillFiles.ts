@@ -5,7 +5,7 @@
 // root, so what runs is exactly what was checked.
 import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
-import { lstat, open, readdir, realpath } from 'node:fs/promises'
+import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { TreeEntry } from './resolveImports.js'
 
@@ -97,11 +97,18 @@ export function isPlainRelativePath(declared: string): boolean {
   return !parts.includes('..') && !parts.includes('.') && !parts.includes('')
 }
 
-/** Reads one file without following a link at its last component (the walk saw no links; this closes the gap after it). */
+/**
+ * Reads one file without following links: O_NOFOLLOW for the last
+ * component, and the kernel's name for what was opened (/proc/self/fd) must
+ * be the path asked for, so a directory swapped for a link after the walk
+ * does not lead out of the folder either.
+ */
 async function readNoFollow(file: string): Promise<Buffer | null> {
   let handle
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => file)
+    if (opened !== file) return null
     const st = await handle.stat()
     if (!st.isFile() || st.size > MAX_FILE_BYTES) return null
     return await handle.readFile()

@@ -2,7 +2,7 @@
 // the manifest's files, written from the bytes whose hashes were just
 // checked. Nothing else from the skill folder (undeclared helpers, files
 // rewritten after the check, links) exists in there.
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { isPlainRelativePath, type VerifiedFile } from '../skillFiles.js'
@@ -12,8 +12,15 @@ export interface RunRoot {
   remove(): Promise<void>
 }
 
+const runRootsDir = (runDir: string) => path.join(runDir, 'skill-roots')
+
+/** At start: private roots left behind by runs that a crash interrupted. */
+export function removeStaleRunRoots(runDir: string): void {
+  rmSync(runRootsDir(runDir), { recursive: true, force: true })
+}
+
 export async function createRunRoot(runDir: string, files: readonly VerifiedFile[]): Promise<RunRoot> {
-  const parent = path.join(runDir, 'skill-roots')
+  const parent = runRootsDir(runDir)
   mkdirSync(parent, { recursive: true, mode: 0o700 })
   const dir = await mkdtemp(path.join(parent, 'run-'))
   const remove = () => rm(dir, { recursive: true, force: true })
