@@ -226,5 +226,6 @@ describe('countersign-mcp over stdio against the real stack', () => {
     expect(result.structured.pending).toEqual([])
     expect(result.text).toBe('No approval request is waiting.')
     expect(mcpLog).toContain(`countersign-mcp: serving ${stack.url}`)
+    expect(mcpLog).not.toMatch(/warning|error/i)
   })
 })
