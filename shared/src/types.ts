@@ -16,6 +16,8 @@ export interface Asset {
 }
 
 export type SwapProvider = 'v3_router' | 'aggregator'
+/** Other clients' names for the same providers (DESIGN.md §6 "client compatibility"); see actions/providers.ts. */
+export type SwapProviderAlias = 'uniswap_v3' | '1inch'
 
 export interface TransferAction {
   type: 'transfer'
@@ -37,7 +39,7 @@ export interface ApproveAction {
 export interface SwapExactInAction {
   type: 'swap_exact_in'
   router: Address
-  provider?: SwapProvider
+  provider?: SwapProvider | SwapProviderAlias
   assetIn: Asset
   assetOut: Asset
   amountIn: string
@@ -46,7 +48,7 @@ export interface SwapExactInAction {
 export interface SwapExactOutAction {
   type: 'swap_exact_out'
   router: Address
-  provider?: SwapProvider
+  provider?: SwapProvider | SwapProviderAlias
   assetIn: Asset
   assetOut: Asset
   amountOut: string

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { createRpcClient, GRANT_SOCKET, intentHash, normalizeIntentAddresses, type GrantResult, type TxIntent } from '@countersign/shared'
+import { createRpcClient, GRANT_SOCKET, intentHash, normalizeIntent, type GrantResult, type TxIntent } from '@countersign/shared'
 import { freePort, repoRoot, spawnService, tempDataDir, waitFor, type ServiceProcess } from './processes.js'
 
 const run = promisify(execFile)
@@ -128,7 +128,7 @@ export class Stack {
     if (built.status !== 200) throw new Error(`build failed: ${JSON.stringify(built.body)}`)
     const client = createRpcClient({ socketPath: path.join(this.dataDir, 'run', GRANT_SOCKET) })
     try {
-      const r = await client.call<GrantResult>('grantApproval', { txRequestHash: built.body.txRequestHash, intentHash: intentHash(normalizeIntentAddresses(intent)), intentId: intent.id })
+      const r = await client.call<GrantResult>('grantApproval', { txRequestHash: built.body.txRequestHash, intentHash: intentHash(normalizeIntent(intent)), intentId: intent.id })
       return r.approvalTokenId
     } finally {
       client.close()

@@ -144,7 +144,22 @@ export function buildOpenApiDocument() {
           operationId: 'receipt',
           parameters: [{ name: 'hash', in: 'path', required: true, schema: txHashParamsSchema.properties.hash }, { name: 'chainId', in: 'query', required: false, schema: balanceQuerySchema.properties.chainId }],
           responses: {
-            '200': json(obj({ txHash: hash, status: { enum: ['success', 'reverted'] }, blockNumber: { type: 'integer' }, gasUsed: str, from: address, to: { type: ['string', 'null'] }, chainId: { type: 'integer' }, effectiveGasPrice: str }), 'Receipt'),
+            '200': json(
+              obj({
+                txHash: hash,
+                status: { enum: ['success', 'reverted'] },
+                blockNumber: { type: 'integer' },
+                gasUsed: str,
+                from: address,
+                to: { type: ['string', 'null'] },
+                chainId: { type: 'integer' },
+                effectiveGasPrice: str,
+                transactionHash: { ...hash, description: 'the same as txHash, under the JSON-RPC receipt name' },
+                blockHash: hash,
+                contractAddress: { type: ['string', 'null'], description: 'the contract a deployment created; null otherwise' },
+              }),
+              'Receipt',
+            ),
             '400': err('Bad hash', ref('ValidationError')),
             '404': err('not_found: pending or unknown'),
             '502': err('no_rpc_client or rpc_error'),
@@ -157,7 +172,13 @@ export function buildOpenApiDocument() {
           parameters: [
             { name: 'token', in: 'path', required: true, schema: balanceParamsSchema.properties.token },
             { name: 'account', in: 'path', required: true, schema: balanceParamsSchema.properties.account },
-            { name: 'chainId', in: 'query', required: false, schema: balanceQuerySchema.properties.chainId },
+            {
+              name: 'chainId',
+              in: 'query',
+              required: false,
+              schema: balanceQuerySchema.properties.chainId,
+              description: 'default: 8453 when configured, else the only configured chain (400 when several are and 8453 is not); the answer echoes it',
+            },
           ],
           responses: {
             '200': json(obj({ token: address, account: address, balance: str, chainId: { type: 'integer' } }), 'Balance'),

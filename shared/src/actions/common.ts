@@ -13,7 +13,8 @@ export const assetSchema = {
   },
 } as const
 
-export const providerSchema = { type: 'string', enum: ['v3_router', 'aggregator'] } as const
+// uniswap_v3 and 1inch: other clients' names for v3_router and aggregator (actions/providers.ts).
+export const providerSchema = { type: 'string', enum: ['v3_router', 'aggregator', 'uniswap_v3', '1inch'] } as const
 
 export { addressSchema, amountSchema }
 

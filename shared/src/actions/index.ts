@@ -13,6 +13,7 @@ import { transferNativeSpec } from './transferNative.js'
 
 export * from './spec.js'
 export { UNLIMITED_APPROVAL, isUnlimitedApproval } from './approve.js'
+export { PROVIDER_ALIASES, canonicalProvider, withCanonicalProvider } from './providers.js'
 
 export type ActionSpecs = { readonly [T in ActionType]: ActionSpec<Extract<Action, { type: T }>> }
 

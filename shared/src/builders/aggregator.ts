@@ -1,5 +1,6 @@
 import { decodeFunctionData, type Hex } from 'viem'
 import type { Address, SwapExactInAction, TxIntent, TxRequest } from '../types.js'
+import { canonicalProvider } from '../actions/providers.js'
 import { sameAddress, type RouterTable } from './routers.js'
 
 /**
@@ -43,7 +44,7 @@ export type AggregatorCheck = { ok: true; minReturnAmount: bigint } | { ok: fals
 /** Does this transaction do exactly what the swap_exact_in intent says? Pure; the gateway and the signer both call it. */
 export function checkAggregatorTx(intent: TxIntent, tx: Pick<TxRequest, 'to' | 'data' | 'value' | 'chainId'>, routers: RouterTable): AggregatorCheck {
   const a = intent.action
-  if (a.type !== 'swap_exact_in' || a.provider !== 'aggregator') return { ok: false, problem: 'only swap_exact_in with provider aggregator may use the aggregator' }
+  if (a.type !== 'swap_exact_in' || canonicalProvider(a.provider) !== 'aggregator') return { ok: false, problem: 'only swap_exact_in with provider aggregator may use the aggregator' }
   if (tx.chainId !== intent.chain.chainId) return { ok: false, problem: `chain ${tx.chainId} is not the intent's chain ${intent.chain.chainId}` }
   if (!sameAddress(tx.to, routers.aggregator)) return { ok: false, problem: `transaction goes to ${tx.to}, not the aggregator router ${routers.aggregator}` }
   if (BigInt(tx.value) !== 0n) return { ok: false, problem: 'an ERC-20 swap must not send native value' }
@@ -66,7 +67,7 @@ export function checkAggregatorTx(intent: TxIntent, tx: Pick<TxRequest, 'to' | '
 }
 
 export function isAggregatorIntent(intent: TxIntent): intent is TxIntent & { action: SwapExactInAction } {
-  return intent.action.type === 'swap_exact_in' && intent.action.provider === 'aggregator'
+  return intent.action.type === 'swap_exact_in' && canonicalProvider(intent.action.provider) === 'aggregator'
 }
 
 export function aggregatorRouterOf(routers: RouterTable): Address {

@@ -1,5 +1,6 @@
 import { encodeFunctionData } from 'viem'
 import type { Address, ChainId, Hex, SwapExactInAction, SwapExactOutAction } from '../types.js'
+import { canonicalProvider } from '../actions/providers.js'
 import { swapRouter02Abi } from './abis.js'
 import { positive, uint256 } from './amounts.js'
 import { BuildError } from './errors.js'
@@ -31,7 +32,7 @@ export interface SwapRoute {
 export function resolveSwapRoute(action: SwapAction, chainId: ChainId, routers: RouterTable): SwapRoute {
   const v3 = routers.v3[chainId]
   if (!v3) throw new BuildError('router_not_configured', `no v3 router is configured for chain ${chainId}`)
-  const requested = action.provider ?? 'v3_router'
+  const requested = canonicalProvider(action.provider)
   if (sameAddress(action.assetIn.address, action.assetOut.address)) {
     throw new BuildError('same_asset', 'action.assetIn and action.assetOut must be different tokens')
   }

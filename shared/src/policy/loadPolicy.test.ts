@@ -43,6 +43,18 @@ describe('policy file', () => {
     expect(() => parsePolicyConfig(json)).toThrow(fragment)
   })
 
+  it('accepts "version": "1" (written by other clients) and keeps it out of the policy', () => {
+    const c = parsePolicyConfig({ version: '1', maxTxPerHour: 4 })
+    expect(c).toEqual({ ...defaultPolicyConfig(), maxTxPerHour: 4 })
+    expect('version' in c).toBe(false)
+  })
+
+  it.each([['2'], [1], ['1.0'], [null], ['']])('refuses "version": %j naming it', (version) => {
+    expect(() => parsePolicyConfig({ version, maxTxPerHour: 4 }, 'policy file p.json')).toThrow(
+      `policy file p.json: policy/version ${JSON.stringify(version)} is not supported; this countersign reads version "1" (or no version)`,
+    )
+  })
+
   it('refuses two token limit keys for one token, and keeps no reference to the parsed JSON', () => {
     const a = '0xAbCdEf0000000000000000000000000000000001'
     expect(() => parsePolicyConfig({ tokenLimits: { [a]: { maxAmount: '1' }, [a.toLowerCase()]: { maxAmount: '2' } } })).toThrow(

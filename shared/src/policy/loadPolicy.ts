@@ -14,9 +14,14 @@ let validateFile: ReturnType<ReturnType<typeof createAjv>['compile']> | undefine
 export function parsePolicyConfig(json: unknown, source = 'policy'): PolicyConfig {
   validateFile ??= createAjv().compile(policyFileSchema)
   if (!validateFile(json)) {
+    const version = (json as { version?: unknown } | null)?.version
+    if (version !== undefined && version !== '1') {
+      throw new PolicyConfigError(`${source}: policy/version ${JSON.stringify(version)} is not supported; this countersign reads version "1" (or no version)`)
+    }
     throw new PolicyConfigError(`${source}: ${describeValidationErrors(validateFile.errors, 'policy')}`)
   }
-  const file = structuredClone(json) as Partial<PolicyConfig>
+  // The version names the format; it is not a policy setting.
+  const { version: _version, ...file } = structuredClone(json) as Partial<PolicyConfig> & { version?: string }
   const config = { ...defaultPolicyConfig(), ...file }
   config.tokenLimits = lowercaseTokenLimitKeys(file.tokenLimits ?? {}, source)
   return config

@@ -8,6 +8,8 @@ export const policyFileSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    // Written by clients that version their policy files; "1" is this format.
+    version: { const: '1' },
     allowedChains: { type: 'array', uniqueItems: true, items: chainIdSchema },
     tokenAllowlist: { type: 'array', items: addressSchema },
     contractAllowlist: { type: 'array', items: addressSchema },

@@ -8,7 +8,7 @@ import {
   approverMethods,
   isAggregatorIntent,
   txIntentSchema,
-  normalizeIntentAddresses,
+  normalizeIntent,
   type ApprovalOutcome,
   type ApprovalRefusalData,
   type ApprovalTicket,
@@ -55,7 +55,7 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
   const { audit, policyGate, approver } = opts
 
   app.post('/v1/tx/approve-request', { schema: { body: txIntentSchema } }, async (req, reply) => {
-    const intent = normalizeIntentAddresses(req.body as TxIntent)
+    const intent = normalizeIntent(req.body as TxIntent)
     const built = await opts.buildIntent(intent)
     const preflight = await opts.preflight(intent, built)
     let decision = await policyGate.check(intent, { riskScore: preflight.riskScore, contract: built.contract })

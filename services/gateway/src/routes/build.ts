@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { txIntentSchema, normalizeIntentAddresses, type AuditLog, type TxIntent } from '@countersign/shared'
+import { txIntentSchema, normalizeIntent, type AuditLog, type TxIntent } from '@countersign/shared'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
 
@@ -11,7 +11,7 @@ export interface BuildRouteOptions {
 
 export const buildRoutes: FastifyPluginAsync<BuildRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/build', { schema: { body: txIntentSchema } }, async (req, reply) => {
-    const intent = normalizeIntentAddresses(req.body as TxIntent)
+    const intent = normalizeIntent(req.body as TxIntent)
     // Built first: policy checks the contract the transaction really calls
     // (an aggregator quote decides it); a 400 for a bad router comes first too.
     const built = await opts.buildIntent(intent)

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { HttpError } from '@countersign/shared/http/errors'
 import { makeTestGateway } from '../app.testkit.js'
+import { defaultBalanceChain } from './chainReads.js'
 
 type Gw = Awaited<ReturnType<typeof makeTestGateway>>
 let gw: Gw
@@ -32,5 +34,31 @@ describe('chain reads, before any RPC is used', () => {
       expect(res.statusCode, url).toBe(502)
       expect(res.json().error).toBe('no_rpc_client')
     }
+  })
+})
+
+describe('the chain of a balance request without ?chainId', () => {
+  it.each([
+    [[8453], 8453],
+    [[1, 8453], 8453],
+    [[8453, 10, 42161], 8453],
+    [[10], 10],
+    [[42161], 42161],
+  ])('configured %j -> %d', (configured, chainId) => {
+    expect(defaultBalanceChain(configured)).toBe(chainId)
+  })
+
+  it('several chains without 8453: a 400 naming the choices', () => {
+    expect(() => defaultBalanceChain([1, 10])).toThrow(HttpError)
+    try {
+      defaultBalanceChain([1, 10])
+    } catch (err) {
+      expect((err as HttpError).statusCode).toBe(400)
+      expect((err as HttpError).body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'querystring/chainId is required: 8453 is not configured and several chains are; one of 1, 10' })
+    }
+  })
+
+  it('no chain at all: 502 no_rpc_client', () => {
+    expect(() => defaultBalanceChain([])).toThrow(expect.objectContaining({ statusCode: 502, body: expect.objectContaining({ error: 'no_rpc_client' }) }))
   })
 })

@@ -27,6 +27,24 @@ function requestedChain(raw: string | undefined): number | undefined {
   return id
 }
 
+/**
+ * The chain of a balance request that names none (DESIGN.md §6 "client
+ * compatibility"): Base (8453) when it is configured, else the only configured
+ * chain; with several and no Base, the client must choose.
+ */
+export function defaultBalanceChain(configured: readonly number[]): number {
+  if (configured.length === 0) {
+    throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
+  }
+  if (configured.includes(DEFAULT_BALANCE_CHAIN)) return DEFAULT_BALANCE_CHAIN
+  if (configured.length > 1) {
+    throw badRequest(`querystring/chainId is required: ${DEFAULT_BALANCE_CHAIN} is not configured and several chains are; one of ${configured.join(', ')}`)
+  }
+  return configured[0]!
+}
+
+const DEFAULT_BALANCE_CHAIN = 8453
+
 export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = async (app, { chains }) => {
   app.get(
     '/v1/tx/:hash',
@@ -61,6 +79,11 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
           to: r.to,
           chainId: found.chain.chainId,
           effectiveGasPrice: r.effectiveGasPrice.toString(),
+          // The JSON-RPC receipt's own names, which clients written against
+          // eth_getTransactionReceipt read (DESIGN.md §6 "client compatibility").
+          transactionHash: r.transactionHash,
+          blockHash: r.blockHash,
+          contractAddress: r.contractAddress ?? null,
         }
       }
       const failed = lookups.filter((l) => 'error' in l)
@@ -82,17 +105,7 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
         const problem = checksumProblem(`params/${name}`, address)
         if (problem) throw badRequest(problem)
       }
-      let chainId = requestedChain((req.query as { chainId?: string }).chainId)
-      if (chainId === undefined) {
-        const configured = chains.configured()
-        if (configured.length === 0) {
-          throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
-        }
-        if (configured.length > 1) {
-          throw badRequest(`querystring/chainId is required when several chains are configured; one of ${configured.join(', ')}`)
-        }
-        chainId = configured[0]!
-      }
+      const chainId = requestedChain((req.query as { chainId?: string }).chainId) ?? defaultBalanceChain(chains.configured())
       const chain = chains.get(chainId)
       const native = token.toLowerCase() === NATIVE_TOKEN_ADDRESS.toLowerCase()
       let balance: bigint

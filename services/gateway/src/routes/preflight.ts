@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { txIntentSchema, normalizeIntentAddresses, type AuditLog, type TxIntent } from '@countersign/shared'
+import { txIntentSchema, normalizeIntent, type AuditLog, type TxIntent } from '@countersign/shared'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
@@ -14,7 +14,7 @@ export interface PreflightRouteOptions {
 
 export const preflightRoutes: FastifyPluginAsync<PreflightRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/preflight', { schema: { body: txIntentSchema } }, async (req) => {
-    const intent = normalizeIntentAddresses(req.body as TxIntent)
+    const intent = normalizeIntent(req.body as TxIntent)
     const chain = opts.chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
     let report

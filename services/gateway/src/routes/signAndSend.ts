@@ -3,7 +3,7 @@ import {
   POLICY_VERSION,
   signAndSendBodySchema,
   signerMethods,
-  normalizeIntentAddresses,
+  normalizeIntent,
   specOf,
   VALUE_RECEIVING_ROLES,
   type AuditLog,
@@ -83,7 +83,7 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
 
   app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
     const body = req.body as { intent: TxIntent; approvalTokenId?: string }
-    const intent = normalizeIntentAddresses(body.intent)
+    const intent = normalizeIntent(body.intent)
     const { approvalTokenId } = body
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
