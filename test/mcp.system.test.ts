@@ -139,6 +139,8 @@ describe('countersign-mcp over stdio against the real stack', () => {
     const result = await pending
     expect(result.isError, result.text).toBeFalsy()
     expect(Date.now() - started).toBeGreaterThan(OPERATOR_DELAY_MS)
+    // One request on the dashboard the whole time: every retry attached to it.
+    expect(new Set(named)).toEqual(new Set([requestId]))
     expect(progress[0]!.at).toBeLessThan(NAIVE_TIMEOUT_MS)
     expect(result.structured).toMatchObject({ status: 'success', chainId: 8453, approval: { required: true, approvalTokenId: expect.any(String) } })
     expect(result.text).toContain('approved by an operator')
