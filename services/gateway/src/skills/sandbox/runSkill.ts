@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -36,6 +36,32 @@ export interface SandboxResult {
 }
 
 /**
+ * The flag that turns Node's permission model on: `--permission` from Node
+ * 22.13 (stable), `--experimental-permission` before; Node 24 knows only the
+ * former, Node 20 only the latter.
+ */
+export function permissionFlag(nodeVersion: string): '--permission' | '--experimental-permission' {
+  const [major = 0, minor = 0] = nodeVersion.replace(/^v/, '').split('.').map(Number)
+  return major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission'
+}
+
+/** The version of another Node binary than the one running (`node --version`). */
+function nodeVersionOf(node: string): string {
+  return execFileSync(node, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim()
+}
+
+const SYSTEM_DIRS = ['/usr', '/lib', '/lib64', '/bin']
+
+/**
+ * A Node outside the system directories (e.g. an LTS unpacked elsewhere) is
+ * bound read-only at its own path; placed after sandboxBaseArgs' /tmp tmpfs,
+ * which would otherwise hide one that lives under /tmp.
+ */
+export function nodeBind(node: string): string[] {
+  return SYSTEM_DIRS.some((d) => node.startsWith(`${d}/`)) ? [] : ['--ro-bind', node, node]
+}
+
+/**
  * The sandbox, in two layers. bubblewrap: new user, PID, IPC, UTS, cgroup and
  * network namespaces (the network one has no route out), only /usr, /lib*,
  * the skill root (read-only) and the API socket visible, an empty tmpfs /tmp,
@@ -48,7 +74,7 @@ export interface SandboxResult {
 export function bwrapArgs(run: SandboxRun): string[] {
   const node = run.node ?? process.execPath
   const permission = [
-    '--experimental-permission',
+    permissionFlag(run.node === undefined ? process.versions.node : nodeVersionOf(node)),
     '--allow-fs-read=/skill',
     '--allow-fs-read=/countersign',
     ...(run.limits.filesystem ? ['--allow-fs-write=/tmp'] : []),
@@ -56,6 +82,7 @@ export function bwrapArgs(run: SandboxRun): string[] {
   ]
   return [
     ...sandboxBaseArgs(),
+    ...nodeBind(node),
     '--ro-bind', run.skillRoot, '/skill',
     '--ro-bind', HARNESS, '/countersign/harness.mjs',
     '--bind', run.apiSocket, '/run/countersign.sock',
@@ -80,7 +107,7 @@ export function bwrapArgs(run: SandboxRun): string[] {
  */
 export function sandboxBaseArgs(): string[] {
   return [
-    ...['/usr', '/lib', '/lib64', '/bin'].flatMap((d) => ['--ro-bind-try', d, d]),
+    ...SYSTEM_DIRS.flatMap((d) => ['--ro-bind-try', d, d]),
     '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
     '--tmpfs', '/tmp',
     '--dev', '/dev',
