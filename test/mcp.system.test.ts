@@ -44,7 +44,10 @@ async function call(name: string, args: Record<string, unknown>, progress: Progr
     maxTotalTimeout: 330_000,
     onprogress: (p) => progress.push({ at: Date.now() - started, message: p.message ?? '' }),
   })) as CallToolResult
-  return { ...result, text: result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n'), structured: result.structuredContent as Record<string, any> }
+  const texts = result.content.map((c) => (c.type === 'text' ? c.text : ''))
+  // A success carries structuredContent; an error its details as a JSON text block after the words.
+  const structured = (result.isError ? JSON.parse(texts.at(-1)!) : result.structuredContent) as Record<string, any>
+  return { ...result, text: texts.join('\n'), structured }
 }
 
 const requestIdOf = (message: string) => /waiting for operator approval \(request ([0-9a-f-]{36});/.exec(message)?.[1]
@@ -102,6 +105,7 @@ describe('countersign-mcp over stdio against the real stack', () => {
     ])
     for (const t of tools) {
       expect(t.description, t.name).toBeTruthy()
+      expect(t.outputSchema?.type, t.name).toBe('object')
       for (const [field, schema] of Object.entries(t.inputSchema.properties ?? {})) expect((schema as { description?: string }).description, `${t.name}.${field}`).toBeTruthy()
     }
     const transfer = tools.find((t) => t.name === 'countersign_transfer')!
@@ -213,6 +217,10 @@ describe('countersign-mcp over stdio against the real stack', () => {
       requestId = progress.map((p) => requestIdOf(p.message)).find((id) => id !== undefined)
     }
     expect(requestId).toBeDefined()
+    // The agent can see what waits, but cannot decide it.
+    const listed = await call('countersign_pending', { wallet: WALLET })
+    expect(listed.structured.pending).toEqual([expect.objectContaining({ requestId, action: expect.stringContaining('Transfer 0.1 ETH'), ttlSeconds: expect.any(Number) })])
+    expect(listed.text).toContain(`request ${requestId}: Transfer 0.1 ETH`)
     expect((await stack.decide(requestId!, false)).status).toBe(200)
     const result = await pending
     expect(result.isError).toBe(true)

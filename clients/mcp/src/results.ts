@@ -1,5 +1,8 @@
 // Tool results: readable text for the model plus the same facts as
-// structured content; errors carry the service's code, message and reasons.
+// structured content (the tool's outputSchema). Errors carry the service's
+// code, message and reasons twice: in words, and as a JSON text block
+// {error, status, message, reasons, body} (not as structuredContent, which a
+// client checks against the success schema).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { ApprovalNotGrantedError, CountersignError, PolicyDeniedError } from '@countersign/client'
 
@@ -9,24 +12,24 @@ export function ok(text: string, structured: Record<string, unknown>): CallToolR
 
 /** A refusal the caller can act on (bad input before anything was sent). */
 export function refused(message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: message }], structuredContent: { error: 'invalid_input', message } }
+  return errorResult(message, { error: 'invalid_input', message })
 }
 
 /** Any error of a tool call, as a tool error result (never a protocol error: the model must see it). */
 export function failed(err: unknown): CallToolResult {
   if (!(err instanceof CountersignError)) {
     const message = err instanceof Error ? err.message : String(err)
-    return { isError: true, content: [{ type: 'text', text: `countersign tool failed: ${message}` }], structuredContent: { error: 'client_error', message } }
+    return errorResult(`countersign tool failed: ${message}`, { error: 'client_error', message })
   }
   const reasons = err instanceof PolicyDeniedError || err instanceof ApprovalNotGrantedError ? err.reasons : []
   const lines = [headline(err)]
   if (err.serviceMessage && !lines[0]!.includes(err.serviceMessage)) lines.push(`service says: ${err.serviceMessage}`)
   if (reasons.length) lines.push(err instanceof PolicyDeniedError ? 'reasons:' : 'approval was needed because:', ...reasons.map((r) => `- ${r}`))
-  return {
-    isError: true,
-    content: [{ type: 'text', text: lines.join('\n') }],
-    structuredContent: { error: err.code, status: err.status, message: err.message, reasons, body: err.body },
-  }
+  return errorResult(lines.join('\n'), { error: err.code, status: err.status, message: err.message, reasons, body: err.body })
+}
+
+function errorResult(text: string, details: Record<string, unknown>): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(details) }] }
 }
 
 function headline(err: CountersignError): string {

@@ -4,6 +4,7 @@ import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount } from '../format.js'
 import { failed } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
+import { sendOutput } from '../outputs.js'
 import { sendIntent } from '../send.js'
 
 export const registerApprove: RegisterTool = (server, ctx) => {
@@ -23,6 +24,7 @@ export const registerApprove: RegisterTool = (server, ctx) => {
         chainId,
         note,
       },
+      outputSchema: sendOutput,
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {

@@ -2,6 +2,7 @@
 import { intentFor, type Action, type Address } from '@countersign/client'
 import { z } from 'zod'
 import { chainOf, intentOptions, type RegisterTool } from '../context.js'
+import { preflightOutput } from '../outputs.js'
 import { failed, ok } from '../results.js'
 import { address, chainId, smallestUnits, wallet, wei } from '../schemas.js'
 import { routerFor } from './swap.js'
@@ -28,6 +29,7 @@ export const registerPreflight: RegisterTool = (server, ctx) => {
       description:
         'Dry run: builds the transaction for an action, simulates it on the chain and scores its risk (0-100), without signing or asking anyone. Shows whether it would succeed, the revert reason if not, the balance changes per token (smallest units, negative = leaves the wallet), gas estimate and warnings. Use it before a swap to pick minAmountOut / maxAmountIn.',
       inputSchema: { action, wallet, chainId },
+      outputSchema: preflightOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) => {

@@ -3,6 +3,7 @@ import { NATIVE_TOKEN_ADDRESS, type Address } from '@countersign/client'
 import { z } from 'zod'
 import { chainOf, walletOf, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
+import { balanceOutput, pendingOutput, txStatusOutput } from '../outputs.js'
 import { failed, ok } from '../results.js'
 import { address, chainId, decimals, symbol, txHash } from '../schemas.js'
 
@@ -19,6 +20,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
         symbol: symbol('the token'),
         chainId,
       },
+      outputSchema: balanceOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) => {
@@ -42,6 +44,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
       title: 'Transaction status',
       description: 'Whether a transaction is mined, and its receipt (status success or reverted, block, gas used). "pending" means no receipt yet: not mined, or unknown to the node.',
       inputSchema: { txHash, chainId: chainId.describe('Chain to look on. Default: every chain the service has an RPC endpoint for.') },
+      outputSchema: txStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) => {
@@ -63,6 +66,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
       title: 'Approval requests waiting for an operator',
       description: 'The approval requests now waiting for a human operator on the countersign dashboard: request id, what is asked, risk score, warnings, seconds left. Only an operator can approve; tell the user which request to look at.',
       inputSchema: { wallet: address('Only requests of this wallet. Default: all.').optional() },
+      outputSchema: pendingOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {

@@ -6,6 +6,7 @@ import { chainOf, intentOptions, type RegisterTool, type ToolContext } from '../
 import { showAmount } from '../format.js'
 import { failed, refused } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
+import { sendOutput } from '../outputs.js'
 import { sendIntent } from '../send.js'
 
 /** The configured router for the chain (COUNTERSIGN_V3_ROUTER_<id>), else the canonical SwapRouter02. */
@@ -38,6 +39,7 @@ export const registerSwap: RegisterTool = (server, ctx) => {
         chainId,
         note,
       },
+      outputSchema: sendOutput,
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {

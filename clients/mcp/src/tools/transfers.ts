@@ -4,6 +4,7 @@ import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
 import { failed } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet, wei } from '../schemas.js'
+import { sendOutput } from '../outputs.js'
 import { sendIntent } from '../send.js'
 
 const APPROVAL_NOTE =
@@ -25,6 +26,7 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
         chainId,
         note,
       },
+      outputSchema: sendOutput,
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
@@ -54,6 +56,7 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
         chainId,
         note,
       },
+      outputSchema: sendOutput,
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
