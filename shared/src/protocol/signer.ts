@@ -24,6 +24,15 @@ export interface SignParams {
   gas: string
   maxFeePerGas: string
   maxPriorityFeePerGas: string
+  /**
+   * The txHash of this intent's stored signature when the gateway found it can
+   * never be mined: its nonce is used by a mined transaction and it has no
+   * receipt. The signer then signs the intent again at `nonce` (which must be
+   * above the stored one), with the same policy and token rules as a first
+   * signature, and audits signature_replaced. Without it, or naming anything
+   * but the stored signature, a signed intent gets its stored transaction.
+   */
+  replaces?: Hex
 }
 
 export interface SignResult {
@@ -85,6 +94,7 @@ export const signParamsSchema = {
     intent: txIntentSchema,
     txRequest: txRequestSchema,
     approvalTokenId: uuidSchema,
+    replaces: txHashSchema,
     nonce: { type: 'integer', minimum: 0, maximum: 9007199254740991 },
     gas: amountSchema,
     maxFeePerGas: amountSchema,

@@ -9,7 +9,13 @@ export interface WalletQueue {
 }
 
 export interface NonceBook {
-  /** max(chain pending count, next nonce after our last broadcast). */
+  /**
+   * max(chain pending count, next nonce after our last broadcast). A nonce
+   * given to a sign call whose answer was lost is never marked used, so the
+   * next assignment is reconciled with the chain: the same nonce again while
+   * the chain says it is free (the signer's stored signature at it is then
+   * replaced on the intent's retry, see routes/signAndSend.ts).
+   */
   next(pendingCount: number): number
   /** Call once a transaction with this nonce reached the node. */
   used(nonce: number): void

@@ -16,6 +16,7 @@ import {
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure, rpcMessage } from '../chain/chainClients.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
+import { txFate, type TxFate } from '../chain/txFate.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { HttpError } from '@countersign/shared/http/errors'
@@ -89,15 +90,22 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
     const built = await opts.buildIntent(intent)
 
     // A retry of an intent that was already signed re-broadcasts that same
-    // transaction: no second signature, no new token.
+    // transaction: no second signature, no new token. Unless it can never be
+    // mined (its nonce went to another transaction, e.g. while its broadcast
+    // failed): then it is signed again below, replacing it.
     const prior = sentTxs.byIntent(intent.id)
     if (prior) {
       if (prior.txRequestHash !== built.txRequestHash) {
         throw new HttpError(409, { error: 'intent_conflict', message: `intent ${intent.id} was already signed for a different transaction` })
       }
-      return queue.run(intent.chain.chainId, intent.wallet.address, () =>
-        broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }),
-      )
+      const fate = await txFate(chain, intent.wallet.address, prior.nonce, prior.txHash as Hex).catch((err: unknown) => {
+        throw rpcFailure(err, intent.chain.chainId)
+      })
+      if (fate !== 'dead') {
+        return queue.run(intent.chain.chainId, intent.wallet.address, () =>
+          broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }),
+        )
+      }
     }
 
     const decision = await policyGate.check(intent, { contract: built.contract })
@@ -148,13 +156,30 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
         ...(approvalTokenId ? { approvalTokenId } : {}),
       }
-      let signed: SignResult
-      try {
-        signed = await signer.call<SignResult>(signerMethods.sign, params)
-      } catch (err) {
-        const mapped = signerFailure(err)
-        if (mapped) throw mapped
-        throw err
+      const sign = async (p: SignParams): Promise<SignResult> => {
+        try {
+          return await signer.call<SignResult>(signerMethods.sign, p)
+        } catch (err) {
+          // A lost reply (signer killed, timeout) leaves params.nonce unmarked:
+          // the next assignment takes the chain's pending count again, and if
+          // the signer did sign at it, the retry finds that signature dead
+          // below and replaces it.
+          const mapped = signerFailure(err)
+          if (mapped) throw mapped
+          throw err
+        }
+      }
+      let signed = await sign(params)
+      // The signer had signed this intent before (we never saw the reply, or
+      // its broadcast failed) at a nonce that is not the one we just gave.
+      if (signed.repeated && signed.nonce !== params.nonce) {
+        let fate: TxFate
+        try {
+          fate = await txFate(chain, intent.wallet.address, signed.nonce, signed.txHash)
+        } catch (err) {
+          throw rpcFailure(err, intent.chain.chainId)
+        }
+        if (fate === 'dead') signed = await sign({ ...params, replaces: signed.txHash })
       }
       const result = await broadcastAndRecord(intent, built.txRequestHash, signed)
       if (result.broadcast) nonces.used(signed.nonce)

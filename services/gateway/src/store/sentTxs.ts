@@ -14,7 +14,8 @@ export interface SentTx {
 /**
  * Signed transactions by intent id. A signed transaction is public once sent,
  * so the gateway may keep it: a retry of the same intent re-broadcasts it
- * instead of asking for a new signature.
+ * instead of asking for a new signature. When the signer replaced an intent's
+ * signature (the old one could never be mined), the row holds the new one.
  */
 export interface SentTxs {
   byIntent(intentId: string): SentTx | undefined
@@ -37,7 +38,8 @@ export function createSentTxs(db: Database.Database): SentTxs {
   const upsert = db.prepare(`
     INSERT INTO sent_txs (intent_id, chain_id, wallet, tx_request_hash, nonce, tx_hash, signed_tx, broadcast_ok, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (intent_id) DO UPDATE SET broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at`)
+    ON CONFLICT (intent_id) DO UPDATE SET nonce = excluded.nonce, tx_hash = excluded.tx_hash, signed_tx = excluded.signed_tx,
+      broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at`)
   return {
     byIntent(intentId) {
       const r = get.get(intentId)

@@ -123,6 +123,51 @@ describe('signer core', () => {
     expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(1)
   })
 
+  describe('the crash window: a stored signature whose nonce went to another transaction', () => {
+    it('is replaced only when the gateway names it and gives a higher nonce; audited signature_replaced with both hashes', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.transfer() })
+      const first = await s.core.sign(s.params(i, { nonce: 3 }))
+      // Without a claim, or with a claim about another transaction, or at a nonce not above it: the stored one.
+      expect(await s.core.sign(s.params(i, { nonce: 5 }))).toEqual({ ...first, repeated: true })
+      expect(await s.core.sign(s.params(i, { nonce: 5, replaces: `0x${'ab'.repeat(32)}` }))).toEqual({ ...first, repeated: true })
+      expect(await s.core.sign(s.params(i, { nonce: 3, replaces: first.txHash }))).toEqual({ ...first, repeated: true })
+      const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash }))
+      expect(second).toMatchObject({ intentId: i.id, nonce: 5, repeated: false })
+      expect(second.txHash).not.toBe(first.txHash)
+      expect(parseTransaction(second.signedTx)).toMatchObject({ nonce: 5, to: parseTransaction(first.signedTx).to, data: parseTransaction(first.signedTx).data })
+      const [replaced] = s.events()
+      expect(replaced).toMatchObject({ event: 'signature_replaced', intentId: i.id, data: { txHash: second.txHash, nonce: 5, replacedTxHash: first.txHash, replacedNonce: 3 } })
+      // The replacement is now the intent's one signature; the same claim again changes nothing.
+      expect(await s.core.sign(s.params(i, { nonce: 9 }))).toEqual({ ...second, repeated: true })
+      expect(await s.core.sign(s.params(i, { nonce: 9, replaces: first.txHash }))).toEqual({ ...second, repeated: true })
+      expect(s.db.prepare('SELECT tx_hash, nonce, replaced_by FROM replaced_signatures').all()).toEqual([{ tx_hash: first.txHash, nonce: 3, replaced_by: second.txHash }])
+      // A replacement cut off from its audit event is audited late as a replacement.
+      s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+      expect(await s.core.auditMissed()).toBe(1)
+      expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, replacedTxHash: first.txHash } })
+    })
+
+    it('needs what a first signature needs: the consumed token cannot sign twice, a fresh approval can', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.native('1000') })
+      const token = s.grant(i)
+      const first = await s.core.sign(s.params(i, { nonce: 0, approvalTokenId: token }))
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: token, replaces: first.txHash })))).toBe('invalid_approval_token')
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, replaces: first.txHash })))).toBe('missing_approval_token')
+      const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: s.grant(i), replaces: first.txHash }))
+      expect(again).toMatchObject({ nonce: 1, repeated: false })
+    })
+
+    it('each replaced signature counts against the signer’s own rate limit', async () => {
+      const s = setup({ policy: { maxTxPerHour: 2 } })
+      const a = s.intent()
+      const first = await s.core.sign(s.params(a, { nonce: 0 }))
+      await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash }))
+      expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 2 })))).toBe('policy_deny')
+    })
+  })
+
   it('a signature stored without its audit event (crash between the commits) is audited late, at start or on retry', async () => {
     const s = setup()
     const i = s.intent()

@@ -63,6 +63,19 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
 }
 
 /**
+ * Whether a sign call for an already signed intent asks to replace its stored
+ * signature: it names that signature's txHash and gives a higher nonce. The
+ * signer has no network and cannot see the chain; it takes the gateway's word
+ * that the stored transaction can never be mined, and bounds what a lying
+ * gateway could gain: the replacement passes the same policy (with every
+ * replaced signature counted against the rate limit) and token rules as a
+ * first signature, so it is no more than a new intent would get.
+ */
+function isReplacement(p: SignParams, prior: StoredSignature): boolean {
+  return p.replaces !== undefined && p.replaces.toLowerCase() === prior.txHash.toLowerCase() && p.nonce > prior.nonce
+}
+
+/**
  * The seven steps of DESIGN.md §2, done by the signer with its own state:
  * validate (the RPC layer), rebuild and compare, hash, offline policy with its
  * own counter, token verify-and-consume, gas cap and deadline, sign. Every
@@ -78,11 +91,15 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   }
 
   async function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
-    await audit.append({
-      intentId: s.intentId,
-      event: 'signature_created',
-      data: { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) },
-    }, { checkpoint: true }) // sealed by a signed checkpoint in the same commit (DESIGN §6 "audit anchoring")
+    const data = { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) }
+    // A replacement names both transactions: the one that can never be mined and the one that replaces it.
+    const replaced = s.replacesTxHash ? signatures.replaced(s.replacesTxHash) : undefined
+    await audit.append(
+      s.replacesTxHash
+        ? { intentId: s.intentId, event: 'signature_replaced', data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
+        : { intentId: s.intentId, event: 'signature_created', data },
+      { checkpoint: true }, // sealed by a signed checkpoint in the same commit (DESIGN §6 "audit anchoring")
+    )
     signatures.markAudited(s.intentId)
   }
 
@@ -127,14 +144,19 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const txRequestHash = built.txRequestHash
       const binding = { txRequestHash, intentHash: intentHashOf(intent) }
 
-      // Idempotency: an intent signed before gets its stored transaction back.
+      // Idempotency: an intent signed before gets its stored transaction
+      // back, unless the gateway says that transaction can never be mined
+      // (DESIGN §6 "crash window"): then it is signed again below, at a
+      // higher nonce, as if for the first time, and replaces the stored one.
       const prior = signatures.byIntent(intentId)
+      let replacing: StoredSignature | undefined
       if (prior) {
-        if (prior.txRequestHash === txRequestHash) {
+        if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
+        if (!isReplacement(p, prior)) {
           if (!signatures.isAudited(intentId)) await auditSignature(prior, true)
           return fromStored(prior, true)
         }
-        return refuse(intentId, 'intent_conflict', { txRequestHash })
+        replacing = prior
       }
 
       // 4. offline policy with the signer's own policy file and counter.
@@ -192,12 +214,14 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         txHash,
         tokenId: needsToken ? p.approvalTokenId! : null,
         createdAt: nowMs,
+        replacesTxHash: replacing?.txHash ?? null,
       }
       type Outcome = { kind: 'stored' } | { kind: 'repeat'; prior: StoredSignature } | { kind: 'token'; problem: string } | { kind: 'deny'; reasons: string[]; codes: string[] }
       const outcome = db
         .transaction((): Outcome => {
           const raced = signatures.byIntent(intentId)
-          if (raced) return { kind: 'repeat', prior: raced }
+          // Another call stored or replaced this intent's signature meanwhile: that one stands.
+          if (raced && raced.txHash !== replacing?.txHash) return { kind: 'repeat', prior: raced }
           // The counter may have moved while we were signing; check again inside the transaction.
           const again = policyFor(p, nowMs, contract)
           if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
@@ -205,7 +229,8 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
             const problem = tokens.consume(p.approvalTokenId!, binding, nowMs)
             if (problem) return { kind: 'token', problem }
           }
-          signatures.insert(record)
+          if (replacing) signatures.replace(replacing, record, nowMs)
+          else signatures.insert(record)
           return { kind: 'stored' }
         })
         .immediate()

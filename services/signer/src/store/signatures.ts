@@ -11,6 +11,12 @@ export interface StoredSignature {
   txHash: string
   tokenId: string | null
   createdAt: number
+  /**
+   * The txHash of this intent's earlier signature that this one replaced (its
+   * nonce went to another transaction, so it could never be mined); null for
+   * a first signature.
+   */
+  replacesTxHash: string | null
 }
 
 /**
@@ -21,8 +27,19 @@ export interface StoredSignature {
 export interface Signatures {
   byIntent(intentId: string): StoredSignature | undefined
   insert(sig: StoredSignature): void
-  /** Signatures by this wallet in the sliding hour, not counting `intentId`. */
+  /**
+   * Makes `sig` the intent's signature in place of `old`, which is kept in
+   * replaced_signatures (and still counts for the rate re-check). Call inside
+   * a transaction that has checked `old` is still the stored one.
+   */
+  replace(old: StoredSignature, sig: StoredSignature, nowMs: number): void
+  /**
+   * Signatures by this wallet in the sliding hour, not counting `intentId`'s
+   * current one; replaced signatures count too (each was one more signature).
+   */
   recentCount(wallet: string, intentId: string, nowMs: number): number
+  /** A replaced signature by its txHash. */
+  replaced(txHash: string): { nonce: number; replacedBy: string } | undefined
   markAudited(intentId: string): void
   isAudited(intentId: string): boolean
   /** Signatures whose audit event was not written (the process died between the two commits). */
@@ -39,6 +56,7 @@ interface Row {
   tx_hash: string
   token_id: string | null
   created_at: number
+  replaces_tx_hash: string | null
 }
 
 export function createSignatures(db: Database.Database): Signatures {
@@ -47,8 +65,17 @@ export function createSignatures(db: Database.Database): Signatures {
     `INSERT INTO signatures (intent_id, tx_request_hash, signer_address, chain_id, nonce, signed_tx, tx_hash, token_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const count = db.prepare<[string, string, number], { n: number }>(
-    'SELECT COUNT(*) AS n FROM signatures WHERE signer_address = ? AND intent_id <> ? AND created_at > ?',
+  const count = db.prepare<[string, string, number, string, number], { n: number }>(
+    `SELECT (SELECT COUNT(*) FROM signatures WHERE signer_address = ? AND intent_id <> ? AND created_at > ?)
+          + (SELECT COUNT(*) FROM replaced_signatures WHERE signer_address = ? AND replaced_at > ?) AS n`,
+  )
+  const keepReplaced = db.prepare(
+    `INSERT INTO replaced_signatures (tx_hash, intent_id, signer_address, chain_id, nonce, signed_tx, token_id, created_at, replaced_at, replaced_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const overwrite = db.prepare(
+    `UPDATE signatures SET tx_request_hash = ?, signer_address = ?, chain_id = ?, nonce = ?, signed_tx = ?, tx_hash = ?, token_id = ?,
+       created_at = ?, replaces_tx_hash = ?, audited = 0 WHERE intent_id = ? AND tx_hash = ?`,
   )
   const mark = db.prepare('UPDATE signatures SET audited = 1 WHERE intent_id = ?')
   const audited = db.prepare<[string], { audited: number }>('SELECT audited FROM signatures WHERE intent_id = ?')
@@ -63,8 +90,14 @@ export function createSignatures(db: Database.Database): Signatures {
     txHash: r.tx_hash,
     tokenId: r.token_id,
     createdAt: r.created_at,
+    replacesTxHash: r.replaces_tx_hash,
   })
+  const replacedByHash = db.prepare<[string], { nonce: number; replaced_by: string }>('SELECT nonce, replaced_by FROM replaced_signatures WHERE tx_hash = ?')
   return {
+    replaced(txHash) {
+      const r = replacedByHash.get(txHash)
+      return r && { nonce: r.nonce, replacedBy: r.replaced_by }
+    },
     markAudited(intentId) {
       mark.run(intentId)
     },
@@ -81,8 +114,14 @@ export function createSignatures(db: Database.Database): Signatures {
     insert(s) {
       ins.run(s.intentId, s.txRequestHash, s.signerAddress.toLowerCase(), s.chainId, s.nonce, s.signedTx, s.txHash, s.tokenId, s.createdAt)
     },
+    replace(old, s, nowMs) {
+      keepReplaced.run(old.txHash, old.intentId, old.signerAddress, old.chainId, old.nonce, old.signedTx, old.tokenId, old.createdAt, nowMs, s.txHash)
+      const changed = overwrite.run(s.txRequestHash, s.signerAddress.toLowerCase(), s.chainId, s.nonce, s.signedTx, s.txHash, s.tokenId, s.createdAt, old.txHash, s.intentId, old.txHash).changes
+      if (changed !== 1) throw new Error(`signature ${old.txHash} of intent ${old.intentId} is no longer the stored one`)
+    },
     recentCount(wallet, intentId, nowMs) {
-      return count.get(wallet.toLowerCase(), intentId, nowMs - RATE_LIMIT_WINDOW_MS)?.n ?? 0
+      const since = nowMs - RATE_LIMIT_WINDOW_MS
+      return count.get(wallet.toLowerCase(), intentId, since, wallet.toLowerCase(), since)?.n ?? 0
     },
   }
 }

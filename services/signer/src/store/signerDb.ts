@@ -37,9 +37,26 @@ export function openSignerDb(file: string): Database.Database {
       token_id         TEXT,
       created_at       INTEGER NOT NULL,
       -- 1 once signature_created is in the audit log (a crash can fall between the two commits)
-      audited          INTEGER NOT NULL DEFAULT 0
+      audited          INTEGER NOT NULL DEFAULT 0,
+      -- the tx_hash of the signature this one replaced (see replaced_signatures)
+      replaces_tx_hash TEXT
     );
     CREATE INDEX IF NOT EXISTS signatures_by_wallet ON signatures (signer_address, created_at);
+    -- Signatures an intent no longer uses: their nonce went to another
+    -- transaction before they were mined, and the intent was signed again.
+    CREATE TABLE IF NOT EXISTS replaced_signatures (
+      tx_hash          TEXT PRIMARY KEY,
+      intent_id        TEXT    NOT NULL,
+      signer_address   TEXT    NOT NULL,
+      chain_id         INTEGER NOT NULL,
+      nonce            INTEGER NOT NULL,
+      signed_tx        TEXT    NOT NULL,
+      token_id         TEXT,
+      created_at       INTEGER NOT NULL,
+      replaced_at      INTEGER NOT NULL,
+      replaced_by      TEXT    NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS replaced_signatures_by_wallet ON replaced_signatures (signer_address, replaced_at);
     -- The signer's latest audit checkpoint (one row): countersign-audit verify
     -- requires the log to reach it, so a log cut short is caught.
     CREATE TABLE IF NOT EXISTS ${SIGNER_CHECKPOINT_TABLE} (
@@ -54,5 +71,8 @@ export function openSignerDb(file: string): Database.Database {
   // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()
   if (!columns.some((c) => c.name === 'intent_hash')) db.exec('ALTER TABLE approval_tokens ADD COLUMN intent_hash TEXT')
+  // A signer.db from before replacements: the column that links a replacement to what it replaced.
+  const sigColumns = db.prepare<[], { name: string }>('PRAGMA table_info(signatures)').all()
+  if (!sigColumns.some((c) => c.name === 'replaces_tx_hash')) db.exec('ALTER TABLE signatures ADD COLUMN replaces_tx_hash TEXT')
   return db
 }

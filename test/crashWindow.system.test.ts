@@ -1,0 +1,224 @@
+// DESIGN §6 "crash window": when the gateway never sees the signer's answer to
+// `sign`, the nonce it gave may go to the next intent, and the first intent's
+// stored signature can then never be mined. A retry must still get that intent
+// mined, exactly once, at a fresh nonce, with no nonce gap and nothing stuck.
+// Real signer and gateway processes, real anvil, SIGKILL.
+import path from 'node:path'
+import { watch } from 'node:fs'
+import Database from 'better-sqlite3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseEther, type Address, type Hex } from 'viem'
+import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET, type SignResult, type TxIntent } from '@countersign/shared'
+import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
+import { BOB, intentFor } from './support/intents.js'
+import { waitFor } from './support/processes.js'
+import { importKey, Stack } from './support/stack.js'
+
+const owner = anvilAccounts[3]
+const WALLET = owner.address as Address
+
+let chain: Anvil
+let stack: Stack
+
+/** A native transfer of `wei` to BOB: the value tells the intents' transactions apart on chain. */
+const transfer = (wei: number): TxIntent => intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: String(wei) }, { maxGasWei: parseEther('0.01').toString() })
+
+interface MinedTx {
+  hash: Hex
+  nonce: number
+  value: bigint
+}
+
+/** Every transaction from WALLET in every block so far. */
+async function minedFromWallet(): Promise<MinedTx[]> {
+  const latest = Number(await rpc<string>(chain.rpcUrl, 'eth_blockNumber'))
+  const found: MinedTx[] = []
+  for (let n = 0; n <= latest; n++) {
+    const block = await rpc<{ transactions: Array<{ hash: Hex; from: string; nonce: string; value: string }> }>(chain.rpcUrl, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, true])
+    for (const tx of block.transactions) {
+      if (tx.from.toLowerCase() === WALLET.toLowerCase()) found.push({ hash: tx.hash, nonce: Number(tx.nonce), value: BigInt(tx.value) })
+    }
+  }
+  return found
+}
+
+const nonceOf = (tag: 'latest' | 'pending') => rpc<string>(chain.rpcUrl, 'eth_getTransactionCount', [WALLET, tag]).then(Number)
+const receiptOf = (hash: string) => rpc<{ status: string } | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash])
+
+/** sign-and-send until it answers 200 with the transaction broadcast (a restarted signer may still be unlocking). */
+async function sendUntilBroadcast(i: TxIntent): Promise<{ txHash: Hex }> {
+  return waitFor(
+    async () => {
+      const r = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      if (r.status === 200 && r.body.broadcast === true) return r.body as { txHash: Hex }
+      if (r.status !== 503 && r.status !== 200) throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.body)}`)
+      return null
+    },
+    { timeoutMs: 120_000, intervalMs: 300, what: `intent ${i.id} to be signed and broadcast` },
+  )
+}
+
+/**
+ * SIGKILLs the signer from inside the inotify callback of the write to
+ * signer.db-wal that commits its next signature (other writes, such as its
+ * checkpoint records, are let through): the signature is stored, the answer
+ * not yet sent, as the signer still has the audit event and two more commits
+ * to make before it replies.
+ */
+function killOnNextSignature(giveUp: () => boolean): Promise<void> {
+  const db = new Database(path.join(stack.dataDir, 'signer.db'), { readonly: true })
+  const count = db.prepare('SELECT COUNT(*) AS n FROM signatures')
+  const stored = () => (count.get() as { n: number }).n
+  const before = stored()
+  return new Promise((resolve) => {
+    const watcher = watch(path.join(stack.dataDir, 'signer.db-wal'), () => {
+      if (stored() === before) return
+      stack.signer.child.kill('SIGKILL')
+      stop()
+    })
+    const poll = setInterval(() => giveUp() && stop(), 100)
+    const stop = () => {
+      watcher.close()
+      clearInterval(poll)
+      db.close()
+      resolve()
+    }
+  })
+}
+
+/** Every audit event, read from audit.db itself (the history endpoint returns 100 at most). */
+function auditOf(): Array<{ event: string; intentId: string; data: Record<string, unknown> }> {
+  const db = new Database(path.join(stack.dataDir, 'audit.db'), { readonly: true })
+  try {
+    return db
+      .prepare<[], { event: string; intent_id: string; data: string }>('SELECT event, intent_id, data FROM audit_events ORDER BY seq')
+      .all()
+      .map((r) => ({ event: r.event, intentId: r.intent_id, data: JSON.parse(r.data) as Record<string, unknown> }))
+  } finally {
+    db.close()
+  }
+}
+
+beforeAll(async () => {
+  chain = await startAnvil({ chainId: 8453 })
+  stack = new Stack({
+    rpcUrls: { 8453: chain.rpcUrl },
+    policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: parseEther('1').toString() } },
+  })
+  expect(await importKey(stack.dataDir, owner.privateKey)).toBe(WALLET)
+  await stack.start()
+}, 120_000)
+
+afterAll(async () => {
+  await stack?.stop()
+  await chain?.stop()
+})
+
+describe('the crash window', () => {
+  it('an intent signed directly on signer.sock (the gateway never saw the reply), whose nonce another intent then took, is still mined on retry', async () => {
+    const a = transfer(1_000_001)
+    const nonce = await nonceOf('pending')
+    // What the gateway would have sent, had it not lost the reply.
+    const signer = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
+    let lost: SignResult
+    try {
+      lost = await signer.call<SignResult>('sign', {
+        intent: a,
+        txRequest: buildTransaction(a, defaultRouterTable()).txRequest,
+        nonce,
+        gas: '21000',
+        maxFeePerGas: '20000000000',
+        maxPriorityFeePerGas: '1000000000',
+      })
+    } finally {
+      signer.close()
+    }
+    expect(lost.nonce).toBe(nonce)
+
+    // The gateway knows nothing of it: the next intent gets the same nonce, and is mined.
+    const b = await sendUntilBroadcast(transfer(1_000_002))
+    await waitFor(() => receiptOf(b.txHash), { what: 'b mined' })
+    expect((await minedFromWallet()).find((t) => t.hash === b.txHash)?.nonce).toBe(nonce)
+
+    // Retrying the first intent: its stored signature can never be mined, so it is replaced.
+    const retried = await sendUntilBroadcast(a)
+    expect(retried.txHash).not.toBe(lost.txHash)
+    const mined = await waitFor(() => receiptOf(retried.txHash), { what: 'a mined' })
+    expect(mined.status).toBe('0x1')
+    expect(await receiptOf(lost.txHash)).toBeNull()
+    expect((await minedFromWallet()).find((t) => t.hash === retried.txHash)?.nonce).toBe(nonce + 1)
+    expect(await nonceOf('pending')).toBe(nonce + 2)
+
+    const replaced = auditOf().filter((e) => e.intentId === a.id && e.event === 'signature_replaced')
+    expect(replaced).toHaveLength(1)
+    expect(replaced[0]!.data).toMatchObject({ txHash: retried.txHash, replacedTxHash: lost.txHash, nonce: nonce + 1, replacedNonce: nonce })
+    // A further retry returns the same mined transaction, nothing new.
+    expect((await sendUntilBroadcast(a)).txHash).toBe(retried.txHash)
+    expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events, \d+ signed checkpoints/)
+  })
+
+  it('SIGKILL at random points during 100 concurrent sign-and-sends on one wallet: each intent mined exactly once, nonces contiguous, none stuck, verify passes', async () => {
+    const before = await minedFromWallet()
+    const firstNonce = await nonceOf('latest')
+    const intents = Array.from({ length: 100 }, (_, n) => transfer(2_000_000 + n))
+    // 100 clients at once, each retrying its intent (503 while the signer is down) until it is broadcast...
+    let done = 0
+    const drivers = Promise.all(intents.map((i) => sendUntilBroadcast(i).finally(() => (done += 1))))
+    // ...while the signer is killed at random moments and restarted.
+    const seed = Date.now()
+    let state = seed % 2147483648
+    const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
+    let kills = 0
+    while (done < intents.length && kills < 8) {
+      if (kills % 2 === 0) {
+        // A random moment soon after the start, while the queue is signing.
+        await new Promise((r) => setTimeout(r, 10 + random() * 250))
+      } else {
+        // The instant the signer next writes signer.db (a signature being
+        // committed), before it answers: where a reply gets lost.
+        await killOnNextSignature(() => done >= intents.length)
+      }
+      if (done >= intents.length) break
+      stack.signer.child.kill('SIGKILL')
+      await stack.signer.exited()
+      kills += 1
+      await stack.startSigner()
+    }
+    const finals = await drivers
+    expect(kills, `seed ${seed}`).toBeGreaterThan(0)
+
+    // With the signer up again, retry every intent once more: the same transaction comes back, nothing is signed again.
+    const again = await Promise.all(intents.map((i) => sendUntilBroadcast(i)))
+    expect(again.map((r) => r.txHash)).toEqual(finals.map((f) => f.txHash))
+    await Promise.all(finals.map((f) => waitFor(() => receiptOf(f.txHash), { what: `receipt of ${f.txHash}` })))
+
+    const mined = (await minedFromWallet()).filter((t) => !before.some((b) => b.hash === t.hash))
+    // Exactly one mined transaction per intent, and it is the one its last retry returned.
+    const byValue = new Map<bigint, MinedTx[]>()
+    for (const t of mined) byValue.set(t.value, [...(byValue.get(t.value) ?? []), t])
+    for (const [n, i] of intents.entries()) {
+      const txs = byValue.get(BigInt(i.action.type === 'transfer_native' ? i.action.amount : 0)) ?? []
+      expect(txs.map((t) => t.hash), `intent ${n}`).toEqual([finals[n]!.txHash])
+    }
+    expect(mined).toHaveLength(100)
+    // Nonces contiguous from where the run started; nothing left pending.
+    expect(mined.map((t) => t.nonce).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, n) => firstNonce + n))
+    expect(await nonceOf('pending')).toBe(firstNonce + 100)
+    expect(await nonceOf('latest')).toBe(firstNonce + 100)
+    for (const f of finals) expect((await receiptOf(f.txHash))!.status).toBe('0x1')
+
+    const ids = new Set(intents.map((i) => i.id))
+    const events = auditOf().filter((e) => ids.has(e.intentId))
+    const replacedCount = events.filter((e) => e.event === 'signature_replaced').length
+    const late = events.filter((e) => e.event === 'signature_created' && e.data.late === true).length
+    console.log(`crash window run: seed ${seed}, ${kills} kills, ${late} signatures audited late, ${replacedCount} replaced`)
+    // The kills did land between a signature's commit and its answer: those are audited late.
+    expect(late).toBeGreaterThan(0)
+    // Each replacement names both transactions, and the replaced one was never mined.
+    for (const e of events.filter((x) => x.event === 'signature_replaced')) {
+      expect(await receiptOf(e.data.replacedTxHash as string)).toBeNull()
+      expect(mined.some((t) => t.hash === e.data.txHash)).toBe(true)
+    }
+    expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events, \d+ signed checkpoints/)
+  }, 300_000)
+})
