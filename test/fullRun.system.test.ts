@@ -4,7 +4,8 @@
 // audit key, while the two attacks of issue #14 on a copy of it (a rewrite
 // with every later hash recomputed; the last rows deleted) fail verify.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, lstatSync, readdirSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { cpSync, lstatSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
@@ -82,23 +83,90 @@ beforeAll(async () => {
   const demo = runLoose('scripts/demo.mjs')
   const code = await demo.done
   if (code !== 0) throw new Error(`the demo failed (${code}):\n${demo.out()}`)
-  launcher.kill('SIGINT')
-  await new Promise((r) => launcher.once('exit', r))
 }, 240_000)
+
+/** Checkpoint rows so far: the row each seals, and when it was written. */
+function checkpoints(): Array<{ sealed: number; timestamp: number }> {
+  const db = new Database(path.join(dataDir, 'audit.db'), { readonly: true })
+  try {
+    return db
+      .prepare<[], { data: string; timestamp: number }>("SELECT data, timestamp FROM audit_events WHERE event = 'checkpoint' ORDER BY seq")
+      .all()
+      .map((r) => ({ sealed: (JSON.parse(r.data) as { seq: number }).seq, timestamp: r.timestamp }))
+  } finally {
+    db.close()
+  }
+}
+
+function headSeq(): number {
+  const db = new Database(path.join(dataDir, 'audit.db'), { readonly: true })
+  try {
+    return (db.prepare('SELECT MAX(seq) AS n FROM audit_events').get() as { n: number }).n
+  } finally {
+    db.close()
+  }
+}
+
+const wrongModes = (entries: ReturnType<typeof walk>) =>
+  entries.filter((e) => !((e.kind === 'dir' && e.mode === '700') || ((e.kind === 'file' || e.kind === 'socket') && e.mode === '600')))
 
 afterAll(() => {
   if (launcher && launcher.exitCode === null) launcher.kill('SIGKILL')
 })
 
 describe('a full run under umask 000', () => {
-  it('leaves every file in the data directory 0600 and every directory 0700', () => {
+  it('while it runs: every file (databases with their -wal and -shm, keys, secrets, sockets) 0600, every directory 0700', () => {
+    const entries = walk(dataDir)
+    const names = entries.map((e) => e.path)
+    for (const expected of ['audit.db-wal', 'audit.db-shm', 'signer.db-wal', 'gateway.db-wal', 'run/signer.sock', 'run/grant.sock']) expect(names).toContain(expected)
+    expect(wrongModes(entries)).toEqual([])
+  })
+
+  it('the signer seals what the other processes append: a checkpoint within a poll of 100 new events, and within 10 s of the last', async () => {
+    const dev = JSON.parse(readFileSync(path.join(dataDir, 'dev-chain.json'), 'utf8')) as { wallet: string; chainId: number }
+    const build = async () => {
+      const now = Math.floor(Date.now() / 1000)
+      const r = await fetch(`http://127.0.0.1:${env.SERVICE_PORT}/v1/tx/build`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          version: '1', id: randomUUID(), timestamp: now, chain: { type: 'evm', chainId: dev.chainId }, wallet: { address: dev.wallet },
+          action: { type: 'transfer_native', to: '0x000000000000000000000000000000000000bEEF', amount: '1' },
+          constraints: { maxGasWei: '1000000000000000', deadline: now + 600, maxSlippageBps: 0 },
+        }),
+      })
+      expect(r.status).toBeLessThan(500)
+    }
+    // Let the signer seal the demo's tail first, then start from a quiet log.
+    await waitFor(() => checkpoints().at(-1)!.sealed === headSeq() - 1 || null, { timeoutMs: 15_000, what: 'the demo sealed' })
+    const start = headSeq()
+    // Builds append their events through the gateway; the signer writes none of them.
+    while (headSeq() < start + 100) await build()
+    const burstEnd = Date.now()
+    const hundredth = start + 100
+    // The 100-event rule: sealed well before the 10 s rule would have done it.
+    await waitFor(() => checkpoints().some((c) => c.sealed >= hundredth) || null, { timeoutMs: 5_000, intervalMs: 100, what: `a checkpoint sealing seq ${hundredth}` })
+    expect(Date.now() - burstEnd).toBeLessThan(5_000)
+    // The 10 s rule: a few events more, far fewer than 100, are sealed within 10 s (plus one poll).
+    await waitFor(() => checkpoints().at(-1)!.sealed === headSeq() - 1 || null, { timeoutMs: 15_000, what: 'the burst sealed' })
+    const sealedBefore = checkpoints().length
+    await build()
+    const appended = Date.now()
+    const target = headSeq()
+    await waitFor(() => checkpoints().some((c) => c.sealed >= target) || null, { timeoutMs: 12_000, intervalMs: 100, what: `a checkpoint sealing seq ${target}` })
+    expect(checkpoints().length).toBe(sealedBefore + 1)
+    expect(Date.now() - appended).toBeLessThan(11_500)
+  }, 60_000)
+
+  it('after a clean stop: every file in the data directory 0600 and every directory 0700', async () => {
+    launcher.kill('SIGINT')
+    await new Promise((r) => launcher.once('exit', r))
     const entries = walk(dataDir)
     // The run did create what it should: databases (with their WAL files while open), keys, secrets.
     const names = entries.map((e) => e.path)
     for (const expected of ['audit.db', 'gateway.db', 'signer.db', 'audit-key', 'audit-key.pub', 'operator-token', 'dev-passphrase', 'dev-keystore', 'run']) expect(names).toContain(expected)
     expect(entries.filter((e) => e.path.startsWith('dev-keystore/') && e.kind === 'file').length).toBeGreaterThan(0)
-    const wrong = entries.filter((e) => !((e.kind === 'dir' && e.mode === '700') || ((e.kind === 'file' || e.kind === 'socket') && e.mode === '600')))
-    expect(wrong).toEqual([])
+    expect(wrongModes(entries)).toEqual([])
   })
 })
 
