@@ -52,7 +52,9 @@ async function main(): Promise<void> {
   }
 
   const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
-  const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock)
+  const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
+    log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
+  )
   log(auditKey.created ? 'audit key generated' : 'audit key loaded', {
     fingerprint: auditKey.fingerprint,
     publicKeyFile: path.join(config.dataDir, AUDIT_PUBLIC_KEY_FILE),

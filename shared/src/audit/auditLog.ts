@@ -88,7 +88,10 @@ export interface WrittenCheckpoint {
 export interface AuditCheckpointer {
   /** Signs the checkpoint data for `head`; called inside the write transaction. */
   sign(head: ChainHead): Omit<CheckpointData, 'seq' | 'headHash'>
-  /** Called after the commit that wrote a checkpoint (the signer records it in signer.db). */
+  /**
+   * Called after the commit that wrote a checkpoint (the signer records it in
+   * signer.db). Must report its own failures: what it throws is dropped.
+   */
   written(checkpoint: WrittenCheckpoint): void
 }
 
@@ -144,7 +147,15 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     commitBatch(events, seal).then(
       (written) => {
         commits += 1
-        if (written.checkpoint) checkpoints!.written(written.checkpoint)
+        if (written.checkpoint) {
+          // The rows are committed whatever happens here: a checkpointer that
+          // fails to record one must not leave the batch's appends unanswered.
+          try {
+            checkpoints!.written(written.checkpoint)
+          } catch {
+            /* the checkpointer reports its own failures (AuditCheckpointer.written) */
+          }
+        }
         for (const p of batch) p.resolve(written)
       },
       (err: Error) => {

@@ -2,11 +2,22 @@ import { signCheckpoint, type AuditCheckpointer, type AuditLog, type Clock } fro
 import type { AuditCheckpoints } from '../store/auditCheckpoints.js'
 import type { AuditKey } from './auditKey.js'
 
-/** Signs checkpoints with the audit key and records each written one in signer.db. */
-export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock): AuditCheckpointer {
+/**
+ * Signs checkpoints with the audit key and records each written one in
+ * signer.db. A failed record leaves signer.db at the previous checkpoint (the
+ * log is then anchored a little less far) and is reported; the next
+ * checkpoint records again.
+ */
+export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock, onError: (err: Error) => void): AuditCheckpointer {
   return {
     sign: (head) => ({ key: key.fingerprint, signature: signCheckpoint(key.privateKey, head.seq, head.hash) }),
-    written: (cp) => store.record(cp, clock()),
+    written: (cp) => {
+      try {
+        store.record(cp, clock())
+      } catch (err) {
+        onError(err as Error)
+      }
+    },
   }
 }
 

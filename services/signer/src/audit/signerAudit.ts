@@ -12,9 +12,9 @@ export interface SignerAudit {
 }
 
 /** The signer's handle on audit.db: inline writes, checkpoints signed with its audit key and recorded in signer.db. */
-export function openSignerAudit(dataDir: string, signerDb: Database.Database, clock: Clock): SignerAudit {
+export function openSignerAudit(dataDir: string, signerDb: Database.Database, clock: Clock, onError: (err: Error) => void = () => {}): SignerAudit {
   const key = loadOrCreateAuditKey(dataDir)
   const checkpoints = createAuditCheckpoints(signerDb)
-  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, checkpoints: createCheckpointer(key, checkpoints, clock) })
+  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, checkpoints: createCheckpointer(key, checkpoints, clock, onError) })
   return { audit, key, checkpoints }
 }
