@@ -7,7 +7,8 @@ import path from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { parseEther, type Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nativeIntent } from './support/intents.js'
+import { intentFor, nativeIntent } from './support/intents.js'
+import { deployTestToken } from './support/contracts.js'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { repoRoot } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
@@ -47,7 +48,9 @@ describe('approval dashboard in Chromium', () => {
     const card = page.locator(`[data-request-id]`).filter({ hasText: 'Transfer 1.5 ETH (native)' })
     await card.waitFor({ timeout: 10_000 })
     const text = await card.textContent()
-    expect(text, text ?? '').toContain('skill dca-skill')
+    // A client's own metadata.source is its claim, not a skill the gateway ran.
+    expect(text, text ?? '').toContain('client says: dca-skill')
+    expect(text).not.toContain('Requested by')
     expect(await card.locator('.risk').textContent()).toBe('risk 0')
     expect(await card.getAttribute('class')).toContain('green')
     mkdirSync(artifacts, { recursive: true })
@@ -148,6 +151,58 @@ describe('approval dashboard in Chromium', () => {
     } finally {
       await dashboard.close()
       await new Promise((r) => evil.close(r))
+    }
+  })
+
+  it('a spoofed symbol shows the chain’s symbol and amount with a red line, in the audit text too; a client’s "skill:" source is not a skill', async () => {
+    // 90 TUSD (6 decimals on chain) declared as USDC with 12 decimals: the card once said "Transfer 0.00009 USDC" in green.
+    const holder = anvilAccounts[2]
+    const tusd = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: holder.privateKey, name: 'Test USD', symbol: 'TUSD', decimals: 6, supply: 1_000_000_000n })
+    const spoofStack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, tokenLimits: { [tusd]: { requireApprovalAbove: '0' } } } })
+    await spoofStack.start({ approver: true })
+    const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } })
+    try {
+      await page.addInitScript((t) => sessionStorage.setItem('countersign.operatorToken', t), spoofStack.operatorToken)
+      await page.goto(`${spoofStack.url}/approval-ui`)
+      await page.waitForSelector('#conn.live')
+      const intent = intentFor(holder.address as Address, { type: 'transfer', asset: { kind: 'erc20', address: tusd, symbol: 'USDC', decimals: 12 }, to: '0x000000000000000000000000000000000000b0b0', amount: '90000000' }, {
+        extra: { metadata: { source: 'skill:payroll-official', note: 'salary \u202eFDP.exe' } },
+      })
+      const blocked = spoofStack.post('/v1/tx/approve-request', intent)
+      const card = page.locator('[data-request-id]').first()
+      await card.waitFor({ timeout: 10_000 })
+      const text = (await card.textContent()) ?? ''
+      expect(text).toContain('Transfer 90 TUSD to 0x000000000000000000000000000000000000b0b0')
+      expect(text).not.toContain('0.00009')
+      expect(await card.getAttribute('class')).toContain('red')
+      expect(await card.locator('.alert').textContent()).toContain('declared token')
+      expect(text).not.toMatch(/Requested by/)
+      expect(text).toContain('client says: skill:payroll-official')
+      expect(text).toContain('salary \\u202eFDP.exe')
+      expect(text).not.toContain('\u202e')
+      mkdirSync(artifacts, { recursive: true })
+      await page.screenshot({ path: path.join(artifacts, 'dashboard-spoofed-symbol.png'), fullPage: true })
+      // Red: approving asks a second time.
+      let asked = ''
+      page.once('dialog', (d) => {
+        asked = d.message()
+        void d.accept()
+      })
+      await card.getByRole('button', { name: 'Approve' }).click()
+      const approved = await blocked
+      expect(asked).toContain('red line')
+      expect(approved.status).toBe(200)
+      expect(approved.body.description).toContain('Transfer 90 TUSD')
+      expect(approved.body.riskFactors).toContainEqual(expect.objectContaining({ id: 'declared_token_mismatch', weight: 30 }))
+      const events = ((await spoofStack.get('/v1/approvals/history?limit=50')).body.events as Array<{ intentId: string; event: string; data: Record<string, string> }>).filter((e) => e.intentId === intent.id)
+      for (const name of ['approval_requested', 'approval_granted', 'web_approval_decided']) {
+        expect(events.find((e) => e.event === name)?.data.action, name).toContain('Transfer 90 TUSD')
+      }
+      expect(events.find((e) => e.event === 'tx_built')?.data.description).toContain('Transfer 90 TUSD')
+      expect(JSON.stringify(events)).not.toContain('0.00009')
+    } finally {
+      await page.close()
+      await spoofStack.stop()
     }
   })
 })

@@ -68,7 +68,10 @@ describe('skills in the real stack', () => {
     const id = crypto.randomUUID()
     const running = stack.post('/v1/skills/payer/run', { input: { id, wallet: WALLET } })
     const pending = await waitFor(async () => (await stack.get('/v1/approvals/pending')).body.pending.find((p: { summary: { intentId: string } }) => p.summary.intentId === id) ?? null, { what: 'the skill’s request in the queue' })
-    expect(pending.summary.skill).toBe('skill:payer')
+    // Labelled by the gateway's sandbox runner itself, not by the intent's metadata.source.
+    expect(pending.summary.skill).toBe('payer')
+    expect(pending.summary.clientSource).toBeNull()
+    expect(pending.card.lines).toContainEqual({ label: 'Requested by', value: 'skill payer', kind: 'text' })
     const created = (await stack.get('/v1/approvals/history?limit=20')).body.events.find((e: { event: string; intentId: string }) => e.event === 'approve_request_created' && e.intentId === id)
     expect(created.data.source).toBe('skill:payer')
     await stack.decide(pending.requestId, true)

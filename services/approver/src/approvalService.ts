@@ -115,7 +115,7 @@ export function createApprovalService(deps: {
       if (full) throw new ApprovalRefusal('too_many_pending', full)
 
       // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
-      const summary = summarise(intent, params.preflight, params.policyReasons, deps.routers, params.txRequest)
+      const summary = summarise(params, deps.routers)
       const entry = pending.add(intent, hash, summary)
       await audit.append({
         intentId: intent.id,

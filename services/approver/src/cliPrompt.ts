@@ -1,27 +1,14 @@
 import { openSync } from 'node:fs'
 import { ReadStream, WriteStream } from 'node:tty'
 import type { TerminalPrompt } from './channels/terminalChannel.js'
-import type { ApprovalSummary } from './summary.js'
+import { cardText } from './card/cardText.js'
+import { renderCard } from './card/renderCard.js'
+import type { PendingRequest } from './requests/pendingRequests.js'
 
-export function formatSummary(s: ApprovalSummary, requestId: string): string {
-  const lines = [
-    '',
-    '━━━━ countersign: approval requested ━━━━',
-    `request   ${requestId}`,
-    `action    ${s.action}`,
-    `wallet    ${s.wallet}`,
-    ...(s.recipient ? [`recipient ${s.recipient}`] : []),
-    ...(s.spender ? [`spender   ${s.spender}`] : []),
-    `calls     ${s.to}`,
-    ...(s.skill ? [`requested by skill ${s.skill}`] : []),
-    `risk      ${s.riskScore}/100 (${s.preflightSource})`,
-    ...s.riskFactors.map((f) => `  +${f.weight} ${f.detail}`),
-    ...s.warnings.map((w) => `  ! ${w}`),
-    ...s.balanceDiffs.map((d) => `  balance ${d.token}: ${d.change}`),
-    ...s.policyReasons.map((r) => `  policy: ${r}`),
-    `binds     ${s.txRequestHash}`,
-  ]
-  return lines.join('\n') + '\n'
+/** The prompt's text: the shared card, as terminal lines. */
+export function formatPrompt(request: PendingRequest): string {
+  const lines = cardText(renderCard(request.summary), { requestId: request.requestId, indent: '  ' })
+  return ['', '━━━━ countersign: approval requested ━━━━', ...lines].join('\n') + '\n'
 }
 
 /**
@@ -49,7 +36,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             return reject(new Error(`no terminal to ask on: ${(err as Error).message}`))
           }
           const { input, output } = io
-          output.write(formatSummary(request.summary, request.requestId))
+          output.write(formatPrompt(request))
           output.write(`approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `)
           let answer = ''
           const finish = (result: boolean | Error) => {

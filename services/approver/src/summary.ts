@@ -1,23 +1,34 @@
 import {
+  NATIVE_TOKEN_ADDRESS,
+  applyTokenFacts,
   buildAggregatorTransaction,
   buildTransaction,
+  chainName,
+  describeMismatch,
+  escapeForDisplay,
+  formatAssetAmount,
+  formatNative,
   isAggregatorIntent,
   sameAddress,
-  chainName,
   specOf,
   type CardField,
   type CounterpartyRole,
   type BalanceDiff,
-  type PreflightFindings,
+  type RequestApprovalParams,
   type RiskFactor,
   type RouterTable,
   type TxIntent,
-  type TxRequest,
 } from '@countersign/shared'
 
-/** What the operator sees. Everything but the `preflight` part is derived here from the intent. */
+/**
+ * What the operator sees, derived here from the intent (the preflight part
+ * labelled as the gateway's). Every string is shown as is in the dashboard and
+ * on terminals, so every string that can carry client or token text is
+ * escaped (`\u202e`) here, once.
+ */
 export interface ApprovalSummary {
   intentId: string
+  /** The action in words, with the chain's token symbols and decimals when the gateway could read them. */
   action: string
   actionType: TxIntent['action']['type']
   chainId: number
@@ -31,30 +42,51 @@ export interface ApprovalSummary {
   txRequestHash: string
   to: string
   value: string
+  /** Set only when the gateway's skill sandbox runner submitted the intent. */
   skill: string | null
+  /** A client's own metadata.source, shown as "client says: …" (anyone can write "skill:…" there). */
+  clientSource: string | null
   note: string | null
+  /** Where symbols and decimals come from: the token contracts, or the client's declaration (no RPC for the chain). */
+  tokenFacts: 'chain' | 'declared'
+  /** Declared symbols or decimals the chain contradicts: red lines. */
+  tokenMismatches: string[]
   riskScore: number
   riskFactors: RiskFactor[]
   warnings: string[]
   balanceDiffs: BalanceDiff[]
+  /** The balance changes in words (chain symbols and decimals when known). */
+  balanceChanges: string[]
   policyReasons: string[]
   /** Risk score, factors, warnings and balance diffs come from the gateway's preflight. */
   preflightSource: 'gateway preflight' | 'no simulation'
 }
 
-export function summarise(intent: TxIntent, preflight: PreflightFindings, policyReasons: string[], routers: RouterTable, txRequest?: TxRequest): ApprovalSummary {
+const NATIVE = NATIVE_TOKEN_ADDRESS.toLowerCase()
+
+export function summarise(params: RequestApprovalParams, routers: RouterTable): ApprovalSummary {
+  const { intent, preflight, policyReasons, txRequest } = params
   // An aggregator quote is checked against the intent here too (it throws if it does not match); everything else is rebuilt.
-  const built =
-    txRequest && isAggregatorIntent(intent) && sameAddress(txRequest.to, routers.aggregator)
-      ? buildAggregatorTransaction(intent, { to: txRequest.to, data: txRequest.data }, routers)
-      : buildTransaction(intent, routers)
-  const spec = specOf(intent.action)
-  const fields = spec.card(intent)
-  const parties = spec.counterparties(intent)
+  const viaAggregator = txRequest !== undefined && isAggregatorIntent(intent) && sameAddress(txRequest.to, routers.aggregator)
+  const built = viaAggregator ? buildAggregatorTransaction(intent, { to: txRequest.to, data: txRequest.data }, routers) : buildTransaction(intent, routers)
+  // The words: from the intent as the chain describes its tokens (the transaction itself is the intent's).
+  const facts = params.tokenFacts ?? []
+  const { shown, mismatches } = params.tokenFacts ? applyTokenFacts(intent, facts) : { shown: intent, mismatches: [] }
+  const description = viaAggregator ? buildAggregatorTransaction(shown, { to: txRequest.to, data: txRequest.data }, routers).description : buildTransaction(shown, routers).description
+  const spec = specOf(shown.action)
+  const fields = spec.card(shown).map((f) => ({ ...f, value: escapeForDisplay(f.value) }))
+  const parties = spec.counterparties(shown)
   const party = (role: CounterpartyRole) => parties.find((c) => c.role === role)?.address ?? null
+  const source = intent.metadata?.source
+  // Only the chain's facts format a balance change; a token without them shows raw units.
+  const balanceChange = (d: BalanceDiff) => {
+    if (d.token.toLowerCase() === NATIVE) return formatNative(d.change)
+    const fact = facts.find((f) => f.address.toLowerCase() === d.token.toLowerCase())
+    return formatAssetAmount(d.change, { address: d.token as `0x${string}`, ...(fact?.symbol ? { symbol: fact.symbol } : {}), ...(fact?.decimals != null ? { decimals: fact.decimals } : {}) })
+  }
   return {
     intentId: intent.id,
-    action: built.description,
+    action: escapeForDisplay(description),
     actionType: intent.action.type,
     chainId: intent.chain.chainId,
     chain: chainName(intent.chain.chainId),
@@ -67,13 +99,17 @@ export function summarise(intent: TxIntent, preflight: PreflightFindings, policy
     txRequestHash: built.txRequestHash,
     to: built.txRequest.to,
     value: built.txRequest.value,
-    skill: intent.metadata?.source ?? null,
-    note: intent.metadata?.note ?? null,
+    skill: params.skill !== undefined ? escapeForDisplay(params.skill) : null,
+    clientSource: params.skill === undefined && source !== undefined ? escapeForDisplay(source) : null,
+    note: intent.metadata?.note !== undefined ? escapeForDisplay(intent.metadata.note) : null,
+    tokenFacts: params.tokenFacts ? 'chain' : 'declared',
+    tokenMismatches: mismatches.map((m) => escapeForDisplay(describeMismatch(m))),
     riskScore: preflight.riskScore,
-    riskFactors: preflight.riskFactors,
-    warnings: preflight.warnings,
+    riskFactors: preflight.riskFactors.map((f) => ({ ...f, detail: escapeForDisplay(f.detail) })),
+    warnings: preflight.warnings.map(escapeForDisplay),
     balanceDiffs: preflight.balanceDiffs,
-    policyReasons,
+    balanceChanges: preflight.balanceDiffs.map((d) => escapeForDisplay(balanceChange(d))),
+    policyReasons: policyReasons.map(escapeForDisplay),
     preflightSource: preflight.simulationSuccess === null ? 'no simulation' : 'gateway preflight',
   }
 }

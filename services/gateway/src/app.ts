@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
   approverMethods,
@@ -15,7 +16,7 @@ import { installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
-import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
+import { approveRequestRoutes, SKILL_RUN_HEADER, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
 import { createApprovalWaiters } from './approvals/approvalWaiters.js'
 import { buildOpenApiDocument } from './openapi.js'
@@ -30,6 +31,7 @@ import { approverOperatorAuthority, type OperatorAuthority } from './operatorAut
 import type { FileReport, ScanFile } from './skills/scan/pool.js'
 import type { SandboxStatus } from './skills/sandbox/probe.js'
 import { ChainFacts } from './preflight/chainFacts.js'
+import { createTokenFactsReader } from './chain/tokenFacts.js'
 import { findingsOf, runPreflight } from './preflight/runPreflight.js'
 import { preflightRoutes } from './routes/preflight.js'
 import type { AggregatorConfig } from './aggregator/client.js'
@@ -104,17 +106,21 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   installHostGuard(app, deps.host)
 
   const policyGate = createPolicyGate({ policy: deps.policy, routers: deps.routers, rateLimits: deps.rateLimits, audit: deps.audit, clock })
+  // Token symbol() and decimals(), cached: descriptions, the approval card and the preflight all use the chain's, not the client's.
+  const chainFacts = new ChainFacts()
+  const tokenFacts = createTokenFactsReader(chains, chainFacts)
   const buildIntent = createIntentBuilder({
     routers: deps.routers,
     aggregator: deps.aggregator ?? { apiKey: null, baseUrl: '', timeoutMs: 10_000 },
     routes: deps.swapRoutes,
     clock,
     log: (msg, err) => app.log.warn({ err }, msg),
+    shown: (intent) => tokenFacts.shown(intent),
   })
   const preflightDeps = {
     policy: deps.policy,
     routers: deps.routers,
-    facts: new ChainFacts(),
+    facts: chainFacts,
     knownRecipients: (chainId: number, wallet: string) => deps.knownRecipients.list(chainId, wallet),
   }
   // approve-request simulates when the chain has an RPC; without one (or when
@@ -146,6 +152,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     signer: deps.signer,
     clock,
   })
+  // Known only to this process: marks approve-requests made by the skill sandbox runner (app.inject below).
+  const skillRunSecret = randomBytes(32).toString('hex')
   const waiters = createApprovalWaiters({ approver: deps.approver, clock, log: (msg, err) => app.log.warn({ err }, msg) })
   app.addHook('onClose', async () => waiters.close())
   await app.register(approveRequestRoutes, {
@@ -154,6 +162,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     buildIntent,
     approver: deps.approver,
     waiters,
+    tokenFacts,
+    skillRunSecret,
     preflight: deps.preflight ?? chainPreflight,
   })
   await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
@@ -178,7 +188,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       const withdraw = () => void deps.approver.call(approverMethods.withdrawApproval, { intentId: intent.id }).catch(() => undefined)
       signal.addEventListener('abort', withdraw, { once: true })
       try {
-        const res = await app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+        // The secret header tells approve-request that the sandbox runner stamped metadata.source: the only way a card says "skill".
+        const res = await app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent, headers: { [SKILL_RUN_HEADER]: skillRunSecret } })
         return { status: res.statusCode, body: res.json() as unknown }
       } finally {
         signal.removeEventListener('abort', withdraw)

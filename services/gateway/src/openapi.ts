@@ -41,7 +41,25 @@ const schemas = {
   RiskFactor: obj({ id: str, weight: { type: 'number' }, detail: str }),
   BalanceDiff: obj({ token: address, change: { type: 'string', pattern: '^-?[0-9]+$' } }),
   AuditEvent: obj({ id: str, timestamp: { type: 'integer' }, intentId: str, event: str, data: { type: 'object' } }),
-  ApprovalRequest: { type: 'object', required: ['requestId', 'summary', 'ttlSeconds'], properties: { requestId: str, ttlSeconds: { type: 'integer' }, summary: { type: 'object', required: ['action', 'riskScore', 'warnings'], properties: { action: str, riskScore: { type: 'number' }, warnings: { type: 'array', items: str } } } } },
+  ApprovalRequest: {
+    type: 'object',
+    required: ['requestId', 'summary', 'ttlSeconds'],
+    properties: {
+      requestId: str,
+      ttlSeconds: { type: 'integer' },
+      summary: {
+        type: 'object',
+        required: ['action', 'riskScore', 'warnings'],
+        description: 'action uses the token contracts\' own symbol() and decimals() when the chain has an RPC; skill is set only for intents from the skill sandbox, clientSource is a client\'s own metadata.source; every string has control and bidi characters escaped (\\u202e)',
+        properties: { action: str, riskScore: { type: 'number' }, warnings: { type: 'array', items: str }, skill: { type: ['string', 'null'] }, clientSource: { type: ['string', 'null'] }, tokenMismatches: { type: 'array', items: str } },
+      },
+      card: {
+        type: 'object',
+        description: 'The approval card as the dashboard and the terminals show it: title, tone (green/amber/red), alerts (red lines), lines {label, value, kind, tone?}, lists {title, items}, confirm',
+        properties: { title: str, riskScore: { type: 'number' }, tone: { enum: ['green', 'amber', 'red'] }, alerts: { type: 'array', items: str }, confirm: { type: 'boolean' } },
+      },
+    },
+  },
 }
 
 const intentBody = { required: true, content: { 'application/json': { schema: ref('TxIntent') } } }

@@ -8,6 +8,7 @@
 // waiting clients. So any number of waiting requests never holds the socket.
 import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { TxIntent, TxRequest } from '../types.js'
+import type { TokenFact } from '../display/tokenFacts.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
 
@@ -38,6 +39,14 @@ export interface RequestApprovalParams {
   policyReasons: string[]
   /** For aggregator swaps only: the quoted transaction, which the approver checks against the intent. */
   txRequest?: TxRequest
+  /**
+   * The intent's tokens as the chain describes them (symbol(), decimals()),
+   * read by the gateway, which has the RPC; absent when the chain has none.
+   * The card shows these, never the intent's declared ones.
+   */
+  tokenFacts?: TokenFact[]
+  /** Set only by the gateway's skill sandbox runner: the skill that submitted the intent. */
+  skill?: string
 }
 
 export type ApprovalOutcome =
@@ -140,6 +149,21 @@ export const requestApprovalParamsSchema = {
     },
     policyReasons: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 1024 } },
     txRequest: txRequestSchema,
+    tokenFacts: {
+      type: 'array',
+      maxItems: 4,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['address', 'symbol', 'decimals'],
+        properties: {
+          address: addressSchema,
+          symbol: { anyOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] },
+          decimals: { anyOf: [{ type: 'integer', minimum: 0, maximum: 255 }, { type: 'null' }] },
+        },
+      },
+    },
+    skill: { type: 'string', minLength: 1, maxLength: 128 },
   },
 } as const
 

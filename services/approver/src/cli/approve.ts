@@ -6,6 +6,8 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
+import { cardText } from '../card/cardText.js'
+import type { ApprovalCard } from '../card/renderCard.js'
 
 const USAGE = `usage: countersign-approve [watch]            live list (the authenticated feed); "a N" approves, "d N" denies, "q" quits
        countersign-approve list                 print pending requests once
@@ -19,7 +21,7 @@ The operator token comes from SERVICE_OPERATOR_TOKEN or DATA_DIR/operator-token.
 interface Pending {
   requestId: string
   ttlSeconds: number
-  summary: { action: string; riskScore: number; warnings: string[]; riskFactors: Array<{ weight: number; detail: string }>; recipient: string | null; spender: string | null; skill: string | null; txRequestHash: string }
+  card: ApprovalCard
 }
 
 export interface ApproveIo {
@@ -35,22 +37,10 @@ function option(args: string[], name: string): string | undefined {
   return i === -1 ? undefined : args[i + 1]
 }
 
+/** The pending list with the same card the dashboard and the cli prompt show. */
 export function formatPending(list: Pending[]): string {
   if (list.length === 0) return 'no pending requests'
-  return list
-    .map((p, n) => {
-      const s = p.summary
-      const risk = s.riskScore <= 30 ? 'low' : s.riskScore <= 60 ? 'MEDIUM' : 'HIGH'
-      const lines = [
-        `[${n + 1}] ${s.action}`,
-        `    risk ${s.riskScore}/100 (${risk}) · ${Math.floor(p.ttlSeconds / 60)}:${String(p.ttlSeconds % 60).padStart(2, '0')} left · request ${p.requestId}`,
-        ...(s.skill ? [`    requested by skill ${s.skill}`] : []),
-        ...s.riskFactors.map((f) => `    +${f.weight} ${f.detail}`),
-        ...s.warnings.map((w) => `    ! ${w}`),
-      ]
-      return lines.join('\n')
-    })
-    .join('\n')
+  return list.map((p, n) => cardText(p.card, { requestId: p.requestId, ttlSeconds: p.ttlSeconds, indent: '    ' }).map((line, i) => (i === 0 ? `[${n + 1}] ${line}` : line)).join('\n')).join('\n')
 }
 
 export async function runApproveCli(argv: string[], io: ApproveIo): Promise<number> {

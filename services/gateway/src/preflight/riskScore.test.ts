@@ -27,6 +27,11 @@ describe('scoreRisk', () => {
     expect(r.riskScore).toBe(100)
   })
 
+  it('a declared symbol or decimals the chain contradicts scores declared_token_mismatch (DESIGN §6)', () => {
+    const r = scoreRisk({ intent: makeIntent(), policy: policy(), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 50_000n, tokenMismatches: ['declared as "USDC" with 12 decimals; on chain "TUSD" with 18 decimals'] })
+    expect(r).toEqual({ riskScore: 30, riskFactors: [{ id: 'declared_token_mismatch', weight: 30, detail: 'declared as "USDC" with 12 decimals; on chain "TUSD" with 18 decimals' }] })
+  })
+
   it('slippage above 300 bps on swaps only', () => {
     const swap = makeIntent({ action: actions.swapIn() })
     swap.constraints.maxSlippageBps = 301

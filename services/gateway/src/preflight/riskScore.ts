@@ -9,6 +9,8 @@ export const RISK_WEIGHTS = {
   large_approval: 25,
   simulation_reverted: 50,
   high_gas: 10,
+  // DESIGN §6: a token declared with another symbol or decimals than it has on chain (the card's red line) also scores.
+  declared_token_mismatch: 30,
 } as const
 
 const HIGH_GAS = 400_000n
@@ -21,6 +23,8 @@ export interface RiskInputs {
   contract: string | null
   simulationSuccess: boolean | null
   gasEstimate: bigint | null
+  /** Declared symbols or decimals the chain contradicts, one sentence each (from the token facts). */
+  tokenMismatches?: string[]
 }
 
 const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === a.toLowerCase())
@@ -30,7 +34,7 @@ const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === 
  * Allowlist factors apply when that allowlist is configured: with an empty
  * list nothing is "allowlisted" and every call would score alike.
  */
-export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
+export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
   const factors: RiskFactor[] = []
   const add = (id: keyof typeof RISK_WEIGHTS, detail: string) => factors.push({ id, weight: RISK_WEIGHTS[id], detail })
   const spec = specOf(intent.action)
@@ -66,6 +70,7 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
 
   if (simulationSuccess === false) add('simulation_reverted', 'the simulation reverted: this transaction would fail on chain')
   if (gasEstimate !== null && gasEstimate > HIGH_GAS) add('high_gas', `gas estimate ${gasEstimate} is above ${HIGH_GAS}`)
+  if (tokenMismatches.length > 0) add('declared_token_mismatch', tokenMismatches.join('; '))
 
   return { riskScore: Math.min(100, factors.reduce((s, f) => s + f.weight, 0)), riskFactors: factors }
 }

@@ -4,6 +4,9 @@ import {
   contractOf,
   specOf,
   VALUE_RECEIVING_ROLES,
+  mismatchOf,
+  describeMismatch,
+  escapeForDisplay,
   type BalanceDiff,
   type BuiltTx,
   type PolicyConfig,
@@ -69,6 +72,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
   ])
 
   const signals: Signal[] = []
+  const tokenMismatches: string[] = []
   let success = sim.success
   let revertReason = sim.revertReason
   assets.forEach((t, n) => {
@@ -80,11 +84,15 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
       signals.push({ id: 'token_not_contract', message: `token ${t.address} has no contract code on chain ${chainId}; nothing would be transferred` })
       return
     }
-    if (t.symbol !== undefined && f.symbol !== null && t.symbol !== f.symbol) {
-      signals.push({ id: 'declared_symbol_mismatch', message: `token ${t.address} is ${f.symbol} on chain, but the intent says ${t.symbol}` })
-    }
-    if (t.decimals !== undefined && f.decimals !== null && t.decimals !== f.decimals) {
-      signals.push({ id: 'declared_decimals_mismatch', message: `token ${t.address} has ${f.decimals} decimals on chain, but the intent says ${t.decimals}: amounts shown may be off by 10^${Math.abs(f.decimals - t.decimals)}` })
+    const m = mismatchOf(t, { address: t.address, symbol: f.symbol, decimals: f.decimals })
+    if (m) {
+      if (m.declared.symbol !== undefined && m.declared.symbol !== m.onChain.symbol) {
+        signals.push({ id: 'declared_symbol_mismatch', message: `token ${t.address} is ${m.onChain.symbol === null ? 'without a symbol' : escapeForDisplay(m.onChain.symbol)} on chain, but the intent says ${escapeForDisplay(m.declared.symbol)}` })
+      }
+      if (m.declared.decimals !== undefined && m.declared.decimals !== m.onChain.decimals) {
+        signals.push({ id: 'declared_decimals_mismatch', message: `token ${t.address} has ${m.onChain.decimals ?? 'unknown'} decimals on chain, but the intent says ${m.declared.decimals}${m.onChain.decimals !== null ? `: amounts shown may be off by 10^${Math.abs(m.onChain.decimals - m.declared.decimals)}` : ''}` })
+      }
+      tokenMismatches.push(escapeForDisplay(describeMismatch(m)))
     }
   })
   allowances.forEach((f, n) => {
@@ -109,6 +117,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     contract: contractOf(intent, deps.routers),
     simulationSuccess: success,
     gasEstimate: sim.gasUsed,
+    tokenMismatches,
   })
 
   const allowanceChanges = allowances.flatMap((f, n) => {

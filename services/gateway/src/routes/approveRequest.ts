@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsync } from 'fastify'
 import {
   APPROVAL_REFUSED,
@@ -21,6 +22,7 @@ import { HttpError } from '@countersign/shared/http/errors'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
+import type { TokenFactsReader } from '../chain/tokenFacts.js'
 
 export type { ApproverCaller }
 
@@ -37,6 +39,19 @@ export interface ApproveRequestOptions {
   approver: ApproverCaller
   waiters: ApprovalWaiters
   preflight: RunPreflight
+  tokenFacts: TokenFactsReader
+  /** Sent by the skill sandbox runner (and nobody else) in SKILL_RUN_HEADER. */
+  skillRunSecret: string
+}
+
+/** Header the gateway's own skill runner sets on its approve-requests (app.inject); a client cannot know its value. */
+export const SKILL_RUN_HEADER = 'x-countersign-skill-run'
+
+/** The skill that submitted the intent, when the request came from the sandbox runner (which stamps metadata.source "skill:<name>"). */
+function skillOf(header: unknown, secret: string, intent: TxIntent): string | null {
+  if (typeof header !== 'string' || header.length !== secret.length || !timingSafeEqual(Buffer.from(header), Buffer.from(secret))) return null
+  const source = intent.metadata?.source
+  return source?.startsWith('skill:') ? source.slice('skill:'.length) : null
 }
 
 const approverUnavailable = () => new HttpError(503, { error: 'approver_unavailable', message: 'the approver is not reachable; nothing was approved, retry later' })
@@ -97,7 +112,17 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
     // waiters' poll. A client that goes away does not withdraw the request:
     // it stays on the dashboard, and a retry of the same intent attaches to
     // it or gets the decision that was made meanwhile.
-    const params = { intent, preflight, policyReasons: decision.reasons, ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}) }
+    // The approver has no RPC: the gateway hands on the tokens' own symbol and decimals, and who really submitted it.
+    const facts = await opts.tokenFacts.read(intent)
+    const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
+    const params = {
+      intent,
+      preflight,
+      policyReasons: decision.reasons,
+      ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
+      ...(facts ? { tokenFacts: facts } : {}),
+      ...(skill ? { skill } : {}),
+    }
     const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
     let outcome: ApprovalOutcome | null
     try {

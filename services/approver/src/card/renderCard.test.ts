@@ -1,0 +1,69 @@
+// The one card, from the summary to what the dashboard lays out and the
+// terminals print: the chain's token facts, red lines, who asked, escapes.
+import { describe, expect, it } from 'vitest'
+import { defaultRouterTable, noPreflight, type RequestApprovalParams, type TxIntent } from '@countersign/shared'
+import { actions, makeIntent, RECIPIENT, USDC_BASE } from '@countersign/shared/testing/intents'
+import { summarise } from '../summary.js'
+import { cardText } from './cardText.js'
+import { renderCard } from './renderCard.js'
+
+const routers = defaultRouterTable()
+const params = (intent: TxIntent, extra: Partial<RequestApprovalParams> = {}): RequestApprovalParams => ({ intent, preflight: noPreflight(), policyReasons: ['approval threshold'], ...extra })
+// The issue's spoof: 90 TUSD (18 decimals on chain) declared as USDC with 12 decimals.
+const spoofed = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 12 }, to: RECIPIENT, amount: '90000000000000000000' } })
+const TUSD_FACTS = [{ address: USDC_BASE, symbol: 'TUSD', decimals: 18 }]
+
+describe('the approval card', () => {
+  it('shows the chain’s symbol and amount, and a declared symbol the chain contradicts as a red line that asks twice', () => {
+    const s = summarise(params(spoofed, { tokenFacts: TUSD_FACTS }), routers)
+    expect(s.action).toBe(`Transfer 90 TUSD to ${RECIPIENT} on Base`)
+    expect(s.amount).toBe('90 TUSD')
+    const card = renderCard(s)
+    expect(card.tone).toBe('red')
+    expect(card.confirm).toBe(true)
+    expect(card.alerts).toEqual([`Token mismatch: the client declared token ${USDC_BASE} as "USDC" with 12 decimals; on chain it is "TUSD" with 18 decimals. The amounts above use the chain's symbol and decimals.`])
+    expect(card.lines).toContainEqual({ label: 'Send', value: '90 TUSD', kind: 'amount' })
+    const text = cardText(card, { requestId: 'r1' }).join('\n')
+    expect(text).toContain('Transfer 90 TUSD')
+    expect(text).toContain('!!! Token mismatch')
+    expect(text).not.toContain('USDC to')
+  })
+
+  it('without an RPC the declared values are used, and the card says they are unchecked', () => {
+    const card = renderCard(summarise(params(spoofed), routers))
+    expect(card.title).toContain('90000000 USDC')
+    expect(card.lines).toContainEqual(expect.objectContaining({ label: 'Tokens', tone: 'red' }))
+    expect(card.alerts).toEqual([])
+  })
+
+  it('says "skill" only for the gateway’s sandbox runner; a client’s metadata.source is "client says: …"', () => {
+    const claimed = makeIntent({ action: actions.native('1000') })
+    claimed.metadata = { source: 'skill:payroll-official' }
+    const fromClient = renderCard(summarise(params(claimed), routers))
+    expect(fromClient.lines.find((l) => l.label === 'Requested by')).toBeUndefined()
+    expect(fromClient.lines).toContainEqual({ label: 'Source', value: 'client says: skill:payroll-official', kind: 'text', tone: 'dim' })
+    expect(cardText(fromClient, { requestId: 'r' }).join('\n')).not.toMatch(/requested by/i)
+    const fromRunner = renderCard(summarise(params(claimed, { skill: 'payroll-official' }), routers))
+    expect(fromRunner.lines).toContainEqual({ label: 'Requested by', value: 'skill payroll-official', kind: 'text' })
+    expect(fromRunner.lines.find((l) => l.label === 'Source')).toBeUndefined()
+  })
+
+  it('escapes bidi and control characters in every shown string (note, source, on-chain symbol, warnings)', () => {
+    const i = makeIntent({ action: actions.transfer() })
+    i.metadata = { note: 'invoice \u202e4202 exe.fdp', source: 'bot\u001b[2J' }
+    const s = summarise(params(i, { tokenFacts: [{ address: USDC_BASE, symbol: 'US\u202eDC', decimals: 6 }], preflight: { ...noPreflight(), warnings: ['token is US\u202eDC on chain'] } }), routers)
+    const text = cardText(renderCard(s), { requestId: 'r' }).join('\n')
+    expect(text).toContain('invoice \\u202e4202 exe.fdp')
+    expect(text).toContain('client says: bot\\u001b[2J')
+    expect(text).toContain('token is US\\u202eDC on chain')
+    expect(text).not.toMatch(/[\u202e\u001b]/)
+    // A symbol with a bidi control is not a ticker: the amount names the token address instead.
+    expect(s.amount).toBe(`5 of token ${USDC_BASE}`)
+  })
+
+  it('risk colours: green up to 30, amber up to 60, red above (asks twice)', () => {
+    const at = (riskScore: number) => renderCard(summarise(params(makeIntent({ action: actions.native('1') }), { preflight: { ...noPreflight(), riskScore } }), routers))
+    expect([at(30).tone, at(31).tone, at(60).tone, at(61).tone]).toEqual(['green', 'amber', 'amber', 'red'])
+    expect([at(60).confirm, at(61).confirm]).toEqual([false, true])
+  })
+})

@@ -1,0 +1,60 @@
+// The one card renderer: what an operator reads before deciding, as a
+// structured card that the dashboard (HTML) and the terminals (the cli
+// prompt, countersign-approve) only lay out. Like Clef's UI API, the channel
+// receives the request already interpreted; no view decides on its own what
+// to show or how loud.
+import type { ApprovalSummary } from '../summary.js'
+
+export type Tone = 'green' | 'amber' | 'red'
+
+export interface CardLine {
+  label: string
+  value: string
+  /** `address` and `hash` are shown in full; `amount` stands out. */
+  kind: 'address' | 'amount' | 'text' | 'hash'
+  tone?: 'red' | 'dim'
+}
+
+export interface CardList {
+  title: string
+  items: string[]
+  tone?: 'red' | 'amber'
+}
+
+export interface ApprovalCard {
+  title: string
+  riskScore: number
+  tone: Tone
+  /** Red lines: what must stop the operator before approving (a client's token claims the chain contradicts). */
+  alerts: string[]
+  lines: CardLine[]
+  lists: CardList[]
+  /** Approving asks a second time: red risk, or any red line. */
+  confirm: boolean
+}
+
+/** DESIGN: risk is green up to 30, amber up to 60, red above. */
+export const toneOf = (score: number): Tone => (score <= 30 ? 'green' : score <= 60 ? 'amber' : 'red')
+
+export function renderCard(s: ApprovalSummary): ApprovalCard {
+  const alerts = s.tokenMismatches.map((m) => `Token mismatch: ${m}. The amounts above use the chain's symbol and decimals.`)
+  const tone: Tone = alerts.length > 0 ? 'red' : toneOf(s.riskScore)
+  const lines: CardLine[] = [
+    { label: 'Chain', value: `${s.chain} (${s.chainId})`, kind: 'text' },
+    { label: 'Wallet', value: s.wallet, kind: 'address' },
+    ...s.fields.map((f): CardLine => ({ label: f.label, value: f.value, kind: f.kind })),
+    { label: 'Calls', value: s.to, kind: 'address' },
+    ...(s.tokenFacts === 'declared' ? [{ label: 'Tokens', value: 'symbols and decimals as declared by the client (no RPC for this chain to check them)', kind: 'text', tone: 'red' } satisfies CardLine] : []),
+    ...(s.skill !== null ? [{ label: 'Requested by', value: `skill ${s.skill}`, kind: 'text' } satisfies CardLine] : []),
+    ...(s.clientSource !== null ? [{ label: 'Source', value: `client says: ${s.clientSource}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
+    ...(s.note !== null ? [{ label: 'Note', value: `client says: ${s.note}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
+    { label: 'Binds', value: s.txRequestHash, kind: 'hash' },
+  ]
+  const lists: CardList[] = [
+    { title: `Risk factors (${s.preflightSource})`, items: s.riskFactors.map((f) => `+${f.weight} ${f.detail}`) },
+    { title: 'Warnings', items: s.warnings, tone: 'amber' as const },
+    { title: 'Balance changes (simulated)', items: s.balanceChanges },
+    { title: 'Why approval is needed', items: s.policyReasons },
+  ].filter((l) => l.items.length > 0)
+  return { title: s.action, riskScore: s.riskScore, tone, alerts, lines, lists, confirm: tone === 'red' }
+}

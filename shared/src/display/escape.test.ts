@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest'
+import { escapeForDisplay, hasHiddenCharacters } from './escape.js'
+
+describe('escapeForDisplay', () => {
+  it('shows bidi overrides, controls and invisible characters as escapes', () => {
+    expect(escapeForDisplay('pay \u202egnp.exe')).toBe('pay \\u202egnp.exe')
+    expect(escapeForDisplay('a\u001b[31mred')).toBe('a\\u001b[31mred')
+    expect(escapeForDisplay('line\rover')).toBe('line\\u000dover')
+    expect(escapeForDisplay('new\nline')).toBe('new\\u000aline')
+    expect(escapeForDisplay('zero\u200bwidth\ufeff')).toBe('zero\\u200bwidth\\ufeff')
+    expect(escapeForDisplay('iso\u2066late\u2069')).toBe('iso\\u2066late\\u2069')
+    expect(escapeForDisplay('c1\u009bx')).toBe('c1\\u009bx')
+  })
+
+  it('leaves ordinary text, accents, other scripts and emoji alone', () => {
+    for (const s of ['Transfer 90 TUSD to 0xAbC', 'Zürich café', 'Привет', 'مرحبا', '数据', '🚀 moon']) {
+      expect(escapeForDisplay(s)).toBe(s)
+      expect(hasHiddenCharacters(s)).toBe(false)
+    }
+    expect(hasHiddenCharacters('x\u202ey')).toBe(true)
+    expect(hasHiddenCharacters('x\u202ey')).toBe(true)
+  })
+})

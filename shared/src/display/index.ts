@@ -1,0 +1,2 @@
+export * from './escape.js'
+export * from './tokenFacts.js'

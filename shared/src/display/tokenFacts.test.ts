@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest'
+import { actions, makeIntent, USDC_BASE, WETH_BASE } from '../testing/intents.js'
+import { describeIntent } from '../actions/index.js'
+import { applyTokenFacts, describeMismatch } from './tokenFacts.js'
+
+const TUSD = USDC_BASE
+
+describe('applyTokenFacts', () => {
+  it('shows the chain’s symbol and decimals instead of the declared ones, and lists the mismatch', () => {
+    // 90 TUSD (18 decimals) declared as USDC with 12 decimals: the issue's spoof.
+    const intent = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: TUSD, symbol: 'USDC', decimals: 12 }, to: '0x2222222222222222222222222222222222222222', amount: '90000000000000000000' } })
+    expect(describeIntent(intent)).toContain('90000000 USDC')
+    const { shown, mismatches } = applyTokenFacts(intent, [{ address: TUSD.toLowerCase(), symbol: 'TUSD', decimals: 18 }])
+    expect(describeIntent(shown)).toContain('Transfer 90 TUSD to 0x2222222222222222222222222222222222222222')
+    expect(mismatches).toEqual([{ address: TUSD, declared: { symbol: 'USDC', decimals: 12 }, onChain: { symbol: 'TUSD', decimals: 18 } }])
+    expect(describeMismatch(mismatches[0]!)).toBe(`the client declared token ${TUSD} as "USDC" with 12 decimals; on chain it is "TUSD" with 18 decimals`)
+    // The intent itself is untouched (it is what gets built, hashed and signed).
+    expect(intent.action).toMatchObject({ asset: { symbol: 'USDC', decimals: 12 } })
+  })
+
+  it('no mismatch when the declared values agree or are absent; a fact the chain lacks is not taken from the client', () => {
+    const agrees = makeIntent({ action: actions.transfer() })
+    expect(applyTokenFacts(agrees, [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }]).mismatches).toEqual([])
+    const bare = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE }, to: '0x2222222222222222222222222222222222222222', amount: '5000000' } })
+    expect(describeIntent(applyTokenFacts(bare, [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }]).shown)).toContain('5 USDC')
+    const noSymbol = applyTokenFacts(agrees, [{ address: USDC_BASE, symbol: null, decimals: 6 }])
+    expect(describeIntent(noSymbol.shown)).toContain(`5 of token ${USDC_BASE}`)
+    expect(noSymbol.mismatches).toHaveLength(1)
+  })
+
+  it('covers both assets of a swap and leaves tokens without facts as declared', () => {
+    const swap = makeIntent({ action: actions.swapIn() })
+    const { shown, mismatches } = applyTokenFacts(swap, [{ address: WETH_BASE, symbol: 'WETH', decimals: 8 }])
+    expect(shown.action).toMatchObject({ assetIn: { symbol: 'USDC', decimals: 6 }, assetOut: { symbol: 'WETH', decimals: 8 } })
+    expect(mismatches.map((m) => m.address)).toEqual([WETH_BASE])
+    expect(applyTokenFacts(makeIntent({ action: actions.native() }), [{ address: USDC_BASE, symbol: 'X', decimals: 1 }]).mismatches).toEqual([])
+  })
+})

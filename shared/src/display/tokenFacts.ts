@@ -1,0 +1,66 @@
+import type { Asset, TxIntent } from '../types.js'
+
+/** A token's own symbol() and decimals() as read from the chain; null when the call failed. */
+export interface TokenFact {
+  address: string
+  symbol: string | null
+  decimals: number | null
+}
+
+/** A declared symbol or decimals that the chain contradicts. */
+export interface TokenMismatch {
+  address: string
+  declared: { symbol?: string; decimals?: number }
+  onChain: { symbol: string | null; decimals: number | null }
+}
+
+/** The mismatch between what the client declared for a token and what the chain says, or null when they agree (or nothing was declared). */
+export function mismatchOf(asset: Asset, fact: TokenFact): TokenMismatch | null {
+  // A declared value the chain does not confirm (another value, or none at all) is a mismatch.
+  const symbolDiffers = asset.symbol !== undefined && asset.symbol !== fact.symbol
+  const decimalsDiffer = asset.decimals !== undefined && asset.decimals !== fact.decimals
+  if (!symbolDiffers && !decimalsDiffer) return null
+  return {
+    address: asset.address,
+    declared: { ...(asset.symbol !== undefined ? { symbol: asset.symbol } : {}), ...(asset.decimals !== undefined ? { decimals: asset.decimals } : {}) },
+    onChain: { symbol: fact.symbol, decimals: fact.decimals },
+  }
+}
+
+const isAsset = (v: unknown): v is Asset => typeof v === 'object' && v !== null && (v as Asset).kind === 'erc20' && typeof (v as Asset).address === 'string'
+
+/**
+ * The intent as it should be shown when the chain's facts are known: every
+ * asset's symbol and decimals replaced by the token's own (DESIGN §6 "what
+ * the card shows"); a fact the chain did not give is dropped rather than
+ * taken from the client, so the amount shows in raw units. Only for display:
+ * never built, hashed or signed. Assets are the action's `erc20` members.
+ */
+export function applyTokenFacts(intent: TxIntent, facts: readonly TokenFact[]): { shown: TxIntent; mismatches: TokenMismatch[] } {
+  const byAddress = new Map(facts.map((f) => [f.address.toLowerCase(), f]))
+  const mismatches: TokenMismatch[] = []
+  const action: Record<string, unknown> = { ...intent.action }
+  let changed = false
+  for (const [key, value] of Object.entries(action)) {
+    if (!isAsset(value)) continue
+    const fact = byAddress.get(value.address.toLowerCase())
+    if (!fact) continue
+    const mismatch = mismatchOf(value, fact)
+    if (mismatch) mismatches.push(mismatch)
+    const asset: Asset = { kind: 'erc20', address: value.address }
+    if (fact.symbol !== null) asset.symbol = fact.symbol
+    if (fact.decimals !== null) asset.decimals = fact.decimals
+    action[key] = asset
+    changed = true
+  }
+  // Same asset twice (a swap of a token into itself): one mismatch is enough.
+  const unique = mismatches.filter((m, i) => mismatches.findIndex((n) => n.address.toLowerCase() === m.address.toLowerCase()) === i)
+  return { shown: changed ? ({ ...intent, action: action as unknown as TxIntent['action'] }) : intent, mismatches: unique }
+}
+
+/** One sentence for the operator (and the risk factor's detail). */
+export function describeMismatch(m: TokenMismatch): string {
+  const declared = [m.declared.symbol !== undefined ? `"${m.declared.symbol}"` : null, m.declared.decimals !== undefined ? `${m.declared.decimals} decimals` : null].filter(Boolean).join(' with ')
+  const chain = [m.onChain.symbol !== null ? `"${m.onChain.symbol}"` : 'no symbol', m.onChain.decimals !== null ? `${m.onChain.decimals} decimals` : 'unknown decimals'].join(' with ')
+  return `the client declared token ${m.address} as ${declared}; on chain it is ${chain}`
+}
