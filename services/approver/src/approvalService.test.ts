@@ -181,6 +181,19 @@ describe('approval requests', () => {
     expect(s.events()).toContain('approval_withdrawn')
   })
 
+  it('an ask that arrives while the token is being minted attaches to that request, not a new one', async () => {
+    let release!: () => void
+    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))) }
+    const s = setup({ granter: slow })
+    const t = await s.pendingTicket()
+    const deciding = s.service.decide(t.requestId, true, 'web')
+    expect(await s.request()).toMatchObject({ state: 'pending', requestId: t.requestId })
+    release()
+    await deciding
+    expect(await s.request()).toMatchObject({ state: 'decided', outcome: { approved: true, requestId: t.requestId } })
+    expect(s.events().filter((e) => e === 'approval_requested')).toHaveLength(1)
+  })
+
   it('a signer that cannot mint leaves the request pending', async () => {
     const s = setup({ granter: { grant: async () => Promise.reject(new Error('ECONNREFUSED')) } })
     const t = await s.pendingTicket()

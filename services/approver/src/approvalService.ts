@@ -72,6 +72,8 @@ export function createApprovalService(deps: {
   const channels: ApprovalChannel[] = []
   const feed = new DecisionFeed()
   const kept = new KeptDecisions(clock)
+  // Requests taken off the list while their decision is carried out: attaching to them must still work.
+  const deciding = new Map<string, PendingRequest>()
 
   const ticketOf = (p: PendingRequest): ApprovalTicket => ({ state: 'pending', requestId: p.requestId, txRequestHash: p.summary.txRequestHash, expiresAt: p.expiresAt })
 
@@ -85,6 +87,33 @@ export function createApprovalService(deps: {
       } catch {
         // One channel failing to update must not keep the others from it.
       }
+    }
+  }
+
+  /** Grants (or records the denial of) a request already taken off the list; puts it back if the signer cannot mint. */
+  async function carryOut(entry: PendingRequest, approved: boolean, via: DecisionSource): Promise<void> {
+    const { intent, summary, requestId } = entry
+    const base = { requestId, txRequestHash: summary.txRequestHash }
+    if (approved) {
+      let grant: GrantResult
+      try {
+        // Bound to the transaction and to the exact intent shown to the operator.
+        grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
+      } catch (err) {
+        pending.restore(entry)
+        throw new DecisionError('signer_unavailable', `the signer could not issue a token (${(err as Error).message}); the request is still pending`)
+      }
+      await audit.append({
+        intentId: intent.id,
+        event: 'approval_granted',
+        data: { action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+      })
+      if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via } })
+      end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
+    } else {
+      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { action: summary.action, reason: 'user_declined', via } })
+      await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via } })
+      end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }
   }
 
@@ -106,7 +135,7 @@ export function createApprovalService(deps: {
         if (decided.intentHash !== hash) throw conflict()
         return { state: 'decided', outcome: decided.outcome }
       }
-      const existing = pending.byIntent(intent.id)
+      const existing = pending.byIntent(intent.id) ?? deciding.get(intent.id)
       if (existing) {
         if (existing.intentHash !== hash) throw conflict()
         return ticketOf(existing)
@@ -136,28 +165,12 @@ export function createApprovalService(deps: {
     async decide(requestId, approved, via) {
       const entry = pending.take(requestId)
       if (!entry) throw new DecisionError('not_found', `approval request ${requestId} does not exist, has expired or was already decided`)
-      const { intent, summary } = entry
-      const base = { requestId, txRequestHash: summary.txRequestHash }
-      if (approved) {
-        let grant: GrantResult
-        try {
-          // Bound to the transaction and to the exact intent shown to the operator.
-          grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
-        } catch (err) {
-          pending.restore(entry)
-          throw new DecisionError('signer_unavailable', `the signer could not issue a token (${(err as Error).message}); the request is still pending`)
-        }
-        await audit.append({
-          intentId: intent.id,
-          event: 'approval_granted',
-          data: { action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
-        })
-        if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via } })
-        end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
-      } else {
-        await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { action: summary.action, reason: 'user_declined', via } })
-        await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via } })
-        end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
+      // Until the decision is carried out (the token minted), this is still the intent's one request.
+      deciding.set(entry.intent.id, entry)
+      try {
+        await carryOut(entry, approved, via)
+      } finally {
+        deciding.delete(entry.intent.id)
       }
       return { decided: true, requestId, approved }
     },
