@@ -18,7 +18,8 @@ import { startCheckpointTimer } from './audit/checkpointer.js'
 import { loadSignerConfig } from './config.js'
 import { Keystore } from './keystore/keystore.js'
 import { resolvePassphrase } from './keystore/passphrase.js'
-import { keyRingOf } from './signing/keyRing.js'
+import { keystoreBackend } from './keystore/keystoreBackend.js'
+import { keyRingOfBackends } from './signing/keyRing.js'
 import { gatewayMethods, grantMethods } from './signing/rpcMethods.js'
 import { createSignerCore } from './signing/signerCore.js'
 import { createApprovalTokens } from './store/approvalTokens.js'
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     log('keystore is empty: every sign request will be refused with key_locked', { keystore: config.keystoreDir })
   }
 
+  const backends = [keystoreBackend(keys)]
   const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
   const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
     log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
     publicKey: auditKey.publicPem.trim(),
   })
   const tokens = createApprovalTokens(db)
-  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOf(keys), policy, routers, audit, clock, devChainId: config.devChainId })
+  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOfBackends(backends), policy, routers, audit, clock, devChainId: config.devChainId })
   if (keys.some((k) => k.dev)) {
     log(config.devChainId === null ? 'dev keys loaded but SERVICE_SIGNER_DEV_CHAIN_ID is not set: they will not sign' : 'dev keys sign only for the dev chain', { devChainId: config.devChainId })
   }
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
     stopCheckpoints()
     await Promise.all([signerServer.close(), grantServer.close()])
     await audit.close()
+    await Promise.all(backends.map((b) => b.close()))
     db.close()
     process.exit(0)
   }
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
+  const known = ['KeyFileError', 'KeystoreError', 'KeyRingError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

@@ -78,6 +78,7 @@ export type SigningRefusal =
   | 'gas_cost_exceeds_max'
   | 'intent_conflict'
   | 'dev_key_on_remote_chain'
+  | 'key_unavailable'
 
 export interface SigningRefusalData {
   reason: SigningRefusal

@@ -27,6 +27,9 @@ export function signerFailure(err: unknown): HttpError | null {
       return new HttpError(403, { error: 'approval_required', message: err.message, txRequestHash: data.txRequestHash })
     case 'invalid_approval_token':
       return new HttpError(403, { error: 'invalid_approval_token', message: err.message })
+    case 'key_unavailable':
+      // The key's hardware token is unreachable for now: like an unreachable signer, nothing was signed and a retry may succeed.
+      return new HttpError(503, { error: 'signer_unavailable', message: `key_unavailable: ${err.message}` })
     case 'intent_conflict':
       return new HttpError(409, { error: 'intent_conflict', message: err.message })
     default:

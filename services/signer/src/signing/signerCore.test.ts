@@ -25,6 +25,7 @@ import { aggregatorSwapCalldata } from '@countersign/shared/testing/aggregator'
 import { createApprovalTokens } from '../store/approvalTokens.js'
 import { openSignerDb } from '../store/signerDb.js'
 import { createSignatures } from '../store/signatures.js'
+import { keystoreRingKey } from '../keystore/keystoreBackend.js'
 import { keyRingOf } from './keyRing.js'
 import { openSignerAudit } from '../audit/signerAudit.js'
 import { checkpointSignatureValid, verifyAuditChain } from '@countersign/shared'
@@ -49,7 +50,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     db,
     tokens,
     signatures: createSignatures(db),
-    keys: keyRingOf(opts.keys === false ? [] : [{ address: account.address, account, label: null, dev: opts.dev ?? false }]),
+    keys: keyRingOf(opts.keys === false ? [] : [keystoreRingKey({ address: account.address, account, label: null, dev: opts.dev ?? false })]),
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers,
     audit,

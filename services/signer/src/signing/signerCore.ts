@@ -26,6 +26,7 @@ import {
 } from '@countersign/shared'
 import type { ApprovalTokens } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
+import { KeyUnavailableError, signTransactionWith } from './keyBackend.js'
 import type { KeyRing } from './keyRing.js'
 import { sameTxRequest } from './sameTx.js'
 
@@ -60,6 +61,7 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   gas_cost_exceeds_max: 'gas limit times max fee exceeds constraints.maxGasWei',
   intent_conflict: 'this intent id was already signed for a different transaction',
   dev_key_on_remote_chain: "a development key may sign only for the signer's own development chain (SERVICE_SIGNER_DEV_CHAIN_ID)",
+  key_unavailable: "this wallet's key is on a hardware token the signer cannot reach right now; nothing was signed, retry later",
 }
 
 /**
@@ -191,17 +193,24 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
 
       // 7. sign, then store the signature and consume the token in one
       // transaction; a signature that loses a race is dropped unreturned.
-      const signedTx = await key.account.signTransaction({
-        type: 'eip1559',
-        chainId: built.txRequest.chainId,
-        nonce: p.nonce,
-        to: built.txRequest.to,
-        data: built.txRequest.data,
-        value: BigInt(built.txRequest.value),
-        gas,
-        maxFeePerGas,
-        maxPriorityFeePerGas,
-      })
+      let signedTx: Hex
+      try {
+        signedTx = await signTransactionWith(key, {
+          type: 'eip1559',
+          chainId: built.txRequest.chainId,
+          nonce: p.nonce,
+          to: built.txRequest.to,
+          data: built.txRequest.data,
+          value: BigInt(built.txRequest.value),
+          gas,
+          maxFeePerGas,
+          maxPriorityFeePerGas,
+        })
+      } catch (err) {
+        // Nothing is stored and no token consumed: the same call may be retried.
+        if (err instanceof KeyUnavailableError) return refuse(intentId, 'key_unavailable', { signerAddress: key.address.toLowerCase(), backend: key.backend, error: err.message })
+        throw err
+      }
       const txHash = keccak256(signedTx)
       const nowMs = clock()
       const record: StoredSignature = {
