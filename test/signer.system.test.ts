@@ -183,10 +183,10 @@ describe('sign-and-send on real chains', () => {
     expect((await stack.get(`/v1/balance/${tokenOp}/${BOB}?chainId=10`)).body.balance).toBe('42')
     const nativeBal = await stack.get(`/v1/balance/${NATIVE_TOKEN_ADDRESS}/${WALLET}?chainId=10`)
     expect(BigInt(nativeBal.body.balance)).toBeGreaterThan(0n)
-    // Two chains configured: a balance without chainId names the choices.
-    const ambiguous = await stack.get(`/v1/balance/${tokenOp}/${BOB}`)
-    expect(ambiguous.status).toBe(400)
-    expect(ambiguous.body.message).toMatch(/8453|10/)
+    // Two chains configured, 8453 among them: a balance without chainId reads 8453 and says so (DESIGN.md §6).
+    const unnamed = await stack.get(`/v1/balance/${NATIVE_TOKEN_ADDRESS}/${WALLET}`)
+    expect(unnamed.status).toBe(200)
+    expect(unnamed.body.chainId).toBe(8453)
     expect((await stack.get(`/v1/tx/0x${'ab'.repeat(32)}`)).body).toEqual({ error: 'not_found', message: expect.any(String) })
     expect((await stack.get(`/v1/balance/${tokenOp}/${BOB}?chainId=1`)).status).toBe(502)
     expect((await stack.get(`/v1/balance/${tokenOp}/${BOB}?chainId=1`)).body.error).toBe('no_rpc_client')
