@@ -15,3 +15,21 @@ describe('signer config', () => {
     expect(() => loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: value })).toThrow(/SERVICE_SIGNER_DEV_CHAIN_ID must be one of 1, 10, 42161, 8453/)
   })
 })
+
+describe('PKCS#11 settings', () => {
+  const base = { SERVICE_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', SERVICE_PKCS11_TOKEN_LABEL: 'countersign', SERVICE_PKCS11_PIN_FILE: '/etc/countersign/pin' }
+
+  it('are off without SERVICE_PKCS11_MODULE, and complete with it', () => {
+    expect(loadSignerConfig({}).pkcs11).toBeNull()
+    expect(loadSignerConfig(base).pkcs11).toEqual({ modulePath: base.SERVICE_PKCS11_MODULE, tokenLabel: 'countersign', pinFile: '/etc/countersign/pin', sessions: 4 })
+    expect(loadSignerConfig({ ...base, SERVICE_PKCS11_SESSIONS: '8' }).pkcs11?.sessions).toBe(8)
+  })
+
+  it('refuse half a configuration and a bad session count', () => {
+    expect(() => loadSignerConfig({ SERVICE_PKCS11_TOKEN_LABEL: 'x' })).toThrow(/need SERVICE_PKCS11_MODULE/)
+    expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_PIN_FILE: '' })).toThrow(/SERVICE_PKCS11_PIN_FILE/)
+    expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_TOKEN_LABEL: ' ' })).toThrow(/SERVICE_PKCS11_TOKEN_LABEL/)
+    expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_MODULE: 'libsofthsm2.so' })).toThrow(/absolute path/)
+    for (const bad of ['0', '65', '2.5', 'four']) expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_SESSIONS: bad })).toThrow(SignerConfigError)
+  })
+})

@@ -19,6 +19,7 @@ import { loadSignerConfig } from './config.js'
 import { Keystore } from './keystore/keystore.js'
 import { resolvePassphrase } from './keystore/passphrase.js'
 import { keystoreBackend } from './keystore/keystoreBackend.js'
+import type { KeyBackend } from './signing/keyBackend.js'
 import { keyRingOfBackends } from './signing/keyRing.js'
 import { gatewayMethods, grantMethods } from './signing/rpcMethods.js'
 import { createSignerCore } from './signing/signerCore.js'
@@ -49,10 +50,17 @@ async function main(): Promise<void> {
     keys = await keystore.unlockAll(passphrase)
     log('keystore unlocked', { keys: keys.map((k) => ({ address: k.address, dev: k.dev })), ms: Math.round(performance.now() - started) })
   } else {
-    log('keystore is empty: every sign request will be refused with key_locked', { keystore: config.keystoreDir })
+    log(config.pkcs11 ? 'keystore is empty: only PKCS#11 token keys will sign' : 'keystore is empty: every sign request will be refused with key_locked', { keystore: config.keystoreDir })
   }
 
-  const backends = [keystoreBackend(keys)]
+  const backends: KeyBackend[] = [keystoreBackend(keys)]
+  if (config.pkcs11) {
+    // Loaded only here: a signer without SERVICE_PKCS11_MODULE never loads pkcs11js.
+    const { openConfiguredPkcs11 } = await import('./pkcs11/openFromConfig.js')
+    const hsm = await openConfiguredPkcs11(config.pkcs11, process.env, log)
+    backends.push(hsm)
+    log('PKCS#11 token opened', { token: config.pkcs11.tokenLabel, sessions: config.pkcs11.sessions, keys: hsm.keys().map((k) => ({ address: k.address, label: k.label })) })
+  }
   const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
   const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
     log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
@@ -107,7 +115,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'KeyRingError', 'PassphraseError', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
+  const known = ['KeyFileError', 'KeystoreError', 'KeyRingError', 'PassphraseError', 'Pkcs11BackendError', 'Pkcs11Error', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
   process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

@@ -23,6 +23,8 @@ export interface KeyAdded {
   address: string
   label: string | null
   source: 'generated' | 'private_key' | 'mnemonic'
+  /** Where the key lives; absent: the keystore. */
+  backend?: 'pkcs11'
   /** For mnemonic imports: m/44'/60'/account'/0/index. */
   derivationPath?: string
   file: string

@@ -14,6 +14,7 @@ export async function auditKeyAdded(added: KeyAdded, { dataDir }: { dataDir: str
         label: added.label,
         source: added.source,
         ...(added.derivationPath ? { path: added.derivationPath } : {}),
+        ...(added.backend ? { backend: added.backend } : {}),
       },
     })
   } finally {

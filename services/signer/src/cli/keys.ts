@@ -8,7 +8,10 @@ import { Keystore } from '../keystore/keystore.js'
 import { PassphraseError } from '../keystore/passphrase.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
 import { generateKey, importKey, importMnemonic, listKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
+import { hsmGenerate, hsmList } from './hsmCommands.js'
 import { auditKeyAdded } from './keyAudit.js'
+import { pkcs11ConfigFrom, SignerConfigError } from '../config.js'
+import { Pkcs11BackendError } from '../pkcs11/token.js'
 
 export type { KeyAdded, KeysIo } from './commands.js'
 
@@ -18,18 +21,24 @@ export const USAGE = `usage: countersign-keys <command> [options]
   import [--label L]                     import a private key (0x + 64 hex) read from stdin
   import-mnemonic [--account N] [--index N] [--label L]
                                          import m/44'/60'/N'/0/I of a BIP-39 mnemonic read from stdin
-  list                                   list keys: address, label, dev
+  list                                   list keys: address, label, backend (keystore or pkcs11), dev
+  hsm-generate --label L                 create a secp256k1 key on the PKCS#11 token; it never leaves the token
+  hsm-list                               list the PKCS#11 token's keys: address, label
 
 Every command takes --data-dir DIR (default: SERVICE_DATA_DIR, else ./data);
 the keystore is DIR/keystore. The passphrase comes from SERVICE_PASSPHRASE_FILE
 (mode 0600) or SERVICE_DEMO_PASSPHRASE, or is asked twice on a terminal. Keys
-and mnemonics are read from stdin only, never from the command line.`
+and mnemonics are read from stdin only, never from the command line. The hsm-
+commands, and list for token keys, use the signer's SERVICE_PKCS11_MODULE,
+SERVICE_PKCS11_TOKEN_LABEL and SERVICE_PKCS11_PIN_FILE (mode 0600).`
 
 const OPTIONS: Record<string, string[]> = {
   generate: ['label', 'data-dir'],
   import: ['label', 'data-dir'],
   'import-mnemonic': ['account', 'index', 'label', 'data-dir'],
   list: ['data-dir'],
+  'hsm-generate': ['label', 'data-dir'],
+  'hsm-list': ['data-dir'],
 }
 
 export interface KeysCliOptions {
@@ -67,10 +76,21 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
     switch (command) {
       case 'list': {
         const keys = listKeys(ctx)
-        if (keys.length === 0) io.stdout.write(`no keys in ${ctx.keystore.dir}\n`)
-        for (const k of keys) io.stdout.write(`${k.address}  ${k.label ?? '-'}${k.dev ? '  (dev)' : ''}\n`)
+        const tokenKeys = pkcs11ConfigFrom(io.env) ? await hsmList(io.env) : []
+        if (keys.length === 0 && tokenKeys.length === 0) io.stdout.write(`no keys in ${ctx.keystore.dir}\n`)
+        for (const k of keys) io.stdout.write(`${k.address}  ${k.label ?? '-'}  keystore${k.dev ? '  (dev)' : ''}\n`)
+        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${k.label}  pkcs11\n`)
         return 0
       }
+      case 'hsm-list': {
+        const tokenKeys = await hsmList(io.env)
+        if (tokenKeys.length === 0) io.stdout.write(`no secp256k1 keys on the token\n`)
+        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${k.label}\n`)
+        return 0
+      }
+      case 'hsm-generate':
+        result = await hsmGenerate(io.env, opts.label)
+        break
       case 'generate':
         result = await generateKey(ctx, label)
         break
@@ -98,7 +118,8 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
 
 /** Our own errors carry safe sentences; anything else is named but not dumped (no stack). */
 function describe(err: unknown): string {
-  if (err instanceof UsageError || err instanceof KeystoreError || err instanceof PassphraseError) return err.message
+  if (err instanceof UsageError || err instanceof KeystoreError || err instanceof PassphraseError || err instanceof SignerConfigError || err instanceof Pkcs11BackendError) return err.message
+  if ((err as Error)?.name === 'Pkcs11Error') return `the PKCS#11 module refused: ${(err as Error).message}`
   const e = err as NodeJS.ErrnoException
   return e?.code ? `${e.message}` : `unexpected error (${e?.name ?? typeof err}): ${e?.message ?? String(err)}`
 }

@@ -56,8 +56,8 @@ function isSystemdCredential(file: string, env: Record<string, string | undefine
   return !!dir && path.dirname(path.resolve(file)) === path.resolve(dir)
 }
 
-export function readPassphraseFile(file: string, env: Record<string, string | undefined> = process.env): string {
-  const label = `SERVICE_PASSPHRASE_FILE ${file}`
+export function readPassphraseFile(file: string, env: Record<string, string | undefined> = process.env, variable = 'SERVICE_PASSPHRASE_FILE'): string {
+  const label = `${variable} ${file}`
   let fd: number
   try {
     fd = openSync(file, constants.O_RDONLY)

@@ -1,0 +1,82 @@
+import { rmSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { keccak256, recoverAddress, toHex } from 'viem'
+import { KeyUnavailableError, type KeyBackend } from '../signing/keyBackend.js'
+import { SECP256K1_N } from './ecdsa.js'
+import { openPkcs11Backend } from './pkcs11Backend.js'
+import { initSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from './softhsm.testkit.js'
+import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, slotOfToken, type Pkcs11Lib } from './token.js'
+
+const HALF_N = SECP256K1_N / 2n
+let token: SoftHsmToken
+let lib: Pkcs11Lib
+let backend: KeyBackend
+let address: string
+
+beforeAll(async () => {
+  token = initSoftHsmToken()
+  // SoftHSM reads its configuration at C_Initialize, from this process's environment (vitest runs each file in its own process).
+  process.env.SOFTHSM2_CONF = token.env.SOFTHSM2_CONF
+  lib = await loadPkcs11Lib()
+  const pkcs11 = loadModule(lib, SOFTHSM_MODULE)
+  initialize(lib, pkcs11)
+  const session = pkcs11.C_OpenSession(slotOfToken(pkcs11, token.label), lib.CKF_SERIAL_SESSION | lib.CKF_RW_SESSION)
+  login(lib, pkcs11, session, token.pin)
+  const key = generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('01', 'hex'))
+  address = key.address
+  expect(() => generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('02', 'hex'))).toThrow(/already holds a key labelled "hot-wallet"/)
+  // The private key's value and its extractability, as the token reports them to a logged-in user.
+  expect(() => pkcs11.C_GetAttributeValue(session, key.handle, [{ type: lib.CKA_VALUE }])).toThrow(/CKR_ATTRIBUTE_SENSITIVE/)
+  const [sensitive, extractable] = pkcs11.C_GetAttributeValue(session, key.handle, [{ type: lib.CKA_SENSITIVE }, { type: lib.CKA_EXTRACTABLE }])
+  expect([sensitive!.value, extractable!.value]).toEqual([Buffer.from([1]), Buffer.from([0])])
+  pkcs11.C_Finalize()
+  pkcs11.close()
+  backend = await openPkcs11Backend(lib, { modulePath: SOFTHSM_MODULE, tokenLabel: token.label, pin: token.pin, sessions: 4 })
+})
+
+afterAll(async () => {
+  await backend?.close()
+  rmSync(token.dir, { recursive: true, force: true })
+})
+
+describe('the PKCS#11 backend on a SoftHSM2 token', () => {
+  it('finds the key by its label with the address of its public point', () => {
+    expect(backend.keys().map((k) => ({ address: k.address, label: k.label, backend: k.backend, dev: k.dev }))).toEqual([{ address, label: 'hot-wallet', backend: 'pkcs11', dev: false }])
+  })
+
+  it('signs 200 digests at once over 4 sessions: every signature low-s and recovering to the key', async () => {
+    const [key] = backend.keys()
+    const digests = Array.from({ length: 200 }, (_, i) => keccak256(toHex(`digest ${i}`)))
+    const results = await Promise.allSettled(digests.map((d) => key!.signDigest(d)))
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([])
+    const signatures = results.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof key.signDigest>>>).value)
+    expect(signatures.every((s) => BigInt(s.s) <= HALF_N)).toBe(true)
+    const recovered = await Promise.all(signatures.map((signature, i) => recoverAddress({ hash: digests[i]!, signature })))
+    expect(new Set(recovered)).toEqual(new Set([address]))
+  })
+
+  it('refuses with KeyUnavailableError while the token is gone, and signs again once it is back', async () => {
+    const [key] = backend.keys()
+    const digest = keccak256('0xabcd')
+    token.unplug()
+    try {
+      await expect(key!.signDigest(digest)).rejects.toThrow(KeyUnavailableError)
+      await new Promise((r) => setTimeout(r, 300))
+      await expect(key!.signDigest(digest)).rejects.toThrow(KeyUnavailableError)
+    } finally {
+      token.plugBack()
+    }
+    await new Promise((r) => setTimeout(r, 300))
+    const signature = await key!.signDigest(digest)
+    expect(await recoverAddress({ hash: digest, signature })).toBe(address)
+  })
+
+  it('lists the same key through a fresh session, as the key CLI does', () => {
+    const pkcs11 = loadModule(lib, SOFTHSM_MODULE)
+    initialize(lib, pkcs11)
+    const session = pkcs11.C_OpenSession(slotOfToken(pkcs11, token.label), lib.CKF_SERIAL_SESSION)
+    login(lib, pkcs11, session, token.pin)
+    expect(listTokenKeys(lib, pkcs11, session).map((k) => k.address)).toEqual([address])
+    pkcs11.close()
+  })
+})
