@@ -198,6 +198,28 @@ describe('systemd units (deploy/systemd)', () => {
     expect(unitValues(file, 'Service', 'MemoryDenyWriteExecute')).toEqual([])
   })
 
+  it('the PKCS#11 drop-in opens USB devices only and keeps the signer off the network, under the same exposure bound', () => {
+    const dropIn = path.join(systemdDir, 'drop-ins/countersign-signer-pkcs11.conf')
+    const v = (key: string) => unitValues(dropIn, 'Service', key)
+    for (const key of ['PrivateNetwork', 'RestrictAddressFamilies', 'IPAddressDeny', 'IPAddressAllow', 'CapabilityBoundingSet', 'NoNewPrivileges', 'PrivateUsers', 'SystemCallFilter']) {
+      expect(v(key), key).toEqual([])
+    }
+    expect(v('DevicePolicy')).toEqual(['closed'])
+    expect(v('DeviceAllow')).toEqual(['char-usb_device rw'])
+    expect(v('Environment')).toEqual(expect.arrayContaining(['SERVICE_PKCS11_PIN_FILE=%d/pkcs11-pin']))
+    expect(v('LoadCredential')).toEqual(['pkcs11-pin:/etc/countersign/pkcs11-pin'])
+    // The unit as systemd sees it with the drop-in: the drop-in's [Service] lines after the unit's.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-dropin-'))
+    try {
+      const merged = path.join(dir, 'countersign-signer.service')
+      writeFileSync(merged, `${readFileSync(path.join(systemdDir, 'countersign-signer.service'), 'utf8').replace('[Install]', `${readFileSync(dropIn, 'utf8').replace('[Service]', '')}\n[Install]`)}`)
+      expect(unitValue(merged, 'Service', 'PrivateNetwork')).toBe('yes')
+      expect(exposureOf(merged)).toBeLessThanOrEqual(MAX_SIGNER_EXPOSURE)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('sysusers.d: one user per process; only the gateway may reach signer.sock and only the approver grant.sock', () => {
     const passwd = readFileSync(path.join(fakeRoot, 'etc/passwd'), 'utf8')
     const group = readFileSync(path.join(fakeRoot, 'etc/group'), 'utf8')
