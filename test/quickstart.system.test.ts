@@ -82,7 +82,8 @@ describe('zero-config start and the demo', () => {
       const demo = run('scripts/demo.mjs', ['--manual'])
       const card = page.locator('[data-request-id]').filter({ hasText: 'Transfer 0.05 ETH (native)' })
       await card.waitFor({ timeout: 20_000 })
-      expect(await card.textContent()).toContain('skill countersign-demo')
+      // The demo is a client: its metadata.source is shown as what the client says, never as a skill label.
+      expect(await card.textContent()).toContain('client says: countersign-demo')
       await card.getByRole('button', { name: 'Approve' }).click()
       expect(await demo.done, demo.out()).toBe(0)
     } finally {
