@@ -24,8 +24,10 @@ describe('probeSandbox', () => {
   it('a bwrap that runs the command without namespaces is not a sandbox', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-fake-bwrap-'))
     const fake = path.join(dir, 'bwrap')
-    // Skips every bwrap option up to the node binary, then runs it as is.
-    writeFileSync(fake, `#!/bin/sh\nwhile [ "$1" != "${process.execPath}" ]; do shift; done\nexec "$@"\n`)
+    // Skips every bwrap option up to the node command (node -e …), then runs it
+    // as is. The node path alone is not enough: a Node outside /usr is also
+    // named earlier, in its own --ro-bind.
+    writeFileSync(fake, `#!/bin/sh\nwhile ! { [ "$1" = "${process.execPath}" ] && [ "$2" = -e ]; }; do shift; done\nexec "$@"\n`)
     chmodSync(fake, 0o755)
     const r = await probeSandbox({ bwrap: fake })
     expect(r.available).toBe(false)
