@@ -2,6 +2,7 @@
 import { approve } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount } from '../format.js'
+import { assetOf } from '../asset.js'
 import { failed } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
 import { sendOutput } from '../outputs.js'
@@ -31,7 +32,7 @@ export const registerApprove: RegisterTool = (server, ctx) => {
       try {
         const intent = approve({
           ...intentOptions(ctx, args),
-          token: { kind: 'erc20', address: args.token as `0x${string}`, ...(args.symbol ? { symbol: args.symbol } : {}), ...(args.decimals !== undefined ? { decimals: args.decimals } : {}) },
+          token: assetOf(args.token, args.symbol, args.decimals),
           spender: args.spender as `0x${string}`,
           amount: args.amount,
         })

@@ -4,6 +4,7 @@ import { defaultRouterTable } from '@countersign/shared/builders/routers'
 import { z } from 'zod'
 import { chainOf, intentOptions, type RegisterTool, type ToolContext } from '../context.js'
 import { showAmount } from '../format.js'
+import { assetOf } from '../asset.js'
 import { failed, refused } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
 import { sendOutput } from '../outputs.js'
@@ -49,8 +50,8 @@ export const registerSwap: RegisterTool = (server, ctx) => {
         const base = {
           ...intentOptions(ctx, args),
           router,
-          tokenIn: { kind: 'erc20' as const, address: args.tokenIn as Address, ...(args.symbolIn ? { symbol: args.symbolIn } : {}), ...(args.decimalsIn !== undefined ? { decimals: args.decimalsIn } : {}) },
-          tokenOut: { kind: 'erc20' as const, address: args.tokenOut as Address, ...(args.symbolOut ? { symbol: args.symbolOut } : {}), ...(args.decimalsOut !== undefined ? { decimals: args.decimalsOut } : {}) },
+          tokenIn: assetOf(args.tokenIn, args.symbolIn, args.decimalsIn),
+          tokenOut: assetOf(args.tokenOut, args.symbolOut, args.decimalsOut),
           ...(args.provider ? { provider: args.provider } : {}),
         }
         const inName = args.symbolIn ?? args.tokenIn

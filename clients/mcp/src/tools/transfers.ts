@@ -2,6 +2,7 @@
 import { transfer, transferNative } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
+import { assetOf } from '../asset.js'
 import { failed } from '../results.js'
 import { address, chainId, decimals, note, smallestUnits, symbol, wallet, wei } from '../schemas.js'
 import { sendOutput } from '../outputs.js'
@@ -33,7 +34,7 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
       try {
         const intent = transfer({
           ...intentOptions(ctx, args),
-          token: { kind: 'erc20', address: args.token as `0x${string}`, ...(args.symbol ? { symbol: args.symbol } : {}), ...(args.decimals !== undefined ? { decimals: args.decimals } : {}) },
+          token: assetOf(args.token, args.symbol, args.decimals),
           to: args.to as `0x${string}`,
           amount: args.amount,
         })
