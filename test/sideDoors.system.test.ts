@@ -1,6 +1,9 @@
 // Issue 11 end to end: the side doors an attacker found, on the real three
 // processes and a real anvil chain with a real ERC-20 (TUSD).
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { erc20Abi, parseEther, type Address } from 'viem'
@@ -38,8 +41,8 @@ const intent = (action: Action, o: { maxGasWei?: string } = {}): TxIntent => int
 const approve = (spender: Address, amount: string, token = tusd): Action => ({ type: 'approve', asset: { kind: 'erc20', address: token, symbol: 'TUSD', decimals: 6 }, spender, amount })
 const transfer = (to: Address, amount: string): Action => ({ type: 'transfer', asset: { kind: 'erc20', address: tusd, symbol: 'TUSD', decimals: 6 }, to, amount })
 
-async function pendingIds(): Promise<string[]> {
-  const r = await stack.get('/v1/approvals/pending')
+async function pendingIds(on: Stack = stack): Promise<string[]> {
+  const r = await on.get('/v1/approvals/pending')
   return (r.body.pending as Array<{ summary: { intentId: string } }>).map((p) => p.summary.intentId)
 }
 
@@ -144,6 +147,123 @@ describe('approve is an outflow to its spender', () => {
     await stack.decide(pending.requestId, false)
     expect((await waiting).body).toMatchObject({ approved: false, reason: 'user_declined' })
     expect(await erc20Allowance(anvil.rpcUrl, 8453, other, WALLET, FRIEND)).toBe(0n)
+  })
+})
+
+async function pendingRequest(on: Stack, i: TxIntent) {
+  return waitFor(
+    async () => {
+      const r = await on.get('/v1/approvals/pending')
+      return (r.body.pending as Array<{ requestId: string; summary: { intentId: string; policyReasons: string[] } }>).find((p) => p.summary.intentId === i.id) ?? null
+    },
+    { what: `intent ${i.id} on the pending list` },
+  )
+}
+
+/** A JSON-RPC proxy to anvil whose eth_simulateV1 fails as a broken node's would: nothing can be simulated, everything else works. */
+async function noSimulationProxy(target: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (d) => (body += d))
+    req.on('end', async () => {
+      const call = JSON.parse(body) as { id: number; method: string }
+      const answer =
+        !Array.isArray(call) && call.method === 'eth_simulateV1'
+          ? JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'simulation backend unavailable' } })
+          : await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text()
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer)
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+}
+
+describe('risk at sign time', () => {
+  it('a direct sign-and-send over maxRiskScore is 403 policy_denied with the risk reason, as approve-request is', async () => {
+    // The issue's second finding: risk 25 (an unlimited approval) against a ceiling of 20.
+    const strict = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, maxRiskScore: 20, unlimitedApprovals: 'allow' } })
+    await importKey(strict.dataDir, owner.privateKey)
+    await strict.start({ approver: true })
+    try {
+      const risky = intent(approve(FRIEND, UNLIMITED, other))
+      const reason = 'risk score 25 exceeds the maximum of 20'
+      const viaRequest = await strict.post('/v1/tx/approve-request', risky)
+      expect(viaRequest).toMatchObject({ status: 403, body: { error: 'policy_denied', reasons: [reason] } })
+      // The same intent again, and a fresh one never preflighted: sign-and-send refuses both.
+      for (const i of [risky, intent(approve(FRIEND, UNLIMITED, other))]) {
+        const sent = await strict.post('/v1/tx/sign-and-send', { intent: i })
+        expect(sent).toEqual({ status: 403, body: { error: 'policy_denied', reasons: [reason], policyVersion: '1' } })
+      }
+      expect(await erc20Allowance(anvil.rpcUrl, 8453, other, WALLET, FRIEND)).toBe(0n)
+      const events = (await strict.get('/v1/approvals/history?limit=100')).body.events as Array<{ event: string; intentId: string; data: { reason?: string; riskScore?: number } }>
+      const denied = events.filter((e) => e.intentId === risky.id && e.event === 'signing_denied')
+      expect(denied).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason: 'policy_deny', riskScore: 25 }) })])
+      // The first sign-and-send reused approve-request's preflight; the never-preflighted one ran its own.
+      expect(events.filter((e) => e.intentId === risky.id && e.event === 'preflight_completed')).toHaveLength(1)
+    } finally {
+      await strict.stop()
+    }
+  })
+
+  it('when nothing can be simulated, sign-and-send requires a token; a bogus one is refused, the operator-approved one signs', async () => {
+    const proxy = await noSimulationProxy(anvil.rpcUrl)
+    const blind = new Stack({ rpcUrls: { 8453: proxy.url }, policy: { maxTxPerHour: 1000 } })
+    await importKey(blind.dataDir, owner.privateKey)
+    await blind.start({ approver: true })
+    try {
+      // An ERC-20 transfer the policy allows outright, were it simulated.
+      const i = intent(transfer(FRIEND, TUSD(1)))
+      const refused = await blind.post('/v1/tx/sign-and-send', { intent: i })
+      expect(refused.status).toBe(403)
+      expect(refused.body).toMatchObject({ error: 'approval_required', txRequestHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
+      expect(refused.body.message).toContain('no simulation could run for this intent; approval required')
+      // A made-up token id: the gateway passes it on, and the signer, told that approval is required, checks it.
+      const bogus = await blind.post('/v1/tx/sign-and-send', { intent: i, approvalTokenId: randomUUID() })
+      expect(bogus).toMatchObject({ status: 403, body: { error: 'invalid_approval_token' } })
+
+      const waiting = blind.post('/v1/tx/approve-request', i)
+      const p = await pendingRequest(blind, i)
+      expect(p.summary.policyReasons).toEqual(['no simulation could run for this intent; approval required'])
+      await blind.decide(p.requestId, true)
+      const approved = await waiting
+      expect(approved.body).toMatchObject({ approved: true, approvalRequired: true, approvalTokenId: expect.any(String) })
+      const before = await erc20Balance(anvil.rpcUrl, 8453, tusd, FRIEND)
+      const sent = await blind.post('/v1/tx/sign-and-send', { intent: i, approvalTokenId: approved.body.approvalTokenId })
+      expect(sent.status).toBe(200)
+      await waitFor(async () => ((await blind.get(`/v1/tx/${sent.body.txHash}`)).status === 200 ? true : null), { what: 'the receipt' })
+      expect((await erc20Balance(anvil.rpcUrl, 8453, tusd, FRIEND)) - before).toBe(1_000_000n)
+    } finally {
+      await blind.stop()
+      proxy.server.close()
+    }
+  })
+})
+
+describe('fail before the operator is asked', () => {
+  it('approve-request for a chain without RPC is 502 no_rpc_client and nothing is pending', async () => {
+    const onOptimism = intentFor(WALLET, { type: 'transfer_native', to: FRIEND, amount: '1' }, { chainId: 10 })
+    const r = await stack.post('/v1/tx/approve-request', onOptimism)
+    expect(r).toEqual({ status: 502, body: { error: 'no_rpc_client', message: expect.stringContaining('chain 10') } })
+    expect(await pendingIds()).not.toContain(onOptimism.id)
+  })
+
+  it('approve-request whose estimated gas cost already exceeds maxGasWei is 403 naming both numbers, and nothing is pending; preflight warns', async () => {
+    // A native transfer needs approval under the default threshold: without the check it would reach the operator.
+    const cheap = intent({ type: 'transfer_native', to: FRIEND, amount: '1' }, { maxGasWei: '1000' })
+    const pre = await stack.post('/v1/tx/preflight', cheap)
+    expect(pre.status).toBe(200)
+    expect(pre.body.gasCost).toMatchObject({ gas: '21000', maxGasWei: '1000', withinLimit: false })
+    const text = `estimated gas cost ${pre.body.gasCost.costWei} wei (gas 21000 at max fee ${pre.body.gasCost.maxFeePerGas} wei) exceeds constraints.maxGasWei 1000 wei`
+    expect(pre.body.warnings).toContain(text)
+    const r = await stack.post('/v1/tx/approve-request', cheap)
+    expect(r).toEqual({ status: 403, body: { error: 'policy_denied', decision: 'deny', reasons: [text], policyVersion: '1' } })
+    expect(await pendingIds()).not.toContain(cheap.id)
+    // With room for the gas, the same transfer does wait for the operator.
+    const roomy = intent({ type: 'transfer_native', to: FRIEND, amount: '1' })
+    const waiting = stack.post('/v1/tx/approve-request', roomy)
+    const p = await pendingRequest(stack, roomy)
+    await stack.decide(p.requestId, false)
+    expect((await waiting).body).toMatchObject({ approved: false })
   })
 })
 

@@ -5,14 +5,17 @@ import {
   createAjv,
   noPreflight,
   systemClock,
+  POLICY_VERSION,
   type AuditLog,
+  type BuiltTx,
+  type TxIntent,
   type Clock,
   type PolicyConfig,
   type RouterTable,
 } from '@countersign/shared'
 import { createChainClients, type ChainClients } from './chain/chainClients.js'
 import { createWalletQueue } from './chain/walletQueue.js'
-import { installErrorHandling } from '@countersign/shared/http/errors'
+import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
@@ -32,7 +35,9 @@ import type { FileReport, ScanFile } from './skills/scan/pool.js'
 import type { SandboxStatus } from './skills/sandbox/probe.js'
 import { ChainFacts } from './preflight/chainFacts.js'
 import { createTokenFactsReader } from './chain/tokenFacts.js'
-import { findingsOf, runPreflight } from './preflight/runPreflight.js'
+import { createRecentPreflights } from './preflight/recentPreflights.js'
+import { findingsOf, gasCostExceededText, preflightAuditData, runPreflight, simulationFactsOf, type PreflightReport } from './preflight/runPreflight.js'
+import { createSignTimeRisk } from './preflight/signTimeRisk.js'
 import { preflightRoutes } from './routes/preflight.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
@@ -123,22 +128,50 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     facts: chainFacts,
     knownRecipients: (chainId: number, wallet: string) => deps.knownRecipients.list(chainId, wallet),
   }
-  // approve-request simulates when the chain has an RPC; without one (or when
-  // the node fails) there are no findings and policy may not silently allow.
-  const chainPreflight: RunPreflight = async (intent, built) => {
-    if (!chains.has(intent.chain.chainId)) return noPreflight()
+  // Every simulation is audited and remembered for 120 s, so that
+  // sign-and-send scores the same transaction without simulating it again.
+  const recentPreflights = createRecentPreflights(clock)
+  const simulate = async (intent: TxIntent, built: BuiltTx): Promise<PreflightReport> => {
+    const report = await runPreflight(intent, built, chains.get(intent.chain.chainId), preflightDeps)
+    recentPreflights.remember(built.txRequestHash, simulationFactsOf(report))
+    return report
+  }
+  const recordPreflight = (intent: TxIntent, report: PreflightReport) =>
+    deps.audit.append({ intentId: intent.id, event: 'preflight_completed', data: preflightAuditData(report) })
+  // approve-request refuses, before any operator is asked, what cannot go
+  // through: a chain without RPC (502 no_rpc_client) and a gas cost already
+  // above constraints.maxGasWei at today's fees (403). When the node fails
+  // there are no findings and policy may not silently allow.
+  const approvalPreflight: RunPreflight = async (intent, built) => {
+    chains.get(intent.chain.chainId)
+    let report: PreflightReport
     try {
-      const report = await runPreflight(intent, built, chains.get(intent.chain.chainId), preflightDeps)
-      await deps.audit.append({
-        intentId: intent.id,
-        event: 'preflight_completed',
-        data: { simulationSuccess: report.simulationSuccess, riskScore: report.riskScore, gasEstimate: report.gasEstimate, simulationMethod: report.simulationMethod },
-      })
-      return findingsOf(report)
+      report = await simulate(intent, built)
     } catch (err) {
       return { ...noPreflight(), warnings: [`simulation could not run: ${(err as Error).message.split('\n')[0]}`] }
     }
+    await recordPreflight(intent, report)
+    if (report.gasCost && !report.gasCost.withinLimit) {
+      const reason = gasCostExceededText(report.gasCost)
+      await deps.audit.append({
+        intentId: intent.id,
+        event: 'approve_request_created',
+        data: { decision: 'deny', reasons: [reason], reasonCodes: ['gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
+      })
+      throw new HttpError(403, { error: 'policy_denied', decision: 'deny', reasons: [reason], policyVersion: POLICY_VERSION })
+    }
+    return findingsOf(report)
   }
+  const assessRisk = createSignTimeRisk({
+    recent: recentPreflights,
+    simulate: async (intent, built) => {
+      const report = await simulate(intent, built)
+      await recordPreflight(intent, report)
+      return simulationFactsOf(report)
+    },
+    policy: deps.policy,
+    routers: deps.routers,
+  })
   await app.register(healthRoutes, { clock, startedAtMs: clock() })
   await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent })
   await app.register(signAndSendRoutes, {
@@ -151,6 +184,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     knownRecipients: deps.knownRecipients,
     signer: deps.signer,
     clock,
+    assessRisk,
   })
   // Known only to this process: marks approve-requests made by the skill sandbox runner (app.inject below).
   const skillRunSecret = randomBytes(32).toString('hex')
@@ -164,11 +198,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     waiters,
     tokenFacts,
     skillRunSecret,
-    preflight: deps.preflight ?? chainPreflight,
+    preflight: deps.preflight ?? approvalPreflight,
   })
   await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
   forwardApproverWebSocket(app, deps.approverUrl, deps.host)
-  await app.register(preflightRoutes, { audit: deps.audit, buildIntent, chains, preflight: preflightDeps })
+  await app.register(preflightRoutes, { buildIntent, chains, simulate, record: recordPreflight })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
   await app.register(skillRoutes, {

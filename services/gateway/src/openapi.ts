@@ -111,6 +111,10 @@ export function buildOpenApiDocument() {
                   riskReasons: { type: 'array', items: str },
                   riskFactors: { type: 'array', items: ref('RiskFactor') },
                   revertReason: { type: ['string', 'null'] },
+                  gasCost: {
+                    description: 'Gas limit (as sign-and-send sets it) times the current max fee, against constraints.maxGasWei; a cost above it is also a warning, and approve-request refuses it (403) before any operator is asked',
+                    oneOf: [obj({ gas: str, maxFeePerGas: str, costWei: str, maxGasWei: str, withinLimit: { type: 'boolean' } }), { type: 'null' }],
+                  },
                 },
               },
               'Simulated and scored (a reverting transaction is a 200 with simulationSuccess false)',
@@ -124,7 +128,7 @@ export function buildOpenApiDocument() {
         post: {
           operationId: 'approveRequest',
           description:
-            'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)).',
+            'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers).',
           requestBody: intentBody,
           responses: {
             '200': json(
@@ -139,6 +143,7 @@ export function buildOpenApiDocument() {
             '403': json({ oneOf: [ref('PolicyError'), obj({ intentId: str, txRequestHash: hash, policyDecision: ref('PolicyDecision'), approvalRequired: { const: true }, approved: { const: false }, reason: { enum: ['user_declined', 'approval_expired', 'withdrawn'] } })] }, 'Policy denied, or declined / expired'),
             '409': err('intent_conflict: this intent id already has an approval request (or decision) for a different body'),
             '429': err('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all'),
+            '502': err('no_rpc_client: no RPC is configured for the chain (nothing is pending)'),
             '503': err('approver_unavailable'),
           },
         },
@@ -146,6 +151,7 @@ export function buildOpenApiDocument() {
       '/v1/tx/sign-and-send': {
         post: {
           operationId: 'signAndSend',
+          description: 'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one.',
           requestBody: { required: true, content: { 'application/json': { schema: signAndSendBodySchema } } },
           responses: {
             '200': json(obj({ intentId: str, signedTx: str, txHash: hash, broadcast: { type: 'boolean' }, broadcastError: { type: ['string', 'null'] } }), 'Signed (and broadcast unless broadcast is false)'),

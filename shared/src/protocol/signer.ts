@@ -33,6 +33,13 @@ export interface SignParams {
    * but the stored signature, a signed intent gets its stored transaction.
    */
   replaces?: Hex
+  /**
+   * Set by the gateway when its own checks (preflight: nothing could be
+   * simulated) require an operator's approval that the signer's policy
+   * cannot see. It can only make signing stricter: the token is then
+   * required and consumed as if the signer's policy had asked for it.
+   */
+  approvalRequired?: true
 }
 
 export interface SignResult {
@@ -100,6 +107,7 @@ export const signParamsSchema = {
     gas: amountSchema,
     maxFeePerGas: amountSchema,
     maxPriorityFeePerGas: amountSchema,
+    approvalRequired: { const: true },
   },
 } as const
 

@@ -63,6 +63,16 @@ export function createPolicyGate(deps: {
   return gate
 }
 
+/**
+ * Nothing could be simulated (the node failed): a human looks instead of
+ * policy silently allowing. approve-request and sign-and-send apply the same
+ * rule; a deny stays a deny.
+ */
+export function requireApprovalWithoutSimulation(decision: PolicyDecision, simulationSuccess: boolean | null): PolicyDecision {
+  if (decision.decision !== 'allow' || simulationSuccess !== null) return decision
+  return { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
+}
+
 /** SPEC "Policy error (403)". */
 export function policyDeniedBody(decision: PolicyDecision) {
   return { error: 'policy_denied', decision: 'deny' as const, reasons: decision.reasons, policyVersion: POLICY_VERSION }

@@ -16,6 +16,8 @@ import {
   type TxIntent,
 } from '@countersign/shared'
 import type { ChainClient } from '../chain/chainClients.js'
+import { estimateFees, gasLimitFor } from '../chain/fees.js'
+import type { SimulationFacts } from './recentPreflights.js'
 import type { ChainFacts } from './chainFacts.js'
 import { scoreRisk } from './riskScore.js'
 import { findLookalike, type Signal } from './signals.js'
@@ -34,6 +36,17 @@ export interface PreflightReport {
   revertReason: string | null
   allowanceChanges: Array<{ token: string; spender: string; before: string; after: string }>
   simulationMethod: Simulation['method']
+  /** The estimated gas cost against constraints.maxGasWei; null when there was no estimate or no fee data. */
+  gasCost: GasCost | null
+}
+
+/** Gas limit (as sign-and-send sets it) times the chain's current max fee, against the intent's ceiling. */
+export interface GasCost {
+  gas: string
+  maxFeePerGas: string
+  costWei: string
+  maxGasWei: string
+  withinLimit: boolean
 }
 
 export interface PreflightDeps {
@@ -60,8 +73,9 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
   // Allowances the action grants: is each spender a contract, and what may it spend today?
   const allowances = spec.flows(intent.action).filter((f) => f.kind === 'allowance' && f.asset !== null && f.spender !== undefined)
 
-  const [sim, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
+  const [sim, fees, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
     simulateTx(client, { from: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
+    estimateFees(client, intent.preferences?.speed).catch(() => null),
     Promise.all(assets.map((t) => deps.facts.token(client, chainId, t.address))),
     Promise.all(allowances.map((f) => deps.facts.hasCode(client, chainId, f.spender!))),
     Promise.all(
@@ -120,6 +134,9 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     tokenMismatches,
   })
 
+  const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei) : null
+  if (gasCost && !gasCost.withinLimit) signals.push({ id: 'gas_cost_exceeds_max', message: gasCostExceededText(gasCost) })
+
   const allowanceChanges = allowances.flatMap((f, n) => {
     const before = allowanceBefore[n]
     if (before === null || before === undefined) return []
@@ -139,7 +156,35 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     revertReason,
     allowanceChanges,
     simulationMethod: sim.method,
+    gasCost,
   }
+}
+
+export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string): GasCost {
+  const gas = gasLimitFor(gasUsed, hasCalldata)
+  const cost = gas * maxFeePerGas
+  return { gas: gas.toString(), maxFeePerGas: maxFeePerGas.toString(), costWei: cost.toString(), maxGasWei, withinLimit: cost <= BigInt(maxGasWei) }
+}
+
+/** Names both numbers: what the transaction would cost at today's fees, and the intent's ceiling. */
+export function gasCostExceededText(g: GasCost): string {
+  return `estimated gas cost ${g.costWei} wei (gas ${g.gas} at max fee ${g.maxFeePerGas} wei) exceeds constraints.maxGasWei ${g.maxGasWei} wei`
+}
+
+/** The preflight_completed audit event's data. */
+export function preflightAuditData(r: PreflightReport): Record<string, unknown> {
+  return {
+    simulationSuccess: r.simulationSuccess,
+    riskScore: r.riskScore,
+    gasEstimate: r.gasEstimate,
+    simulationMethod: r.simulationMethod,
+    ...(r.gasCost ? { gasCostWei: r.gasCost.costWei } : {}),
+  }
+}
+
+/** What sign-and-send needs from a preflight to score risk again (recentPreflights). */
+export function simulationFactsOf(r: PreflightReport): SimulationFacts {
+  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate) }
 }
 
 /** Net movement per asset for the wallet, from the simulation's traced transfers. */

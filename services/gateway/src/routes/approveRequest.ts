@@ -20,7 +20,7 @@ import {
 } from '@countersign/shared'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
+import { policyDeniedBody, requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 
@@ -73,11 +73,10 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
     const intent = normalizeIntent(req.body as TxIntent)
     const built = await opts.buildIntent(intent)
     const preflight = await opts.preflight(intent, built)
-    let decision = await policyGate.check(intent, { riskScore: preflight.riskScore, contract: built.contract })
-    if (decision.decision === 'allow' && preflight.simulationSuccess === null) {
-      // Nothing was simulated (no RPC for the chain, or the node failed): a human looks instead.
-      decision = { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
-    }
+    const decision = requireApprovalWithoutSimulation(
+      await policyGate.check(intent, { riskScore: preflight.riskScore, contract: built.contract }),
+      preflight.simulationSuccess,
+    )
     await audit.append({
       intentId: intent.id,
       event: 'approve_request_created',

@@ -21,7 +21,8 @@ import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import type { PolicyGate } from '../pipeline/policyGate.js'
+import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
+import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
 import type { KnownRecipients } from '../store/knownRecipients.js'
 import type { SentTxs } from '../store/sentTxs.js'
@@ -41,6 +42,8 @@ export interface SignAndSendOptions {
   knownRecipients: KnownRecipients
   signer: SignerCaller
   clock: Clock
+  /** Risk score and simulation outcome for this transaction: a recent preflight, or one run now. */
+  assessRisk: AssessAtSignTime
 }
 
 export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (app, opts) => {
@@ -108,9 +111,12 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
       }
     }
 
-    const decision = await policyGate.check(intent, { contract: built.contract })
+    // Risk at sign time (DESIGN.md §6): the same ceiling and the same
+    // "nothing simulated, a human decides" rule as approve-request.
+    const risk = await opts.assessRisk(intent, built)
+    const decision = requireApprovalWithoutSimulation(await policyGate.check(intent, { contract: built.contract, riskScore: risk.riskScore }), risk.simulationSuccess)
     if (decision.decision === 'deny') {
-      await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes })
+      await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes, riskScore: risk.riskScore })
       return reply.code(403).send({ error: 'policy_denied', reasons: decision.reasons, policyVersion: POLICY_VERSION })
     }
     if (decision.decision === 'require_approval' && !approvalTokenId) {
@@ -154,6 +160,8 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
         gas: gas.toString(),
         maxFeePerGas: fees.maxFeePerGas.toString(),
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+        // The signer cannot see why the gateway wants a token (its preflight); this makes it check one.
+        ...(decision.decision === 'require_approval' ? { approvalRequired: true as const } : {}),
         ...(approvalTokenId ? { approvalTokenId } : {}),
       }
       const sign = async (p: SignParams): Promise<SignResult> => {

@@ -294,6 +294,20 @@ describe('signer core', () => {
     })
   })
 
+  it('approvalRequired from the gateway makes a token required and consumed even when the signer policy allows', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() })
+    expect(await s.reason(s.core.sign(s.params(i, { approvalRequired: true })))).toBe('missing_approval_token')
+    expect(await s.reason(s.core.sign(s.params(i, { approvalRequired: true, approvalTokenId: randomUUID() })))).toBe('invalid_approval_token')
+    const token = s.grant(i)
+    const signed = await s.core.sign(s.params(i, { approvalRequired: true, approvalTokenId: token }))
+    expect(signed.repeated).toBe(false)
+    expect(s.events().find((e) => e.event === 'signature_created')?.data).toMatchObject({ tokenId: token })
+    // Consumed: another intent with the same content cannot use it.
+    const twin = { ...i, id: randomUUID() }
+    expect(await s.reason(s.core.sign(s.params(twin, { approvalRequired: true, approvalTokenId: token })))).toBe('invalid_approval_token')
+  })
+
   it("a dev key signs only for the signer's own dev chain; nothing in the request can change that", async () => {
     const onBase = setup({ dev: true, devChainId: 8453 })
     expect(await onBase.reason(onBase.core.sign(onBase.params(onBase.intent({ chainId: 1 }))))).toBe('dev_key_on_remote_chain')

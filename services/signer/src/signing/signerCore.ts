@@ -167,7 +167,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         return refuse(intentId, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes }, { reasons: decision.reasons })
       }
       // 5. (check) approval token when policy requires one; consumed below.
-      const needsToken = decision.decision === 'require_approval'
+      // The gateway may ask for a token for reasons only it can see (its
+      // preflight: nothing could be simulated). That can only add a check.
+      const needsToken = decision.decision === 'require_approval' || p.approvalRequired === true
       if (needsToken) {
         if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash }, { txRequestHash })
         const problem = tokens.check(p.approvalTokenId, binding, clock())

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import { buildTransaction, defaultPolicyConfig, defaultRouterTable } from '@countersign/shared'
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { createRecentPreflights } from './recentPreflights.js'
+import { createSignTimeRisk } from './signTimeRisk.js'
+
+const routers = defaultRouterTable()
+const unlimited = makeIntent({ action: actions.approve(((1n << 256n) - 1n).toString()) })
+
+function setup(simulate: () => Promise<{ simulationSuccess: boolean; gasEstimate: bigint }>) {
+  const recent = createRecentPreflights(() => 0)
+  let runs = 0
+  const assess = createSignTimeRisk({
+    recent,
+    simulate: async () => {
+      runs++
+      return simulate()
+    },
+    policy: defaultPolicyConfig(),
+    routers,
+  })
+  return { recent, assess, runs: () => runs }
+}
+
+describe('risk at sign time', () => {
+  it('reuses a recent simulation of the same transaction and scores the intent being signed', async () => {
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n }))
+    const built = buildTransaction(unlimited, routers)
+    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n })
+    const r = await s.assess(unlimited, built)
+    expect(s.runs()).toBe(0)
+    expect(r).toMatchObject({ reused: true, simulationSuccess: false, riskScore: 25 + 50 + 10 })
+    expect(r.riskFactors.map((f) => f.id)).toEqual(['large_approval', 'simulation_reverted', 'high_gas'])
+  })
+
+  it('simulates when nothing recent is known; a failing node means no simulation (null), not an error', async () => {
+    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n }))
+    const intent = makeIntent()
+    expect(await ok.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: true, reused: false })
+    expect(ok.runs()).toBe(1)
+    const down = setup(async () => {
+      throw new Error('connection refused')
+    })
+    expect(await down.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: null, reused: false })
+  })
+})

@@ -1,0 +1,49 @@
+import { contractOf, type BuiltTx, type PolicyConfig, type RiskFactor, type RouterTable, type TxIntent } from '@countersign/shared'
+import type { RecentPreflights, SimulationFacts } from './recentPreflights.js'
+import { scoreRisk } from './riskScore.js'
+
+/** The risk sign-and-send enforces; simulationSuccess null: nothing could be simulated. */
+export interface SignTimeRisk {
+  riskScore: number
+  riskFactors: RiskFactor[]
+  simulationSuccess: boolean | null
+  /** True when a preflight of the last 120 s was reused. */
+  reused: boolean
+}
+
+export type AssessAtSignTime = (intent: TxIntent, built: BuiltTx) => Promise<SignTimeRisk>
+
+/**
+ * DESIGN.md §6 "risk at sign time": sign-and-send cannot skip what
+ * approve-request checks. The simulation of the same transaction from the
+ * last 120 s is reused, else one runs now (`simulate` audits and remembers
+ * it). The score is computed again from the intent being signed, so an
+ * intent that differs from the preflighted one in what the transaction does
+ * not carry (its slippage tolerance) is scored as itself.
+ */
+export function createSignTimeRisk(deps: {
+  recent: RecentPreflights
+  simulate: (intent: TxIntent, built: BuiltTx) => Promise<SimulationFacts>
+  policy: PolicyConfig
+  routers: RouterTable
+}): AssessAtSignTime {
+  return async (intent, built) => {
+    let facts = deps.recent.get(built.txRequestHash)
+    const reused = facts !== undefined
+    if (!facts) {
+      try {
+        facts = await deps.simulate(intent, built)
+      } catch {
+        return { riskScore: 0, riskFactors: [], simulationSuccess: null, reused: false }
+      }
+    }
+    const { riskScore, riskFactors } = scoreRisk({
+      intent,
+      policy: deps.policy,
+      contract: contractOf(intent, deps.routers),
+      simulationSuccess: facts.simulationSuccess,
+      gasEstimate: facts.gasEstimate,
+    })
+    return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
+  }
+}
