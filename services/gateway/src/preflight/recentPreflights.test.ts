@@ -5,8 +5,8 @@ describe('recent preflights', () => {
   it('gives back a simulation of the same txRequestHash for 120 s, then forgets it', () => {
     let now = 1_000_000
     const recent = createRecentPreflights(() => now)
-    recent.remember('0xaa', { simulationSuccess: true, gasEstimate: 50_000n })
-    expect(recent.get('0xaa')).toEqual({ simulationSuccess: true, gasEstimate: 50_000n })
+    recent.remember('0xaa', { simulationSuccess: true, gasEstimate: 50_000n, tokens: [] })
+    expect(recent.get('0xaa')).toEqual({ simulationSuccess: true, gasEstimate: 50_000n, tokens: [] })
     expect(recent.get('0xbb')).toBeUndefined()
     now += PREFLIGHT_REUSE_MS
     expect(recent.get('0xaa')).toBeDefined()
@@ -17,16 +17,16 @@ describe('recent preflights', () => {
   it('a newer simulation of the same transaction replaces the older one', () => {
     let now = 0
     const recent = createRecentPreflights(() => now)
-    recent.remember('0xaa', { simulationSuccess: true, gasEstimate: 1n })
+    recent.remember('0xaa', { simulationSuccess: true, gasEstimate: 1n, tokens: [] })
     now += 100_000
-    recent.remember('0xaa', { simulationSuccess: false, gasEstimate: 2n })
+    recent.remember('0xaa', { simulationSuccess: false, gasEstimate: 2n, tokens: [] })
     now += 100_000
-    expect(recent.get('0xaa')).toEqual({ simulationSuccess: false, gasEstimate: 2n })
+    expect(recent.get('0xaa')).toEqual({ simulationSuccess: false, gasEstimate: 2n, tokens: [] })
   })
 
   it('keeps at most 10,000 entries, dropping the oldest', () => {
     const recent = createRecentPreflights(() => 0)
-    for (let n = 0; n <= 10_000; n++) recent.remember(`0x${n}`, { simulationSuccess: true, gasEstimate: 0n })
+    for (let n = 0; n <= 10_000; n++) recent.remember(`0x${n}`, { simulationSuccess: true, gasEstimate: 0n, tokens: [] })
     expect(recent.get('0x0')).toBeUndefined()
     expect(recent.get('0x1')).toBeDefined()
     expect(recent.get('0x10000')).toBeDefined()

@@ -1,9 +1,11 @@
-import type { Clock } from '@countersign/shared'
+import type { Clock, TokenFact } from '@countersign/shared'
 
 /** What a simulation found about one transaction, enough to score its risk again. */
 export interface SimulationFacts {
   simulationSuccess: boolean
   gasEstimate: bigint
+  /** The chain's symbol() and decimals() of the tokens involved, to check another intent's declared ones against. */
+  tokens: TokenFact[]
 }
 
 export interface RecentPreflights {
@@ -38,7 +40,7 @@ export function createRecentPreflights(clock: Clock, reuseMs = PREFLIGHT_REUSE_M
         byHash.delete(txRequestHash)
         return undefined
       }
-      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate }
+      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens }
     },
   }
 }

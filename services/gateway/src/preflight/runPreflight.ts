@@ -13,6 +13,7 @@ import {
   type PreflightFindings,
   type RiskFactor,
   type RouterTable,
+  type TokenFact,
   type TxIntent,
 } from '@countersign/shared'
 import type { ChainClient } from '../chain/chainClients.js'
@@ -38,6 +39,8 @@ export interface PreflightReport {
   simulationMethod: Simulation['method']
   /** The estimated gas cost against constraints.maxGasWei; null when there was no estimate or no fee data. */
   gasCost: GasCost | null
+  /** The chain's symbol() and decimals() of the intent's tokens that have code (kept for sign-time risk). */
+  tokenFacts: TokenFact[]
 }
 
 /** Gas limit (as sign-and-send sets it) times the chain's current max fee, against the intent's ceiling. */
@@ -157,6 +160,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     allowanceChanges,
     simulationMethod: sim.method,
     gasCost,
+    tokenFacts: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode ? [{ address: t.address, symbol: tokenFacts[n]!.symbol, decimals: tokenFacts[n]!.decimals }] : [])),
   }
 }
 
@@ -184,7 +188,7 @@ export function preflightAuditData(r: PreflightReport): Record<string, unknown> 
 
 /** What sign-and-send needs from a preflight to score risk again (recentPreflights). */
 export function simulationFactsOf(r: PreflightReport): SimulationFacts {
-  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate) }
+  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts }
 }
 
 /** Net movement per asset for the wallet, from the simulation's traced transfers. */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { buildTransaction, defaultPolicyConfig, defaultRouterTable } from '@countersign/shared'
-import { actions, makeIntent } from '@countersign/shared/testing/intents'
-import { createRecentPreflights } from './recentPreflights.js'
+import { actions, makeIntent, USDC_BASE } from '@countersign/shared/testing/intents'
+import { createRecentPreflights, type SimulationFacts } from './recentPreflights.js'
 import { createSignTimeRisk } from './signTimeRisk.js'
 
 const routers = defaultRouterTable()
 const unlimited = makeIntent({ action: actions.approve(((1n << 256n) - 1n).toString()) })
 
-function setup(simulate: () => Promise<{ simulationSuccess: boolean; gasEstimate: bigint }>) {
+function setup(simulate: () => Promise<SimulationFacts>) {
   const recent = createRecentPreflights(() => 0)
   let runs = 0
   const assess = createSignTimeRisk({
@@ -24,9 +24,9 @@ function setup(simulate: () => Promise<{ simulationSuccess: boolean; gasEstimate
 
 describe('risk at sign time', () => {
   it('reuses a recent simulation of the same transaction and scores the intent being signed', async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [] }))
     const built = buildTransaction(unlimited, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [] })
     const r = await s.assess(unlimited, built)
     expect(s.runs()).toBe(0)
     expect(r).toMatchObject({ reused: true, simulationSuccess: false, riskScore: 25 + 50 + 10 })
@@ -34,7 +34,7 @@ describe('risk at sign time', () => {
   })
 
   it('simulates when nothing recent is known; a failing node means no simulation (null), not an error', async () => {
-    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n }))
+    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n, tokens: [] }))
     const intent = makeIntent()
     expect(await ok.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: true, reused: false })
     expect(ok.runs()).toBe(1)
@@ -42,5 +42,19 @@ describe('risk at sign time', () => {
       throw new Error('connection refused')
     })
     expect(await down.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: null, reused: false })
+  })
+
+  it("checks the signing intent's declared symbol against the chain's, even when the simulation is reused", async () => {
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [] }))
+    const honest = makeIntent()
+    const built = buildTransaction(honest, routers)
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }] })
+    expect((await s.assess(honest, built)).riskScore).toBe(0)
+    // Same transaction (declared symbols are not in it), another claim about the token.
+    const liar = { ...honest, action: { ...honest.action, asset: { kind: 'erc20', address: USDC_BASE, symbol: 'WETH', decimals: 6 } } } as typeof honest
+    expect(buildTransaction(liar, routers).txRequestHash).toBe(built.txRequestHash)
+    const r = await s.assess(liar, built)
+    expect(r.riskFactors.map((f) => f.id)).toEqual(['declared_token_mismatch'])
+    expect(s.runs()).toBe(0)
   })
 })

@@ -1,4 +1,16 @@
-import { contractOf, type BuiltTx, type PolicyConfig, type RiskFactor, type RouterTable, type TxIntent } from '@countersign/shared'
+import {
+  contractOf,
+  describeMismatch,
+  escapeForDisplay,
+  mismatchOf,
+  sameAddress,
+  specOf,
+  type BuiltTx,
+  type PolicyConfig,
+  type RiskFactor,
+  type RouterTable,
+  type TxIntent,
+} from '@countersign/shared'
 import type { RecentPreflights, SimulationFacts } from './recentPreflights.js'
 import { scoreRisk } from './riskScore.js'
 
@@ -43,7 +55,19 @@ export function createSignTimeRisk(deps: {
       contract: contractOf(intent, deps.routers),
       simulationSuccess: facts.simulationSuccess,
       gasEstimate: facts.gasEstimate,
+      tokenMismatches: tokenMismatchesOf(intent, facts),
     })
     return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
   }
+}
+
+/** The intent's declared symbols and decimals against the chain's, as preflight words them. */
+function tokenMismatchesOf(intent: TxIntent, facts: SimulationFacts): string[] {
+  return specOf(intent.action)
+    .tokens(intent.action)
+    .flatMap((asset) => {
+      const fact = facts.tokens.find((f) => sameAddress(f.address, asset.address))
+      const m = fact && mismatchOf(asset, fact)
+      return m ? [escapeForDisplay(describeMismatch(m))] : []
+    })
 }
