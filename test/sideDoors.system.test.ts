@@ -38,7 +38,12 @@ let other: Address
 let stack: Stack
 
 const intent = (action: Action, o: { maxGasWei?: string } = {}): TxIntent => intentFor(WALLET, action, { chainId: 8453, maxGasWei: o.maxGasWei ?? parseEther('0.05').toString() })
-const approve = (spender: Address, amount: string, token = tusd): Action => ({ type: 'approve', asset: { kind: 'erc20', address: token, symbol: 'TUSD', decimals: 6 }, spender, amount })
+const approve = (spender: Address, amount: string, token = tusd): Action => ({
+  type: 'approve',
+  asset: { kind: 'erc20', address: token, symbol: token === tusd ? 'TUSD' : 'OTH', decimals: 6 },
+  spender,
+  amount,
+})
 const transfer = (to: Address, amount: string): Action => ({ type: 'transfer', asset: { kind: 'erc20', address: tusd, symbol: 'TUSD', decimals: 6 }, to, amount })
 
 async function pendingIds(on: Stack = stack): Promise<string[]> {
