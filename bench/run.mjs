@@ -2,6 +2,7 @@
 // the same run so the figures survive a noisy machine. See bench/RESULTS.md.
 import os from 'node:os'
 import { benchBuild } from './build.mjs'
+import { benchHsm } from './hsm.mjs'
 import { benchPreflight } from './preflight.mjs'
 import { benchSignAndSend, benchSignRpc } from './signing.mjs'
 
@@ -11,6 +12,7 @@ const wanted = (name) => only.length === 0 || only.includes(name)
 console.log(`countersign benchmarks — node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'})`)
 if (wanted('build')) await benchBuild()
 if (wanted('sign')) await benchSignRpc()
+if (wanted('hsm')) await benchHsm()
 if (wanted('send')) {
   console.log('\nend-to-end POST /v1/tx/sign-and-send against anvil (automine), native transfers, no approval')
   await benchSignAndSend()

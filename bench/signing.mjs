@@ -10,7 +10,7 @@ import { devKeys, startAnvil, startStack } from './stack.mjs'
 const now = () => Math.floor(Date.now() / 1000)
 const routers = defaultRouterTable()
 
-function transferIntent(wallet, n) {
+export function transferIntent(wallet, n) {
   return {
     version: '1',
     id: randomUUID(),
@@ -23,7 +23,7 @@ function transferIntent(wallet, n) {
 }
 
 /** Runs `task` with `concurrency` workers for `ms`; returns completions per second. */
-async function throughput(task, { concurrency, ms }) {
+export async function throughput(task, { concurrency, ms }) {
   let done = 0
   const end = Date.now() + ms
   const started = performance.now()

@@ -10,24 +10,25 @@ const raw = (r: bigint, s: bigint) => hexToBytes(`0x${r.toString(16).padStart(64
 describe('PKCS#11 signatures as Ethereum signatures', () => {
   it('keeps a low s, flips a high s to n - s, and finds the recovery bit of the key', async () => {
     const privateKey = generatePrivateKey()
-    const address = privateKeyToAccount(privateKey).address
-    for (let i = 0; i < 8; i++) {
+    const { address, publicKey } = privateKeyToAccount(privateKey)
+    for (let i = 0; i < 32; i++) {
       const digest = keccak256(toHex(`message ${i}`))
       const { r, s } = parseSignature(await sign({ hash: digest, privateKey, to: 'hex' }))
       for (const given of [BigInt(s), SECP256K1_N - BigInt(s)]) {
-        const sig = await ethSignatureOf(raw(BigInt(r), given), digest, address)
+        const sig = ethSignatureOf(raw(BigInt(r), given), digest, hexToBytes(publicKey))
         expect(BigInt(sig.s) <= HALF_N).toBe(true)
         expect(await recoverAddress({ hash: digest, signature: sig })).toBe(address)
       }
     }
   })
 
-  it('refuses a signature that recovers to another key, and one of the wrong size', async () => {
+  it('refuses a signature by another key or over another digest, and one of the wrong size', async () => {
     const digest = keccak256('0x01')
     const { r, s } = parseSignature(await sign({ hash: digest, privateKey: generatePrivateKey(), to: 'hex' }))
-    const other = privateKeyToAccount(generatePrivateKey()).address
-    await expect(ethSignatureOf(raw(BigInt(r), BigInt(s)), digest, other)).rejects.toThrow(/does not recover/)
-    await expect(ethSignatureOf(new Uint8Array(70), digest, other)).rejects.toThrow(/not 64/)
+    const other = hexToBytes(privateKeyToAccount(generatePrivateKey()).publicKey)
+    expect(() => ethSignatureOf(raw(BigInt(r), BigInt(s)), digest, other)).toThrow(/does not verify/)
+    expect(() => ethSignatureOf(raw(BigInt(r), BigInt(s)), keccak256('0x02'), other)).toThrow(/does not verify/)
+    expect(() => ethSignatureOf(new Uint8Array(70), digest, other)).toThrow(/not 64/)
   })
 
   it('derives the address from CKA_EC_POINT, DER-wrapped or bare', () => {

@@ -111,7 +111,7 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
     label: k.label,
     dev: false,
     backend: 'pkcs11',
-    signDigest: async (digest: Hex) => ethSignatureOf(await signDigest(k.address, digest), digest, k.address),
+    signDigest: async (digest: Hex) => ethSignatureOf(await signDigest(k.address, digest), digest, k.publicPoint),
   }))
   return {
     name: 'pkcs11',

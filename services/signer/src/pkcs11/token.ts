@@ -1,5 +1,5 @@
 import type * as Pkcs11Js from 'pkcs11js'
-import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS } from './ecPoint.js'
+import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS, uncompressedPoint } from './ecPoint.js'
 
 export type Pkcs11Lib = typeof Pkcs11Js
 export type Pkcs11 = Pkcs11Js.PKCS11
@@ -70,7 +70,13 @@ export function login(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, pin: stri
 export interface TokenKey {
   label: string
   address: string
+  /** The public key, uncompressed (04 x y). */
+  publicPoint: Uint8Array
   handle: Handle
+}
+
+function keyOf(label: string, ecPoint: Buffer, handle: Handle): TokenKey {
+  return { label, address: addressOfEcPoint(ecPoint), publicPoint: uncompressedPoint(ecPoint), handle }
 }
 
 function findObjects(pkcs11: Pkcs11, session: Handle, template: Pkcs11Js.Template): Handle[] {
@@ -116,7 +122,7 @@ export function listTokenKeys(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle): 
       { type: lib.CKA_ID, value: id },
     ])
     if (publics.length !== 1) throw new Pkcs11BackendError(`PKCS#11 key "${label}" has ${publics.length} public keys with its CKA_ID, so its address is unknown`)
-    keys.push({ label, address: addressOfEcPoint(attribute(pkcs11, session, publics[0]!, lib.CKA_EC_POINT)), handle })
+    keys.push(keyOf(label, attribute(pkcs11, session, publics[0]!, lib.CKA_EC_POINT), handle))
   }
   keys.sort((a, b) => a.label.localeCompare(b.label))
   const labels = keys.map((k) => k.label)
@@ -152,5 +158,5 @@ export function generateTokenKey(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle
       { type: lib.CKA_ID, value: id },
     ],
   )
-  return { label, address: addressOfEcPoint(attribute(pkcs11, session, pair.publicKey, lib.CKA_EC_POINT)), handle: pair.privateKey }
+  return keyOf(label, attribute(pkcs11, session, pair.publicKey, lib.CKA_EC_POINT), pair.privateKey)
 }

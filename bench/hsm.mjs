@@ -1,0 +1,107 @@
+// The signer with a key on a PKCS#11 token (SoftHSM2 in a temp dir) against
+// raw CKM_ECDSA signing on the same token, both at concurrency 8, in one run.
+import { execFile, execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET } from '@countersign/shared'
+import { fmt, ratio, root, tempDir } from './lib.mjs'
+import { transferIntent, throughput } from './signing.mjs'
+import { privateKeyToAccount } from 'viem/accounts'
+import { devKeys, startStack } from './stack.mjs'
+
+const MODULE = '/usr/lib/softhsm/libsofthsm2.so'
+const LABEL = 'countersign-bench'
+const CONCURRENCY = 8
+
+function softHsmToken() {
+  const dir = tempDir('cs-b-hsm-')
+  const tokenDir = path.join(dir, 'tokens')
+  mkdirSync(tokenDir, { mode: 0o700 })
+  const conf = path.join(dir, 'softhsm2.conf')
+  writeFileSync(conf, `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\n`)
+  const pin = 'bench-pin-1234'
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', LABEL, '--so-pin', 'bench-so-1234', '--pin', pin], { env: { ...process.env, SOFTHSM2_CONF: conf }, stdio: 'pipe' })
+  const pinFile = path.join(dir, 'pin')
+  writeFileSync(pinFile, pin, { mode: 0o600 })
+  return { dir, pin, env: { SOFTHSM2_CONF: conf, SERVICE_PKCS11_MODULE: MODULE, SERVICE_PKCS11_TOKEN_LABEL: LABEL, SERVICE_PKCS11_PIN_FILE: pinFile, SERVICE_PKCS11_SESSIONS: String(CONCURRENCY) } }
+}
+
+function hsmGenerate(dataDir, env) {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [path.join(root, 'services/signer/dist/cli/keys.js'), 'hsm-generate', '--label', 'bench', '--data-dir', dataDir], { env: { ...process.env, ...env } }, (err, out, errOut) =>
+      err ? reject(new Error(errOut)) : resolve(out.trim()),
+    ),
+  )
+}
+
+/** CKM_ECDSA over random digests straight through pkcs11js, one session per worker: the ceiling. */
+async function rawPkcs11Rate(token, ms) {
+  process.env.SOFTHSM2_CONF = token.env.SOFTHSM2_CONF
+  const { default: pkcs11js } = await import('pkcs11js')
+  const p = new pkcs11js.PKCS11()
+  p.load(MODULE)
+  p.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK })
+  try {
+    const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trimEnd() === LABEL)
+    const sessions = Array.from({ length: CONCURRENCY }, () => p.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION))
+    p.C_Login(sessions[0], pkcs11js.CKU_USER, token.pin)
+    p.C_FindObjectsInit(sessions[0], [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }, { type: pkcs11js.CKA_LABEL, value: 'bench' }])
+    const [key] = p.C_FindObjects(sessions[0], 1)
+    p.C_FindObjectsFinal(sessions[0])
+    return await throughput(
+      async (w) => {
+        p.C_SignInit(sessions[w], { mechanism: pkcs11js.CKM_ECDSA }, key)
+        await p.C_SignAsync(sessions[w], randomBytes(32), Buffer.alloc(64))
+      },
+      { concurrency: CONCURRENCY, ms },
+    )
+  } finally {
+    p.C_Finalize()
+    p.close()
+  }
+}
+
+export async function benchHsm({ ms = 5000 } = {}) {
+  const token = softHsmToken()
+  const keyDir = tempDir('cs-b-hsmkeys-')
+  const wallet = await hsmGenerate(keyDir, token.env)
+  const raw = await rawPkcs11Rate(token, ms)
+
+  // One signer with both backends: a keystore key and the token key, signed with one after the other in the same run.
+  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env: token.env })
+  const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
+  const routers = defaultRouterTable()
+  const nonces = new Map()
+  let failures = 0
+  const signRate = (address) =>
+    throughput(
+      async () => {
+        const nonce = nonces.get(address) ?? 0
+        nonces.set(address, nonce + 1)
+        const intent = transferIntent(address, nonce)
+        const { txRequest } = buildTransaction(intent, routers)
+        try {
+          await client.call('sign', { intent, txRequest, nonce, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
+        } catch {
+          failures++
+        }
+      },
+      { concurrency: CONCURRENCY, ms },
+    )
+  try {
+    const rpc = await signRate(wallet)
+    const keystoreRpc = await signRate(privateKeyToAccount(devKeys[0]).address)
+    console.log(`\nPKCS#11 key (SoftHSM2 token, ${CONCURRENCY} sessions): signer RPC vs raw CKM_ECDSA, concurrency ${CONCURRENCY}`)
+    console.log(`  raw pkcs11js C_Sign, ${CONCURRENCY} sessions     ${fmt(raw).padStart(7)} sig/s`)
+    console.log(`  signer RPC, HSM key                ${fmt(rpc).padStart(7)} sig/s`)
+    console.log(`  signer RPC, keystore key, same run ${fmt(keystoreRpc).padStart(7)} sig/s  (failures ${failures})`)
+    console.log(`  ratio HSM RPC / raw                ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
+    console.log(`  ratio HSM RPC / keystore RPC       ${fmt(ratio(rpc, keystoreRpc) * 100, 1)} %`)
+    if (failures) throw new Error('HSM signing benchmark saw failures')
+    return { raw, rpc }
+  } finally {
+    client.close()
+    await stack.stop()
+  }
+}
