@@ -86,12 +86,14 @@ async function main(): Promise<void> {
   const missed = await core.auditMissed()
   if (missed > 0) log('audited signatures whose event a crash had cut off', { count: missed })
   // Seal whatever the log holds now (events other processes appended while
-  // the signer was down), then keep sealing it as it grows.
-  const startCheckpoint = await audit.checkpoint()
-  log('audit checkpoint', { seq: startCheckpoint.seq, sealed: startCheckpoint.sealed.seq })
-  const stopCheckpoints = startCheckpointTimer(audit, checkpoints, clock, (err) => log('audit checkpoint failed; retrying', { error: err.message }))
+  // the signer was down), then keep sealing it as it grows. Serving does not
+  // wait for it: a signature brings its own checkpoint.
+  const startCheckpoint = audit.checkpoint()
   await signerServer.listen()
   await grantServer.listen()
+  const sealed = await startCheckpoint
+  log('audit checkpoint', { seq: sealed.seq, sealed: sealed.sealed.seq })
+  const stopCheckpoints = startCheckpointTimer(audit, checkpoints, clock, (err) => log('audit checkpoint failed; retrying', { error: err.message }))
   const sweep = setInterval(() => tokens.sweep(clock()), TOKEN_SWEEP_MS)
   sweep.unref()
 
