@@ -2,7 +2,7 @@
 // temp dir, by the key CLI) signs through the real gateway, signer and anvil.
 // The key never exists outside the token.
 import { execFile } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getAddress, parseEther, parseTransaction, recoverTransactionAddress, type Address, type Hex } from 'viem'
@@ -12,7 +12,7 @@ import { initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, slotOfToke
 import { anvilAccounts, fundAccount, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Balance, erc20Write } from './support/contracts.js'
 import { intentFor } from './support/intents.js'
-import { waitFor } from './support/processes.js'
+import { tempDataDir, waitFor } from './support/processes.js'
 import { entries, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -163,4 +163,48 @@ describe('a key on a PKCS#11 token', () => {
     expect(refusals.map((e) => [e.data.reason, e.data.backend])).toEqual([['key_unavailable', 'pkcs11']])
     expect(refusals[0]!.data.error).toMatch(/PKCS#11 token "countersign-hsm"/)
   })
+})
+
+describe('a signer configured for a token it cannot use', () => {
+  /** Starts a signer with only the PKCS#11 backend configured; resolves with its exit code and last stderr line (or 'ready'). */
+  function startSigner(env: Record<string, string>): Promise<{ code: number | 'ready'; err: string }> {
+    return new Promise((resolve) => {
+      const child = execFile(process.execPath, [entries.signer], { env: { PATH: process.env.PATH ?? '', SERVICE_DATA_DIR: tempDataDir(), ...token.env, ...env }, timeout: 30_000 }, (err, _out, stderr) =>
+        // The last line: what the signer said when it stopped (log lines come before it).
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, err: stderr.trimEnd().split('\n').at(-1) ?? '' }),
+      )
+      let seen = ''
+      child.stderr!.on('data', (d) => {
+        seen += d
+        if (/signer ready/.test(seen)) {
+          child.kill('SIGTERM')
+          resolve({ code: 'ready', err: seen })
+        }
+      })
+    })
+  }
+
+  it('stops at start with a message naming the problem, never printing the PIN', async () => {
+    const wrongLabel = await startSigner({ SERVICE_PKCS11_TOKEN_LABEL: 'no-such-token' })
+    expect(wrongLabel).toEqual({ code: 1, err: 'countersign signer: no PKCS#11 token labelled "no-such-token" is present (SERVICE_PKCS11_TOKEN_LABEL)' })
+
+    const wrongPinFile = path.join(token.dir, 'wrong-pin')
+    writeFileSync(wrongPinFile, 'not-the-pin', { mode: 0o600 })
+    const wrongPin = await startSigner({ SERVICE_PKCS11_PIN_FILE: wrongPinFile })
+    expect(wrongPin).toEqual({ code: 1, err: 'countersign signer: the PKCS#11 token refused the user PIN (SERVICE_PKCS11_PIN_FILE)' })
+
+    const loosePinFile = path.join(token.dir, 'loose-pin')
+    copyFileSync(token.pinFile, loosePinFile)
+    chmodSync(loosePinFile, 0o644)
+    const loose = await startSigner({ SERVICE_PKCS11_PIN_FILE: loosePinFile })
+    expect(loose.code).toBe(1)
+    expect(loose.err).toMatch(/SERVICE_PKCS11_PIN_FILE .* is readable by group or others \(mode 644\)/)
+    expect(loose.err).not.toContain(token.pin)
+
+    const halfConfigured = await startSigner({ SERVICE_PKCS11_TOKEN_LABEL: '' })
+    expect(halfConfigured).toEqual({ code: 1, err: expect.stringMatching(/^countersign signer: SERVICE_PKCS11_MODULE is set: set SERVICE_PKCS11_TOKEN_LABEL/) })
+
+    // And the same token, correctly configured, starts.
+    expect((await startSigner({})).code).toBe('ready')
+  }, 120_000)
 })

@@ -26,6 +26,7 @@ import { createApprovalTokens } from '../store/approvalTokens.js'
 import { openSignerDb } from '../store/signerDb.js'
 import { createSignatures } from '../store/signatures.js'
 import { keystoreRingKey } from '../keystore/keystoreBackend.js'
+import { KeyUnavailableError, type RingKey } from './keyBackend.js'
 import { keyRingOf } from './keyRing.js'
 import { openSignerAudit } from '../audit/signerAudit.js'
 import { checkpointSignatureValid, verifyAuditChain } from '@countersign/shared'
@@ -38,7 +39,7 @@ const routers = defaultRouterTable()
 let audit: AuditLog | undefined
 afterEach(async () => { await audit?.close() })
 
-function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean; devChainId?: number | null } = {}) {
+function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boolean; ringKey?: RingKey; devChainId?: number | null } = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-signer-'))
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
@@ -50,7 +51,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     db,
     tokens,
     signatures: createSignatures(db),
-    keys: keyRingOf(opts.keys === false ? [] : [keystoreRingKey({ address: account.address, account, label: null, dev: opts.dev ?? false })]),
+    keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, account, label: null, dev: opts.dev ?? false })]),
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers,
     audit,
@@ -113,6 +114,21 @@ describe('signer core', () => {
     const d = cp!.data as { seq: number; headHash: string; signature: string }
     expect(checkpointSignatureValid(s.signerAudit.key.publicKey, d.seq, d.headHash, d.signature)).toBe(true)
     expect(verifyAuditChain(path.join(s.dir, 'audit.db'), { publicKey: s.signerAudit.key.publicKey, latest })).toMatchObject({ ok: true, checkpoints: 1 })
+  })
+
+  it('a key its backend cannot reach now: key_unavailable, nothing stored, the approval token left for the retry', async () => {
+    const real = keystoreRingKey({ address: account.address, account, label: 'hsm', dev: false })
+    let unplugged = true
+    const token: RingKey = { ...real, backend: 'pkcs11', signDigest: (d) => (unplugged ? Promise.reject(new KeyUnavailableError('the PKCS#11 token "t" did not sign')) : real.signDigest(d)) }
+    const s = setup({ ringKey: token })
+    const i = s.intent({ action: actions.native('1000') })
+    const approval = s.grant(i)
+    expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: approval })))).toBe('key_unavailable')
+    expect(s.events()).toMatchObject([{ event: 'signing_denied', intentId: i.id, data: { reason: 'key_unavailable', backend: 'pkcs11', signerAddress: account.address.toLowerCase() } }])
+    unplugged = false
+    const signed = await s.core.sign(s.params(i, { approvalTokenId: approval }))
+    expect(signed.repeated).toBe(false)
+    expect(await recoverTransactionAddress({ serializedTransaction: signed.signedTx as never })).toBe(account.address)
   })
 
   it('is idempotent per intent id: the same signed transaction, no second signature', async () => {
