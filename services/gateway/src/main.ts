@@ -88,17 +88,23 @@ async function main(): Promise<void> {
     'countersign gateway ready',
   )
   // What the signer holds, in the start-up log; development keys stand out.
-  void signer
-    .call<{ status: string; accounts: number }>('health', {}, { timeoutMs: 3000 })
-    .then(() => signer.call<Array<{ address: string; label: string | null; dev: boolean }>>('accounts', {}, { timeoutMs: 3000 }))
-    .then((accounts) => {
+  // The signer may still be unlocking keys (seconds on a loaded machine), so
+  // the gateway asks again every second for two minutes before giving up.
+  const askSigner = async (attempt: number): Promise<void> => {
+    try {
+      await signer.call<{ status: string; accounts: number }>('health', {}, { timeoutMs: 3000 })
+      const accounts = await signer.call<Array<{ address: string; label: string | null; dev: boolean }>>('accounts', {}, { timeoutMs: 3000 })
       const dev = accounts.filter((a) => a.dev)
       app.log.info({ health: { status: 'ok', version: '0.1.0' }, signerAccounts: accounts }, 'signer health')
       if (dev.length > 0) {
         app.log.warn({ devKeys: dev.map((a) => a.address) }, 'DEV KEY in use: throwaway development key(s); they sign for the local development chain only')
       }
-    })
-    .catch((err: unknown) => app.log.warn({ err: (err as Error).message }, 'signer not reachable yet; sign-and-send answers 503 until it is'))
+    } catch (err) {
+      if (attempt === 0) app.log.warn({ err: (err as Error).message }, 'signer not reachable yet; sign-and-send answers 503 until it is')
+      if (attempt < 120) setTimeout(() => void askSigner(attempt + 1), 1000).unref()
+    }
+  }
+  void askSigner(0)
 }
 
 main().catch((err: unknown) => {
