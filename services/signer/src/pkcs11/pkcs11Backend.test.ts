@@ -71,6 +71,26 @@ describe('the PKCS#11 backend on a SoftHSM2 token', () => {
     expect(await recoverAddress({ hash: digest, signature })).toBe(address)
   })
 
+  it('a token removed while 100 signatures are under way: each one signs or is refused with KeyUnavailableError, and signing resumes', async () => {
+    const [key] = backend.keys()
+    const digests = Array.from({ length: 100 }, (_, i) => keccak256(toHex(`mid-run ${i}`)))
+    const running = digests.map((d) => key!.signDigest(d))
+    token.unplug()
+    let results: PromiseSettledResult<Awaited<(typeof running)[number]>>[]
+    try {
+      results = await Promise.allSettled(running)
+    } finally {
+      token.plugBack()
+    }
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)
+    expect(refused.length).toBeGreaterThan(0)
+    expect(refused.every((e) => e instanceof KeyUnavailableError)).toBe(true)
+    for (const [i, r] of results.entries()) if (r.status === 'fulfilled') expect(await recoverAddress({ hash: digests[i]!, signature: r.value })).toBe(address)
+    await new Promise((r) => setTimeout(r, 300))
+    const digest = keccak256('0xbeef')
+    expect(await recoverAddress({ hash: digest, signature: await key!.signDigest(digest) })).toBe(address)
+  })
+
   it('lists the same key through a fresh session, as the key CLI does', () => {
     const pkcs11 = loadModule(lib, SOFTHSM_MODULE)
     initialize(lib, pkcs11)

@@ -91,16 +91,22 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
     const conn = await connection()
     const key = conn.keys.get(address.toLowerCase())
     if (!key) throw new KeyUnavailableError(`the PKCS#11 token "${options.tokenLabel}" no longer holds the key ${address}`)
-    const session = await conn.pool.acquire()
+    // Counted from before the wait for a session: the module is finalised
+    // only once no caller of this connection can still reach into it.
     conn.inFlight++
+    let session: Handle | undefined
     try {
+      session = await conn.pool.acquire()
+      // Another signature found the token gone while this one waited: do not touch the old sessions.
+      if (current !== conn) throw new KeyUnavailableError(`the PKCS#11 token "${options.tokenLabel}" is being reopened`)
       pkcs11.C_SignInit(session, { mechanism: lib.CKM_ECDSA }, key.handle)
       return await pkcs11.C_SignAsync(session, Buffer.from(digest.slice(2), 'hex'), Buffer.alloc(64))
     } catch (err) {
+      if (err instanceof KeyUnavailableError) throw err
       broken(conn, err)
       throw new KeyUnavailableError(`the PKCS#11 token "${options.tokenLabel}" did not sign: ${(err as Error).message}`)
     } finally {
-      conn.pool.release(session)
+      if (session !== undefined) conn.pool.release(session)
       if (--conn.inFlight === 0) for (const resolve of conn.drained.splice(0)) resolve()
     }
   }
