@@ -106,12 +106,12 @@ export function createApprovalService(deps: {
       await audit.append({
         intentId: intent.id,
         event: 'approval_granted',
-        data: { action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
       })
       if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via } })
       end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
     } else {
-      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { action: summary.action, reason: 'user_declined', via } })
+      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via } })
       await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via } })
       end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }

@@ -37,6 +37,9 @@ import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
 import { loadOrCreateOperatorToken, tokenMatches } from './operatorToken.js'
 import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
+import { startWebhookDispatcher } from './webhooks/dispatcher.js'
+import { WebhookOutbox } from './webhooks/outbox.js'
+import { loadWebhookTarget } from './webhooks/webhookConfig.js'
 
 // Expired requests end within a second (their callers get approval_expired); the list never shows them anyway.
 const SWEEP_MS = 1_000
@@ -44,6 +47,7 @@ const SWEEP_MS = 1_000
 async function main(): Promise<void> {
   const config = loadApproverConfig(process.env)
   const routers = routerTableFromEnv(process.env)
+  const webhookTarget = loadWebhookTarget(process.env)
   const clock = systemClock
   if (config.mode === 'auto') {
     const remote = config.rpcUrls.filter((r) => !isLocalUrl(r.url))
@@ -54,7 +58,10 @@ async function main(): Promise<void> {
     }
   }
   makePrivateDir(config.dataDir)
-  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'))
+  const auditFile = path.join(config.dataDir, 'audit.db')
+  const audit = openAuditLog(auditFile)
+  // Webhooks are filled from the audit log (the gateway's broadcasts included) into webhooks.db, then delivered in order.
+  const outbox = webhookTarget ? new WebhookOutbox(path.join(config.dataDir, 'webhooks.db'), auditFile) : null
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.grant, timeoutMs: 10_000 })
   const pending = new PendingRequests(clock, { ...DEFAULT_PENDING_LIMITS, ttlMs: config.requestTtlMs })
@@ -75,6 +82,10 @@ async function main(): Promise<void> {
   }
   const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()
+  const dispatcher =
+    outbox && webhookTarget
+      ? startWebhookDispatcher({ outbox, target: webhookTarget, clock, onError: (err) => process.stderr.write(`countersign approver: webhook outbox: ${err.message}\n`) })
+      : null
 
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
@@ -123,6 +134,7 @@ async function main(): Promise<void> {
     audit,
     clock,
     operatorToken: token?.token ?? null,
+    webhooks: outbox,
     logger: { level: process.env.SERVICE_LOG_LEVEL?.trim() || 'info' },
   })
   await app.listen({ host: config.host, port: config.port })
@@ -140,7 +152,7 @@ async function main(): Promise<void> {
   // Printed whatever the log level: the operator needs the dashboard address.
   process.stderr.write(
     `countersign approver ready: mode ${config.mode}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
-      `(directly: http://127.0.0.1:${port}/approval-ui); operator token ${token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
+      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 
   let closing = false
@@ -149,6 +161,8 @@ async function main(): Promise<void> {
     closing = true
     app.log.info({ signal }, 'shutting down')
     clearInterval(sweep)
+    await dispatcher?.stop()
+    outbox?.close()
     await app.close()
     await rpc.close()
     signer.close()

@@ -233,6 +233,36 @@ export function buildOpenApiDocument() {
           responses: { '200': json(obj({ events: { type: 'array', items: ref('AuditEvent') } }), 'Audit events, newest first') },
         },
       },
+      '/v1/approvals/webhooks': {
+        get: {
+          operationId: 'webhookDeliveries',
+          description:
+            'Webhook deliveries (SERVICE_WEBHOOK_URL), newest first: event id, type, intentId, status (pending, delivered, failed after 24 h of retries), attempts, next attempt, last error. Never the body or the secret. See docs/webhooks.md.',
+          parameters: [{ name: 'limit', in: 'query', required: false, schema: { type: 'string' }, description: 'default 20, clamped to 1..100' }],
+          responses: {
+            '200': json(
+              obj({
+                configured: { type: 'boolean' },
+                deliveries: {
+                  type: 'array',
+                  items: obj({
+                    id: str,
+                    type: { enum: ['approval_requested', 'approval_decided', 'approval_expired', 'tx_broadcast', 'broadcast_failed'] },
+                    intentId: str,
+                    status: { enum: ['pending', 'delivered', 'failed'] },
+                    attempts: { type: 'integer' },
+                    createdAt: { type: 'integer' },
+                    nextAttemptAt: { type: ['integer', 'null'] },
+                    lastError: { type: ['string', 'null'] },
+                    deliveredAt: { type: ['integer', 'null'] },
+                  }),
+                },
+              }),
+              'Webhook deliveries',
+            ),
+          },
+        },
+      },
       '/v1/approvals/ws': {
         get: {
           operationId: 'approvalFeed',

@@ -11,6 +11,7 @@ import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { bearerMatches } from '../operatorToken.js'
 import { pendingView } from '../channels/pendingView.js'
 import type { WebChannel } from '../channels/webChannel.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import { tokenMatches } from '@countersign/shared/http/operatorAuth'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
@@ -26,6 +27,8 @@ export interface ApproverHttpDeps {
   clock: Clock
   /** null when SERVICE_OPERATOR_AUTH=off */
   operatorToken: string | null
+  /** The webhook outbox; null when SERVICE_WEBHOOK_URL is not set. */
+  webhooks?: WebhookOutbox | null
   logger?: FastifyServerOptions['logger']
   /** How often the WebSocket feed looks for new audit rows from the other processes. */
   auditPollMs?: number
@@ -96,6 +99,12 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
 
   app.get('/v1/approvals/history', async (req) => ({
     events: audit.list({ limit: clampHistoryLimit((req.query as Record<string, unknown>).limit) }),
+  }))
+
+  // Delivery status for the dashboard: event kinds, attempts, errors; never a body or the secret.
+  app.get('/v1/approvals/webhooks', async (req) => ({
+    configured: Boolean(deps.webhooks),
+    deliveries: deps.webhooks ? deps.webhooks.list(clampHistoryLimit((req.query as Record<string, unknown>).limit)) : [],
   }))
 
   const dashboard = readFileSync(DASHBOARD, 'utf8')

@@ -9,7 +9,7 @@ const upgradeRefusal = (status: string) => `HTTP/1.1 ${status}\r\nx-service-vers
 
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
- * approver's /v1/approvals/* (pending, decide, the WebSocket feed) are
+ * approver's /v1/approvals/* (pending, decide, webhook deliveries, the WebSocket feed) are
  * forwarded to the approver, which also listens on its own port.
  */
 export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = async (app, { approverUrl }) => {
@@ -37,6 +37,7 @@ export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = 
   app.get('/approval-ui', forward)
   app.get('/v1/approvals/pending', forward)
   app.post('/v1/approvals/:requestId/decide', forward)
+  app.get('/v1/approvals/webhooks', forward)
   // The feed is a WebSocket (the upgrade is piped by forwardApproverWebSocket); a plain GET gets told so.
   app.get('/v1/approvals/ws', async (_req, reply) =>
     reply.code(426).header('upgrade', 'websocket').send({ error: 'upgrade_required', message: 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message' }),

@@ -1,0 +1,96 @@
+import type { WebhookOutbox } from './outbox.js'
+import { signatureHeader } from './signature.js'
+
+export interface WebhookTarget {
+  url: string
+  secret: string
+  /** First retry after this long, doubling each time up to an hour (SERVICE_WEBHOOK_BACKOFF_MS). */
+  backoffBaseMs: number
+}
+
+/** DESIGN §6: retried for 24 h, then given up (status failed, on the dashboard). */
+export const GIVE_UP_AFTER_MS = 24 * 60 * 60_000
+const MAX_BACKOFF_MS = 60 * 60_000
+const ATTEMPT_TIMEOUT_MS = 10_000
+
+/** When the next attempt goes out after `attempts` failed ones, or null once the 24 h are over. */
+export function nextAttemptAt(createdAt: number, attempts: number, now: number, baseMs: number, giveUpAfterMs = GIVE_UP_AFTER_MS): number | null {
+  const at = now + Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.max(0, attempts - 1))
+  return at - createdAt > giveUpAfterMs ? null : at
+}
+
+export interface WebhookDispatcher {
+  stop(): Promise<void>
+}
+
+/**
+ * Tails the audit log into the outbox and delivers it, one delivery at a time
+ * in audit order: a receiver that is down holds back the later events, which
+ * then arrive in the order they happened.
+ */
+export function startWebhookDispatcher(deps: {
+  outbox: WebhookOutbox
+  target: WebhookTarget
+  clock: () => number
+  pollMs?: number
+  onError?: (err: Error) => void
+}): WebhookDispatcher {
+  const { outbox, target, clock } = deps
+  const pollMs = deps.pollMs ?? 250
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+
+  async function attempt(body: string): Promise<string | null> {
+    const t = Math.floor(clock() / 1000)
+    try {
+      const res = await fetch(target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-countersign-signature': signatureHeader(target.secret, t, body), 'x-countersign-event-id': (JSON.parse(body) as { id: string }).id },
+        body,
+        redirect: 'error',
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      })
+      await res.arrayBuffer().catch(() => undefined)
+      return res.ok ? null : `HTTP ${res.status}`
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code
+      return cause ?? (err as Error).message
+    }
+  }
+
+  async function tick(): Promise<void> {
+    outbox.pull(clock())
+    for (;;) {
+      if (stopped) return
+      const head = outbox.head()
+      if (!head || head.nextAttemptAt > clock()) return
+      const failure = await attempt(head.body)
+      const now = clock()
+      if (failure === null) outbox.delivered(head.seq, now)
+      else {
+        const retryAt = nextAttemptAt(head.createdAt, head.attempts + 1, now, target.backoffBaseMs)
+        outbox.attemptFailed(head.seq, failure, retryAt)
+        if (retryAt !== null) return
+      }
+    }
+  }
+
+  const schedule = () => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      running = tick()
+        .catch((err: unknown) => deps.onError?.(err as Error))
+        .finally(schedule)
+    }, pollMs)
+  }
+  schedule()
+
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await running
+    },
+  }
+}

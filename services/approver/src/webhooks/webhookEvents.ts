@@ -1,0 +1,52 @@
+/** The kinds a webhook receiver gets, named as in DESIGN §6 "webhooks". */
+export type WebhookEventType = 'approval_requested' | 'approval_decided' | 'approval_expired' | 'tx_broadcast' | 'broadcast_failed'
+
+/** An audit row as the outbox reads it (seq orders deliveries). */
+export interface AuditSourceRow {
+  seq: number
+  id: string
+  timestamp: number
+  intent_id: string
+  event: string
+  data: string
+}
+
+export interface WebhookEvent {
+  /** The audit event's id: stable across retries, so a receiver can drop duplicates. */
+  id: string
+  type: WebhookEventType
+  createdAt: string
+  intentId: string
+  data: Record<string, unknown>
+}
+
+/**
+ * Which audit events become webhooks, and which of their fields travel. Fields
+ * are copied by name, never wholesale: the approval token id (which the agent
+ * redeems at sign time) and anything added to an audit event later stay out
+ * of a request to a third party. A webhook carries nothing that can approve.
+ */
+const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?: Record<string, unknown> }> = {
+  approval_requested: { type: 'approval_requested', fields: ['requestId', 'action', 'riskScore', 'mode'] },
+  approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via'], extra: { approved: true } },
+  approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via'], extra: { approved: false } },
+  approval_expired: { type: 'approval_expired', fields: ['requestId', 'action'] },
+  tx_broadcast: { type: 'tx_broadcast', fields: ['txHash', 'chainId'] },
+  broadcast_failed: { type: 'broadcast_failed', fields: ['txHash', 'error'] },
+}
+
+export const SOURCE_AUDIT_EVENTS = Object.keys(SOURCES)
+
+export function webhookEventOf(row: AuditSourceRow): WebhookEvent | null {
+  const source = SOURCES[row.event]
+  if (!source) return null
+  let parsed: Record<string, unknown>
+  try {
+    parsed = JSON.parse(row.data) as Record<string, unknown>
+  } catch {
+    parsed = {}
+  }
+  const data: Record<string, unknown> = { ...source.extra }
+  for (const f of source.fields) if (parsed[f] !== undefined) data[f] = parsed[f]
+  return { id: row.id, type: source.type, createdAt: new Date(row.timestamp).toISOString(), intentId: row.intent_id, data }
+}
