@@ -31,6 +31,7 @@ import {
 import { ApprovalRefusal, createApprovalService } from './approvalService.js'
 import { autoChannel } from './channels/autoChannel.js'
 import { terminalChannel } from './channels/terminalChannel.js'
+import { webhookChannel } from './channels/webhookChannel.js'
 import { webChannel } from './channels/webChannel.js'
 import { createTerminalPrompt } from './cliPrompt.js'
 import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
@@ -48,6 +49,9 @@ async function main(): Promise<void> {
   const config = loadApproverConfig(process.env)
   const routers = routerTableFromEnv(process.env)
   const webhookTarget = loadWebhookTarget(process.env)
+  if (config.channels.includes('webhook') && !webhookTarget) {
+    throw new ConfigError('SERVICE_APPROVAL_CHANNELS includes webhook: set SERVICE_WEBHOOK_URL and SERVICE_WEBHOOK_SECRET (or SERVICE_WEBHOOK_SECRET_FILE)')
+  }
   const clock = systemClock
   if (config.mode === 'auto') {
     const remote = config.rpcUrls.filter((r) => !isLocalUrl(r.url))
@@ -66,26 +70,27 @@ async function main(): Promise<void> {
   const signer = createRpcClient({ socketPath: sockets.grant, timeoutMs: 10_000 })
   const pending = new PendingRequests(clock, { ...DEFAULT_PENDING_LIMITS, ttlMs: config.requestTtlMs })
   const service = createApprovalService({
-    mode: config.mode,
+    mode: config.channels.join(','),
     pending,
     granter: { grant: (b) => signer.call<GrantResult>('grantApproval', b) },
     audit,
     routers,
     clock,
   })
-  // Channels by mode: the dashboard always (cli requests left unanswered on the terminal stay decidable there).
-  const web = webChannel(clock)
-  if (config.mode === 'auto') service.addChannel(autoChannel(service))
-  else {
-    service.addChannel(web)
-    if (config.mode === 'cli') service.addChannel(terminalChannel(service, createTerminalPrompt(config.cliTimeoutMs)))
-  }
   const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()
   const dispatcher =
     outbox && webhookTarget
       ? startWebhookDispatcher({ outbox, target: webhookTarget, clock, onError: (err) => process.stderr.write(`countersign approver: webhook outbox: ${err.message}\n`) })
       : null
+  // Every configured channel is shown each request; the first decision wins and the others withdraw it.
+  const web = webChannel(clock)
+  for (const name of config.channels) {
+    if (name === 'auto') service.addChannel(autoChannel(service))
+    else if (name === 'web') service.addChannel(web)
+    else if (name === 'cli') service.addChannel(terminalChannel(service, createTerminalPrompt(config.cliTimeoutMs)))
+    else if (name === 'webhook' && dispatcher) service.addChannel(webhookChannel(dispatcher))
+  }
 
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
@@ -151,7 +156,7 @@ async function main(): Promise<void> {
   const gatewayPort = process.env.SERVICE_PORT?.trim() || '3100'
   // Printed whatever the log level: the operator needs the dashboard address.
   process.stderr.write(
-    `countersign approver ready: mode ${config.mode}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
+    `countersign approver ready: channels ${config.channels.join(',')}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
       `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 

@@ -20,6 +20,8 @@ export function nextAttemptAt(createdAt: number, attempts: number, now: number, 
 }
 
 export interface WebhookDispatcher {
+  /** Look at the audit log now rather than at the next poll (a request was just presented). */
+  wake(): void
   stop(): Promise<void>
 }
 
@@ -40,6 +42,7 @@ export function startWebhookDispatcher(deps: {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
+  let busy = false
 
   async function attempt(body: string): Promise<string | null> {
     const t = Math.floor(clock() / 1000)
@@ -76,17 +79,26 @@ export function startWebhookDispatcher(deps: {
     }
   }
 
-  const schedule = () => {
+  const schedule = (delayMs = pollMs) => {
     if (stopped) return
+    clearTimeout(timer)
     timer = setTimeout(() => {
+      busy = true
       running = tick()
         .catch((err: unknown) => deps.onError?.(err as Error))
-        .finally(schedule)
-    }, pollMs)
+        .finally(() => {
+          busy = false
+          schedule()
+        })
+    }, delayMs)
   }
   schedule()
 
   return {
+    wake() {
+      // A tick in flight reads the log again when it is done (at the next poll); otherwise go now.
+      if (!busy) schedule(0)
+    },
     async stop() {
       stopped = true
       clearTimeout(timer)

@@ -1,0 +1,99 @@
+// Issue 16 item 1, several approval channels at once, end to end: the real
+// approver runs in a real terminal (tmux) with SERVICE_APPROVAL_CHANNELS=web,cli
+// beside the real signer and gateway on anvil. A request is asked on the
+// terminal and shown on the dashboard feed at the same time; whichever answers
+// first wins and the other stops showing it.
+import { execFileSync } from 'node:child_process'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseEther, type Address } from 'viem'
+import WebSocket from 'ws'
+import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { freePort, waitFor } from './support/processes.js'
+import { entries, importKey, Stack } from './support/stack.js'
+import { nativeIntent } from './support/intents.js'
+
+let anvil: Anvil
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 })
+})
+afterAll(async () => {
+  await anvil?.stop()
+})
+
+interface FeedMessage {
+  type: string
+  requestId?: string
+  end?: string
+  request?: { requestId: string; summary: { intentId: string } }
+}
+
+describe('web and cli channels at once', () => {
+  it('approving on the dashboard clears the terminal prompt, and answering on the terminal ends the dashboard card', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, anvilAccounts[3].privateKey)
+    const session = `cs-ch-${process.pid}-${Date.now()}`
+    await stack.startSigner()
+    stack.approverPort = await freePort()
+    const env = { ...stack.env, SERVICE_APPROVAL_CHANNELS: 'web,cli', SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '50', ...envArgs, process.execPath, entries.approver])
+    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-300']).toString()
+    let ws: WebSocket | undefined
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
+      await stack.startGateway()
+      expect(screen()).toContain('channels web,cli')
+      const wallet = { address: anvilAccounts[3].address as Address }
+
+      // The dashboard's live feed, authenticated like the page does it.
+      ws = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
+      const feed: FeedMessage[] = []
+      ws.on('message', (m) => feed.push(JSON.parse(m.toString()) as FeedMessage))
+      await new Promise((r, j) => {
+        ws!.once('open', r)
+        ws!.once('error', j)
+      })
+      ws.send(JSON.stringify({ type: 'auth', token: stack.operatorToken }))
+      await waitFor(() => feed.find((m) => m.type === 'pending') ?? null, { what: 'the pending snapshot' })
+
+      // 1. Shown on both; approved on the dashboard (decide): the terminal prompt is withdrawn.
+      const first = nativeIntent(parseEther('0.21').toString(), { wallet })
+      const firstCall = stack.post('/v1/tx/approve-request', first)
+      await waitFor(() => (screen().includes('Transfer 0.21 ETH') && screen().includes('approve? [y/n]') ? true : null), { what: 'the first prompt on the terminal' })
+      const shown = await waitFor(() => feed.find((m) => m.type === 'request' && m.request!.summary.intentId === first.id) ?? null, { what: 'the first card on the dashboard feed' })
+      const firstId = shown.request!.requestId
+      expect(await stack.decide(firstId, true)).toEqual({ status: 200, body: { decided: true, requestId: firstId, approved: true } })
+      expect((await firstCall).body.approved).toBe(true)
+      await waitFor(() => (screen().includes('(decided elsewhere or expired)') ? true : null), { what: 'the terminal prompt to clear' })
+      expect(feed).toContainEqual({ type: 'ended', requestId: firstId, end: 'approved' })
+
+      // 2. Answered on the terminal: the dashboard card ends, and the dashboard can no longer decide it.
+      const second = nativeIntent(parseEther('0.22').toString(), { wallet })
+      const secondCall = stack.post('/v1/tx/approve-request', second)
+      const shown2 = await waitFor(() => feed.find((m) => m.type === 'request' && m.request!.summary.intentId === second.id) ?? null, { what: 'the second card on the dashboard feed' })
+      const secondId = shown2.request!.requestId
+      await waitFor(() => (screen().includes('Transfer 0.22 ETH') ? true : null), { what: 'the second prompt on the terminal' })
+      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      const denied = await secondCall
+      expect(denied.status).toBe(403)
+      expect(denied.body.reason).toBe('user_declined')
+      await waitFor(() => feed.find((m) => m.type === 'ended' && m.requestId === secondId) ?? null, { what: 'the dashboard card to end' })
+      expect(feed).toContainEqual({ type: 'ended', requestId: secondId, end: 'denied' })
+      expect((await stack.get('/v1/approvals/pending')).body.pending).toEqual([])
+      expect((await stack.decide(secondId, true)).status).toBe(404)
+
+      // One decision each, by the channel that answered first.
+      const decided = (await stack.get('/v1/approvals/history?limit=40')).body.events.filter((e: { event: string }) => e.event === 'web_approval_decided')
+      expect(decided.slice(0, 2).map((e: { data: { requestId: string; via: string; approved: boolean } }) => [e.data.requestId, e.data.via, e.data.approved])).toEqual([
+        [secondId, 'terminal', false],
+        [firstId, 'web', true],
+      ])
+      const requested = (await stack.get('/v1/approvals/history?limit=40')).body.events.find((e: { event: string; intentId: string }) => e.event === 'approval_requested' && e.intentId === first.id)
+      expect(requested.data.mode).toBe('web,cli')
+    } finally {
+      ws?.close()
+      execFileSync('tmux', ['kill-session', '-t', session])
+      await stack.stop()
+    }
+  }, 90_000)
+})
