@@ -50,7 +50,7 @@ export interface ApprovalService {
   requestApproval(params: RequestApprovalParams): Promise<ApprovalTicket>
   /** Requests that ended since `cursor` (the gateway's short poll). */
   updates(cursor: string | null): ApprovalUpdates
-  decide(requestId: string, approved: boolean, via: DecisionSource): Promise<DecideResult>
+  decide(requestId: string, approved: boolean, via: DecisionSource, operator?: string): Promise<DecideResult>
   /** Takes a request off every channel (a skill run that was stopped); false when none is pending. */
   withdrawByIntent(intentId: string): boolean
   /** Ends expired requests (audit approval_expired) and forgets old decisions. */
@@ -91,8 +91,10 @@ export function createApprovalService(deps: {
   }
 
   /** Grants (or records the denial of) a request already taken off the list; puts it back if the signer cannot mint. */
-  async function carryOut(entry: PendingRequest, approved: boolean, via: DecisionSource): Promise<void> {
+  async function carryOut(entry: PendingRequest, approved: boolean, via: DecisionSource, operator: string | undefined): Promise<void> {
     const { intent, summary, requestId } = entry
+    // The operator's name, never their token (named operators only: single-token audit rows stay as they were).
+    const by = operator === undefined ? {} : { operator }
     const base = { requestId, txRequestHash: summary.txRequestHash }
     if (approved) {
       let grant: GrantResult
@@ -106,13 +108,13 @@ export function createApprovalService(deps: {
       await audit.append({
         intentId: intent.id,
         event: 'approval_granted',
-        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by },
       })
-      if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via } })
+      if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } })
       end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
     } else {
-      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via } })
-      await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via } })
+      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } })
+      await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } })
       end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }
   }
@@ -162,13 +164,13 @@ export function createApprovalService(deps: {
       return feed.since(cursor)
     },
 
-    async decide(requestId, approved, via) {
+    async decide(requestId, approved, via, operator) {
       const entry = pending.take(requestId)
       if (!entry) throw new DecisionError('not_found', `approval request ${requestId} does not exist, has expired or was already decided`)
       // Until the decision is carried out (the token minted), this is still the intent's one request.
       deciding.set(entry.intent.id, entry)
       try {
-        await carryOut(entry, approved, via)
+        await carryOut(entry, approved, via, operator)
       } finally {
         deciding.delete(entry.intent.id)
       }

@@ -27,3 +27,11 @@ describe('approval channels', () => {
     expect(loadApproverConfig({ SERVICE_APPROVAL_MODE: 'auto' })).toMatchObject({ mode: 'auto', channels: ['auto'] })
   })
 })
+
+describe('named operators', () => {
+  it('SERVICE_OPERATORS_FILE is resolved, and refused beside the single SERVICE_OPERATOR_TOKEN', () => {
+    expect(loadApproverConfig({ SERVICE_OPERATORS_FILE: '/etc/countersign/operators.json' }).operatorsFile).toBe('/etc/countersign/operators.json')
+    expect(loadApproverConfig({}).operatorsFile).toBeNull()
+    expect(() => loadApproverConfig({ SERVICE_OPERATORS_FILE: '/x.json', SERVICE_OPERATOR_TOKEN: 'y'.repeat(40) })).toThrow(/unset SERVICE_OPERATOR_TOKEN/)
+  })
+})

@@ -52,6 +52,8 @@ export interface ApproverConfig {
   channels: ChannelName[]
   operatorAuth: boolean
   operatorToken: string | null
+  /** SERVICE_OPERATORS_FILE: named operators with token hashes, replacing the single token. */
+  operatorsFile: string | null
   allowAutoApproval: boolean
   /** RPC URLs configured for any chain (auto mode refuses non-local ones). */
   rpcUrls: Array<{ variable: string; url: string }>
@@ -63,6 +65,9 @@ export interface ApproverConfig {
 export function loadApproverConfig(env: Record<string, string | undefined>): ApproverConfig {
   const dataDir = path.resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
   const channels = parseApprovalChannels(env)
+  if (env.SERVICE_OPERATORS_FILE?.trim() && env.SERVICE_OPERATOR_TOKEN?.trim()) {
+    throw new ConfigError('SERVICE_OPERATORS_FILE replaces the single operator token: unset SERVICE_OPERATOR_TOKEN (each operator has their own token)')
+  }
   const mode: ApprovalMode = channels.includes('auto') ? 'auto' : channels.includes('cli') ? 'cli' : 'web'
   const portRaw = env.SERVICE_APPROVER_PORT?.trim() || '3101'
   if (!/^[0-9]{1,5}$/.test(portRaw) || Number(portRaw) > 65535) throw new ConfigError(`SERVICE_APPROVER_PORT must be a port number; got "${portRaw}"`)
@@ -85,6 +90,7 @@ export function loadApproverConfig(env: Record<string, string | undefined>): App
     channels,
     operatorAuth: env.SERVICE_OPERATOR_AUTH?.trim() !== 'off',
     operatorToken: env.SERVICE_OPERATOR_TOKEN?.trim() || null,
+    operatorsFile: env.SERVICE_OPERATORS_FILE?.trim() ? path.resolve(env.SERVICE_OPERATORS_FILE.trim()) : null,
     allowAutoApproval: env.SERVICE_ALLOW_AUTO_APPROVAL?.trim() === '1',
     rpcUrls,
     cliTimeoutMs: Number(env.SERVICE_CLI_APPROVAL_TIMEOUT_MS?.trim() || 120_000),

@@ -36,7 +36,8 @@ import { webChannel } from './channels/webChannel.js'
 import { createTerminalPrompt } from './cliPrompt.js'
 import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
-import { loadOrCreateOperatorToken, tokenMatches } from './operatorToken.js'
+import { loadOrCreateOperatorToken } from './operatorToken.js'
+import { loadOperatorsFile, singleTokenOperators } from './operators/operators.js'
 import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
 import { startWebhookDispatcher } from './webhooks/dispatcher.js'
 import { WebhookOutbox } from './webhooks/outbox.js'
@@ -98,7 +99,10 @@ async function main(): Promise<void> {
   const validVerify = ajv.compile<VerifyOperatorTokenParams>(verifyOperatorTokenParamsSchema)
   const validUpdates = ajv.compile<ApprovalUpdatesParams>(approvalUpdatesParamsSchema)
   // Loaded before the socket opens: the gateway may ask about it at once.
-  const token = config.operatorAuth ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
+  // SERVICE_OPERATORS_FILE (named operators, each with their own token) replaces the single operator token.
+  const namedOps = config.operatorAuth && config.operatorsFile ? loadOperatorsFile(config.operatorsFile) : null
+  const token = config.operatorAuth && !namedOps ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
+  const operators = namedOps ?? (token ? singleTokenOperators(token.token) : null)
   const rpc = createRpcServer({
     socketPath: sockets.approver,
     socketMode: sockets.mode,
@@ -125,8 +129,8 @@ async function main(): Promise<void> {
       // registration and revocation): the token never leaves this process.
       [approverMethods.verifyOperatorToken]: (params): VerifyOperatorTokenResult => {
         if (!validVerify(params)) throw new RpcError(-32602, describeValidationErrors(validVerify.errors, 'params'))
-        if (token === null) return { required: false, valid: true }
-        return { required: true, valid: params.token !== null && tokenMatches(params.token, token.token) }
+        if (operators === null) return { required: false, valid: true }
+        return { required: true, valid: operators.identify(params.token) !== null }
       },
     },
   })
@@ -139,6 +143,7 @@ async function main(): Promise<void> {
     audit,
     clock,
     operatorToken: token?.token ?? null,
+    operators,
     webhooks: outbox,
     logger: { level: process.env.SERVICE_LOG_LEVEL?.trim() || 'info' },
   })
@@ -157,7 +162,7 @@ async function main(): Promise<void> {
   // Printed whatever the log level: the operator needs the dashboard address.
   process.stderr.write(
     `countersign approver ready: channels ${config.channels.join(',')}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
-      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
+      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${namedOps ? `per operator (${namedOps.named} in ${config.operatorsFile})` : token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 
   let closing = false

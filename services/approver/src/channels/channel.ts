@@ -20,7 +20,8 @@ export interface DecideResult {
 
 /** What a channel may do in return: decide a request it was shown. */
 export interface ChannelHost {
-  decide(requestId: string, approved: boolean, via: DecisionSource): Promise<DecideResult>
+  /** `operator`: the named operator who decided (SERVICE_OPERATORS_FILE); absent for the single token, the terminal and auto. */
+  decide(requestId: string, approved: boolean, via: DecisionSource, operator?: string): Promise<DecideResult>
 }
 
 export interface ApprovalChannel {

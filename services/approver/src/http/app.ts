@@ -8,11 +8,10 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
-import { bearerMatches } from '../operatorToken.js'
+import { singleTokenOperators, type OperatorIdentity, type Operators } from '../operators/operators.js'
 import { pendingView } from '../channels/pendingView.js'
 import type { WebChannel } from '../channels/webChannel.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
-import { tokenMatches } from '@countersign/shared/http/operatorAuth'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -27,6 +26,8 @@ export interface ApproverHttpDeps {
   clock: Clock
   /** null when SERVICE_OPERATOR_AUTH=off */
   operatorToken: string | null
+  /** Named operators (SERVICE_OPERATORS_FILE); when given, they decide instead of operatorToken. */
+  operators?: Operators | null
   /** The webhook outbox; null when SERVICE_WEBHOOK_URL is not set. */
   webhooks?: WebhookOutbox | null
   logger?: FastifyServerOptions['logger']
@@ -63,6 +64,9 @@ const decideParamsSchema = {
 
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
   const { service, audit, clock } = deps
+  // null: SERVICE_OPERATOR_AUTH=off, anyone may decide.
+  const operators: Operators | null = deps.operators ?? (deps.operatorToken !== null ? singleTokenOperators(deps.operatorToken) : null)
+  const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1]
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions })
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
@@ -78,7 +82,8 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     '/v1/approvals/:requestId/decide',
     { schema: { params: decideParamsSchema, body: decideBodySchema } },
     async (req) => {
-      if (deps.operatorToken !== null && !bearerMatches(req.headers.authorization, deps.operatorToken)) {
+      const who: OperatorIdentity | null = operators === null ? { name: null } : operators.identify(bearerOf(req.headers.authorization))
+      if (who === null) {
         throw new HttpError(401, {
           error: 'operator_auth_required',
           message: 'deciding needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)',
@@ -87,7 +92,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
       const { requestId } = req.params as { requestId: string }
       const { approved } = req.body as { approved: boolean }
       try {
-        return await service.decide(requestId, approved, 'web')
+        return await service.decide(requestId, approved, 'web', who.name ?? undefined)
       } catch (err) {
         if (err instanceof DecisionError) {
           throw new HttpError(err.code === 'not_found' ? 404 : 503, { error: err.code, message: err.message })
@@ -161,12 +166,12 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
       unsubscribe?.()
     })
     const timer = setTimeout(() => socket.close(WS_UNAUTHORISED, 'operator token required'), authTimeoutMs)
-    if (deps.operatorToken === null) {
+    if (operators === null) {
       clearTimeout(timer)
       start()
       return
     }
-    const token = deps.operatorToken
+    const known = operators
     socket.once('message', (data: Buffer) => {
       clearTimeout(timer)
       let msg: unknown
@@ -176,7 +181,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         msg = null
       }
       const m = msg as { type?: unknown; token?: unknown } | null
-      if (m?.type !== 'auth' || !tokenMatches(m.token, token)) {
+      if (m?.type !== 'auth' || known.identify(m.token) === null) {
         socket.close(WS_UNAUTHORISED, 'operator token refused')
         return
       }

@@ -28,8 +28,8 @@ export interface WebhookEvent {
  */
 const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?: Record<string, unknown> }> = {
   approval_requested: { type: 'approval_requested', fields: ['requestId', 'action', 'riskScore', 'mode'] },
-  approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via'], extra: { approved: true } },
-  approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via'], extra: { approved: false } },
+  approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via', 'operator'], extra: { approved: true } },
+  approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via', 'operator'], extra: { approved: false } },
   approval_expired: { type: 'approval_expired', fields: ['requestId', 'action'] },
   tx_broadcast: { type: 'tx_broadcast', fields: ['txHash', 'chainId'] },
   broadcast_failed: { type: 'broadcast_failed', fields: ['txHash', 'error'] },

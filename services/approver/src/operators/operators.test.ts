@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto'
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadOperatorsFile, parseOperators, singleTokenOperators } from './operators.js'
+
+const hash = (t: string) => createHash('sha256').update(t).digest('hex')
+const ALICE = 'alice-token-alice-token-alice-token'
+const BOB = 'bob-token-bob-token-bob-token-bob'
+
+function writeOperators(content: unknown, mode = 0o600): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'cs-ops-')), 'operators.json')
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content))
+  chmodSync(file, mode)
+  return file
+}
+
+describe('operators', () => {
+  it('a named operator is known by the hash of their token; nothing else passes', () => {
+    const ops = loadOperatorsFile(writeOperators({ operators: [{ name: 'alice', tokenSha256: hash(ALICE) }, { name: 'bob', tokenSha256: hash(BOB) }] }))
+    expect(ops.named).toBe(2)
+    expect(ops.identify(ALICE)).toEqual({ name: 'alice' })
+    expect(ops.identify(BOB)).toEqual({ name: 'bob' })
+    expect(ops.identify(hash(ALICE))).toBeNull()
+    expect(ops.identify('')).toBeNull()
+    expect(ops.identify(undefined)).toBeNull()
+  })
+
+  it('the single token keeps working and carries no name', () => {
+    const ops = singleTokenOperators(ALICE)
+    expect(ops.identify(ALICE)).toEqual({ name: null })
+    expect(ops.identify(BOB)).toBeNull()
+  })
+
+  it('refuses at start: a file others can read, bad JSON, bad names or hashes, duplicates', () => {
+    const good = { operators: [{ name: 'alice', tokenSha256: hash(ALICE) }] }
+    expect(() => loadOperatorsFile(writeOperators(good, 0o644))).toThrow(/chmod 600/)
+    expect(() => loadOperatorsFile(writeOperators('{nope'))).toThrow(/not JSON/)
+    expect(() => parseOperators({ operators: [] })).toThrow(/1 to 100/)
+    expect(() => parseOperators({ operators: [{ name: 'alice', token: ALICE }] })).toThrow(/exactly "name" and "tokenSha256"/)
+    expect(() => parseOperators({ operators: [{ name: '\u202eevil', tokenSha256: hash(ALICE) }] })).toThrow(/name must be/)
+    expect(() => parseOperators({ operators: [{ name: 'alice', tokenSha256: ALICE }] })).toThrow(/64 lowercase hex/)
+    expect(() => parseOperators({ operators: [{ name: 'alice', tokenSha256: hash(ALICE) }, { name: 'alice', tokenSha256: hash(BOB) }] })).toThrow(/appears twice/)
+    expect(() => parseOperators({ operators: [{ name: 'alice', tokenSha256: hash(ALICE) }, { name: 'bob', tokenSha256: hash(ALICE) }] })).toThrow(/share a token/)
+    expect(() => parseOperators({ operators: good.operators, extra: 1 })).toThrow(/must be \{"operators"/)
+  })
+})
