@@ -134,6 +134,24 @@ describe('signed webhooks', () => {
     expect(JSON.stringify(list.body)).not.toContain(SECRET)
     expect(statSync(path.join(stack.dataDir, 'webhooks.db')).mode & 0o777).toBe(0o600)
   }, 90_000)
+
+  it('a broadcast the chain refuses is delivered as broadcast_failed, signed', async () => {
+    const c = nativeIntent()
+    const blocked = stack.post('/v1/tx/approve-request', c)
+    const p = await waitFor(async () => (await stack.get('/v1/approvals/pending')).body.pending.find((x: { summary: { intentId: string } }) => x.summary.intentId === c.id) ?? null)
+    expect((await stack.decide(p.requestId, true)).status).toBe(200)
+    const approved = await blocked
+    // The wallet is emptied between the approval and the broadcast: the node refuses the signed transaction.
+    const rpc = (method: string, params: unknown[]) =>
+      fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then((r) => r.json())
+    await rpc('anvil_setBalance', [owner.address, '0x0'])
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: c, approvalTokenId: approved.body.approvalTokenId })
+    expect(sent.body.broadcast).toBe(false)
+    const failed = await waitFor(() => received.find((r) => r.event.type === 'broadcast_failed' && r.event.intentId === c.id) ?? null, { timeoutMs: 20_000, what: 'the broadcast_failed webhook' })
+    expect(failed.signatureValid).toBe(true)
+    expect(failed.event.data.txHash).toBe(sent.body.txHash)
+    expect(typeof failed.event.data.error).toBe('string')
+  }, 60_000)
 })
 
 describe('webhook configuration', () => {
