@@ -3,10 +3,56 @@
 // operator approval (request …)" every few seconds, for as long as the
 // approval request lives (300 s). A host that resets its timeout on progress
 // waits as long as the operator needs.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { PendingInfo, TxIntent } from '@countersign/client'
 import type { ToolContext, ToolExtra } from './context.js'
+import { sendOutput } from './outputs.js'
 import { failed, ok } from './results.js'
+import { chainId, note, wallet } from './schemas.js'
+
+/** The inputs every sending tool takes besides its own. */
+const intentInputs = { wallet, chainId, note }
+
+export type SendToolArgs<Shape extends ZodRawShapeCompat> = ShapeOutput<Shape & typeof intentInputs>
+
+/** What a sending tool's handler returns: the intent and one line saying it in words, or a refusal. */
+export type PreparedSend = { intent: TxIntent; what: string } | { refusal: CallToolResult }
+
+/**
+ * Registers a tool that builds one intent from its arguments and sends it
+ * (sendIntent): the shared inputs (wallet, chainId, note), output schema and
+ * annotations, and turning any error into a tool error result.
+ */
+export function registerSendTool<Shape extends ZodRawShapeCompat>(
+  server: McpServer,
+  ctx: ToolContext,
+  name: string,
+  config: { title: string; description: string; inputSchema: Shape },
+  prepare: (args: SendToolArgs<Shape>) => PreparedSend,
+): void {
+  const handler = async (args: SendToolArgs<Shape>, extra: ToolExtra): Promise<CallToolResult> => {
+    try {
+      const prepared = prepare(args)
+      if ('refusal' in prepared) return prepared.refusal
+      return await sendIntent(ctx, prepared.intent, prepared.what, extra)
+    } catch (err) {
+      return failed(err)
+    }
+  }
+  server.registerTool(
+    name,
+    {
+      ...config,
+      inputSchema: { ...config.inputSchema, ...intentInputs },
+      outputSchema: sendOutput,
+      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    // The SDK cannot infer the argument type through a generic shape; it is the same ShapeOutput.
+    handler as never,
+  )
+}
 
 export function pendingMessage(info: PendingInfo): string {
   const waited = Math.round(info.waitedMs / 1000)

@@ -3,13 +3,13 @@ import { approve } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount } from '../format.js'
 import { assetOf } from '../asset.js'
-import { failed } from '../results.js'
-import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
-import { sendOutput } from '../outputs.js'
-import { sendIntent } from '../send.js'
+import { address, decimals, smallestUnits, symbol } from '../schemas.js'
+import { registerSendTool } from '../send.js'
 
 export const registerApprove: RegisterTool = (server, ctx) => {
-  server.registerTool(
+  registerSendTool(
+    server,
+    ctx,
     'countersign_approve',
     {
       title: 'Approve an ERC-20 allowance',
@@ -21,25 +21,16 @@ export const registerApprove: RegisterTool = (server, ctx) => {
         amount: smallestUnits('Allowance'),
         decimals: decimals('the token'),
         symbol: symbol('the token'),
-        wallet,
-        chainId,
-        note,
       },
-      outputSchema: sendOutput,
-      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args, extra) => {
-      try {
-        const intent = approve({
-          ...intentOptions(ctx, args),
-          token: assetOf(args.token, args.symbol, args.decimals),
-          spender: args.spender as `0x${string}`,
-          amount: args.amount,
-        })
-        return await sendIntent(ctx, intent, `approve ${args.spender} to spend ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token}`, extra)
-      } catch (err) {
-        return failed(err)
-      }
-    },
+    (args) => ({
+      intent: approve({
+        ...intentOptions(ctx, args),
+        token: assetOf(args.token, args.symbol, args.decimals),
+        spender: args.spender as `0x${string}`,
+        amount: args.amount,
+      }),
+      what: `approve ${args.spender} to spend ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token}`,
+    }),
   )
 }

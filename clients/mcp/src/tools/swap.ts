@@ -5,10 +5,9 @@ import { z } from 'zod'
 import { chainOf, intentOptions, type RegisterTool, type ToolContext } from '../context.js'
 import { showAmount } from '../format.js'
 import { assetOf } from '../asset.js'
-import { failed, refused } from '../results.js'
-import { address, chainId, decimals, note, smallestUnits, symbol, wallet } from '../schemas.js'
-import { sendOutput } from '../outputs.js'
-import { sendIntent } from '../send.js'
+import { refused } from '../results.js'
+import { address, decimals, smallestUnits, symbol } from '../schemas.js'
+import { registerSendTool } from '../send.js'
 
 /** The configured router for the chain (COUNTERSIGN_V3_ROUTER_<id>), else the canonical SwapRouter02. */
 export function routerFor(ctx: ToolContext, chain: ChainId): Address {
@@ -16,7 +15,9 @@ export function routerFor(ctx: ToolContext, chain: ChainId): Address {
 }
 
 export const registerSwap: RegisterTool = (server, ctx) => {
-  server.registerTool(
+  registerSendTool(
+    server,
+    ctx,
     'countersign_swap',
     {
       title: 'Swap one ERC-20 token for another',
@@ -36,39 +37,30 @@ export const registerSwap: RegisterTool = (server, ctx) => {
         symbolOut: symbol('tokenOut'),
         router: address('Swap router. Default: the chain\'s Uniswap v3 SwapRouter02 (or COUNTERSIGN_V3_ROUTER_<chainId>).').optional(),
         provider: z.enum(['v3_router', 'aggregator']).optional().describe('"v3_router" (default) or "aggregator" (needs the service\'s aggregator key; falls back to v3_router).'),
-        wallet,
-        chainId,
-        note,
       },
-      outputSchema: sendOutput,
-      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args, extra) => {
-      try {
-        const chain = chainOf(ctx, args.chainId)
-        const router = (args.router as Address | undefined) ?? routerFor(ctx, chain)
-        const base = {
-          ...intentOptions(ctx, args),
-          router,
-          tokenIn: assetOf(args.tokenIn, args.symbolIn, args.decimalsIn),
-          tokenOut: assetOf(args.tokenOut, args.symbolOut, args.decimalsOut),
-          ...(args.provider ? { provider: args.provider } : {}),
-        }
-        const inName = args.symbolIn ?? args.tokenIn
-        const outName = args.symbolOut ?? args.tokenOut
-        if (args.side === 'exact_in') {
-          if (args.amountIn === undefined || args.minAmountOut === undefined) return refused('side "exact_in" needs amountIn and minAmountOut')
-          const intent = swapExactIn({ ...base, amountIn: args.amountIn, minAmountOut: args.minAmountOut })
-          const what = `swap ${showAmount(args.amountIn, args.decimalsIn, args.symbolIn)} of ${inName} for at least ${showAmount(args.minAmountOut, args.decimalsOut, args.symbolOut)} of ${outName}`
-          return await sendIntent(ctx, intent, what, extra)
-        }
-        if (args.amountOut === undefined || args.maxAmountIn === undefined) return refused('side "exact_out" needs amountOut and maxAmountIn')
-        const intent = swapExactOut({ ...base, amountOut: args.amountOut, maxAmountIn: args.maxAmountIn })
-        const what = `buy ${showAmount(args.amountOut, args.decimalsOut, args.symbolOut)} of ${outName} for at most ${showAmount(args.maxAmountIn, args.decimalsIn, args.symbolIn)} of ${inName}`
-        return await sendIntent(ctx, intent, what, extra)
-      } catch (err) {
-        return failed(err)
+    (args) => {
+      const chain = chainOf(ctx, args.chainId)
+      const router = (args.router as Address | undefined) ?? routerFor(ctx, chain)
+      const base = {
+        ...intentOptions(ctx, args),
+        router,
+        tokenIn: assetOf(args.tokenIn, args.symbolIn, args.decimalsIn),
+        tokenOut: assetOf(args.tokenOut, args.symbolOut, args.decimalsOut),
+        ...(args.provider ? { provider: args.provider } : {}),
       }
+      const inName = args.symbolIn ?? args.tokenIn
+      const outName = args.symbolOut ?? args.tokenOut
+      if (args.side === 'exact_in') {
+        if (args.amountIn === undefined || args.minAmountOut === undefined) return { refusal: refused('side "exact_in" needs amountIn and minAmountOut') }
+        const intent = swapExactIn({ ...base, amountIn: args.amountIn, minAmountOut: args.minAmountOut })
+        const what = `swap ${showAmount(args.amountIn, args.decimalsIn, args.symbolIn)} of ${inName} for at least ${showAmount(args.minAmountOut, args.decimalsOut, args.symbolOut)} of ${outName}`
+        return { intent, what }
+      }
+      if (args.amountOut === undefined || args.maxAmountIn === undefined) return { refusal: refused('side "exact_out" needs amountOut and maxAmountIn') }
+      const intent = swapExactOut({ ...base, amountOut: args.amountOut, maxAmountIn: args.maxAmountIn })
+      const what = `buy ${showAmount(args.amountOut, args.decimalsOut, args.symbolOut)} of ${outName} for at most ${showAmount(args.maxAmountIn, args.decimalsIn, args.symbolIn)} of ${inName}`
+      return { intent, what }
     },
   )
 }

@@ -3,16 +3,16 @@ import { transfer, transferNative } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
 import { assetOf } from '../asset.js'
-import { failed } from '../results.js'
-import { address, chainId, decimals, note, smallestUnits, symbol, wallet, wei } from '../schemas.js'
-import { sendOutput } from '../outputs.js'
-import { sendIntent } from '../send.js'
+import { address, decimals, smallestUnits, symbol, wei } from '../schemas.js'
+import { registerSendTool } from '../send.js'
 
 const APPROVAL_NOTE =
   'Policy decides; when it asks for a human, the call waits (up to 5 minutes) for an operator to approve on the countersign dashboard, reporting progress, then signs, broadcasts and waits for the receipt.'
 
 export const registerTransfers: RegisterTool = (server, ctx) => {
-  server.registerTool(
+  registerSendTool(
+    server,
+    ctx,
     'countersign_transfer',
     {
       title: 'Transfer an ERC-20 token',
@@ -23,29 +23,22 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
         amount: smallestUnits('Amount to send'),
         decimals: decimals('the token'),
         symbol: symbol('the token'),
-        wallet,
-        chainId,
-        note,
       },
-      outputSchema: sendOutput,
-      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args, extra) => {
-      try {
-        const intent = transfer({
-          ...intentOptions(ctx, args),
-          token: assetOf(args.token, args.symbol, args.decimals),
-          to: args.to as `0x${string}`,
-          amount: args.amount,
-        })
-        return await sendIntent(ctx, intent, `transfer ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token} to ${args.to}`, extra)
-      } catch (err) {
-        return failed(err)
-      }
-    },
+    (args) => ({
+      intent: transfer({
+        ...intentOptions(ctx, args),
+        token: assetOf(args.token, args.symbol, args.decimals),
+        to: args.to as `0x${string}`,
+        amount: args.amount,
+      }),
+      what: `transfer ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token} to ${args.to}`,
+    }),
   )
 
-  server.registerTool(
+  registerSendTool(
+    server,
+    ctx,
     'countersign_transfer_native',
     {
       title: 'Transfer the native currency (ETH)',
@@ -53,20 +46,11 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
       inputSchema: {
         to: address('Recipient address.'),
         amount: wei('Amount to send'),
-        wallet,
-        chainId,
-        note,
       },
-      outputSchema: sendOutput,
-      annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    async (args, extra) => {
-      try {
-        const intent = transferNative({ ...intentOptions(ctx, args), to: args.to as `0x${string}`, amount: args.amount })
-        return await sendIntent(ctx, intent, `transfer ${showWei(args.amount)} to ${args.to}`, extra)
-      } catch (err) {
-        return failed(err)
-      }
-    },
+    (args) => ({
+      intent: transferNative({ ...intentOptions(ctx, args), to: args.to as `0x${string}`, amount: args.amount }),
+      what: `transfer ${showWei(args.amount)} to ${args.to}`,
+    }),
   )
 }
