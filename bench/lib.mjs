@@ -26,8 +26,8 @@ export async function freePort() {
 }
 
 /** Spawns `node entry` and resolves once `url` answers; returns a stop function. */
-export async function startNode(entry, { env = {}, url, args = [] }) {
-  const child = spawn(process.execPath, [entry, ...args], {
+export async function startNode(entry, { env = {}, url, args = [], nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   })

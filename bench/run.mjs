@@ -3,6 +3,7 @@
 import os from 'node:os'
 import { benchBuild } from './build.mjs'
 import { benchHsm } from './hsm.mjs'
+import { benchPipeline } from './pipeline.mjs'
 import { benchPreflight } from './preflight.mjs'
 import { benchSignAndSend, benchSignRpc } from './signing.mjs'
 
@@ -18,4 +19,5 @@ if (wanted('send')) {
   await benchSignAndSend()
 }
 if (wanted('preflight')) await benchPreflight()
+if (wanted('pipeline')) await benchPipeline()
 process.exit(0)

@@ -46,23 +46,23 @@ export async function importKeys(dataDir, keys) {
   }
 }
 
-/** Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`. */
-export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {} }) {
+/**
+ * Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`;
+ * with `approver` (its SERVICE_APPROVAL_MODE, e.g. 'auto') the approver too.
+ * `nodeArgs` per service (e.g. { gateway: ['--cpu-prof', ...] }) for profiling.
+ */
+export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {} }) {
   const dataDir = tempDir('cs-b-')
   const policyFile = path.join(dataDir, 'policy.json')
   writeFileSync(policyFile, JSON.stringify(policy))
   await importKeys(dataDir, keys)
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn', ...extraEnv }
-  const signer = spawn(process.execPath, [path.join(root, 'services/signer/dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
-  process.once('exit', () => signer.kill('SIGKILL'))
-  await new Promise((resolve, reject) => {
-    let err = ''
-    signer.stderr.on('data', (d) => {
-      err += d
-      if (/signer ready/.test(err)) resolve()
-    })
-    signer.once('exit', (c) => reject(new Error(`signer exited ${c}: ${err}`)))
-  })
+  const signer = await spawnReady('signer', env, /signer ready/, nodeArgs.signer)
+  let approver = null
+  if (approvalMode) {
+    env.SERVICE_APPROVER_PORT = String(await freePort())
+    approver = await spawnReady('approver', { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
+  }
   let gateway = null
   let url = null
   if (rpcUrl) {
@@ -71,14 +71,40 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
     gateway = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
       env: { ...env, SERVICE_PORT: String(port), [`SERVICE_RPC_URL_${chainId}`]: rpcUrl },
       url: `${url}/v1/health`,
+      nodeArgs: nodeArgs.gateway,
     })
   }
   return {
     dataDir,
     url,
+    gatewayPid: gateway?.pid ?? null,
     stop: async () => {
       await gateway?.stop()
-      signer.kill('SIGTERM')
+      await Promise.all([stopChild(approver), stopChild(signer)])
     },
   }
+}
+
+/** Spawns a service's dist/main.js and resolves once its stderr shows `ready`. */
+async function spawnReady(name, env, ready, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, `services/${name}/dist/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  process.once('exit', () => child.kill('SIGKILL'))
+  await new Promise((resolve, reject) => {
+    let err = ''
+    child.stderr.on('data', (d) => {
+      err += d
+      if (ready.test(err)) resolve()
+    })
+    child.once('exit', (c) => reject(new Error(`${name} exited ${c}: ${err}`)))
+  })
+  return child
+}
+
+/** SIGTERM, resolved on exit (a --cpu-prof child writes its profile on the way out). */
+function stopChild(child) {
+  if (!child || child.exitCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
 }

@@ -1,0 +1,228 @@
+// The whole approval pipeline of a native transfer against anvil (automine):
+// approve-request (auto approval) → sign-and-send → receipt, against a BARE
+// pipeline that makes the same chain calls directly with viem and a local
+// account, measured in the same run (issue 17, goals 2 and 3).
+//
+// Bare pipeline, per transfer: eth_simulateV1 (the simulation before
+// approval); then, in parallel, the latest block and eth_maxPriorityFeePerGas
+// (fee read), the pending nonce and eth_estimateGas; a local signature;
+// eth_sendRawTransaction; the receipt polled every POLL_MS. countersign's
+// client polls the receipt the same way, straight from the node.
+//
+// The two run interleaved in rounds (each against its own fresh anvil) so a
+// machine that drifts during the run slows both alike.
+import os from 'node:os'
+import { createPublicClient, defineChain, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { fmt } from './lib.mjs'
+import { transferIntent } from './signing.mjs'
+import { devKeys, startAnvil, startStack } from './stack.mjs'
+
+const POLL_MS = 5
+const CHAIN_ID = 8453
+const TO = '0x000000000000000000000000000000000000bEEF'
+/** Every transfer needs an approval (auto mode grants it); no rate limit in the way. */
+const POLICY = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1' } }
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+function publicClient(rpcUrl) {
+  const chain = defineChain({ id: CHAIN_ID, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } })
+  return createPublicClient({ chain, transport: http(rpcUrl), cacheTime: 0 })
+}
+
+async function pollReceipt(client, hash) {
+  for (;;) {
+    const r = await client.request({ method: 'eth_getTransactionReceipt', params: [hash] })
+    if (r) return r
+    await sleep(POLL_MS)
+  }
+}
+
+function quantiles(samples) {
+  const s = [...samples].sort((a, b) => a - b)
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
+  return { p50: q(0.5), p99: q(0.99), n: s.length }
+}
+
+/** One bare transfer; returns per-phase ms. */
+async function barePipeline(client, account, n) {
+  const t0 = performance.now()
+  const value = 1000n + BigInt(n)
+  const call = { from: account.address, to: TO, data: '0x', value: `0x${value.toString(16)}` }
+  const [sim] = await client.request({ method: 'eth_simulateV1', params: [{ blockStateCalls: [{ calls: [call] }], traceTransfers: true, validation: false }, 'latest'] })
+  if (sim.calls[0].status !== '0x1') throw new Error('bare simulation failed')
+  const t1 = performance.now()
+  const [block, tip, nonce, gas] = await Promise.all([
+    client.getBlock({ blockTag: 'latest' }),
+    client.estimateMaxPriorityFeePerGas(),
+    client.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+    client.estimateGas({ account: account.address, to: TO, data: '0x', value }),
+  ])
+  const t2 = performance.now()
+  const signedTx = await account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, nonce, to: TO, value, gas, maxFeePerGas: block.baseFeePerGas * 2n + tip, maxPriorityFeePerGas: tip })
+  const t3 = performance.now()
+  const hash = await client.request({ method: 'eth_sendRawTransaction', params: [signedTx] })
+  const t4 = performance.now()
+  const receipt = await pollReceipt(client, hash)
+  if (receipt.status !== '0x1') throw new Error('bare transfer reverted')
+  const t5 = performance.now()
+  return { phases: { simulate: t1 - t0, 'fees+nonce+gas': t2 - t1, sign: t3 - t2, send: t4 - t3, receipt: t5 - t4 }, total: t5 - t0, hash, wallet: account.address }
+}
+
+async function post(url, body) {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  return { status: r.status, body: await r.json() }
+}
+
+/** One transfer through countersign; returns per-phase ms. */
+async function countersignPipeline(stack, client, wallet, n) {
+  const intent = transferIntent(wallet, n)
+  const t0 = performance.now()
+  const approved = await post(`${stack.url}/v1/tx/approve-request`, intent)
+  if (approved.status !== 200 || !approved.body.approvalTokenId) throw new Error(`approve-request: ${approved.status} ${JSON.stringify(approved.body)}`)
+  const t1 = performance.now()
+  const sent = await post(`${stack.url}/v1/tx/sign-and-send`, { intent, approvalTokenId: approved.body.approvalTokenId })
+  if (sent.status !== 200 || !sent.body.broadcast) throw new Error(`sign-and-send: ${sent.status} ${JSON.stringify(sent.body)}`)
+  const t2 = performance.now()
+  const receipt = await pollReceipt(client, sent.body.txHash)
+  if (receipt.status !== '0x1') throw new Error('transfer reverted')
+  const t3 = performance.now()
+  return { phases: { 'approve-request': t1 - t0, 'sign-and-send': t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: sent.body.txHash, wallet }
+}
+
+/** Each wallet's transactions must carry nonces 0..n-1 with no gap or repeat, and the chain must agree. */
+async function assertContiguousNonces(client, results) {
+  const byWallet = new Map()
+  for (const r of results) byWallet.set(r.wallet, [...(byWallet.get(r.wallet) ?? []), r.hash])
+  const lines = []
+  for (const [wallet, hashes] of byWallet) {
+    const nonces = (await Promise.all(hashes.map((hash) => client.getTransaction({ hash })))).map((t) => t.nonce).sort((a, b) => a - b)
+    const onChain = await client.getTransactionCount({ address: wallet, blockTag: 'latest' })
+    const contiguous = nonces.every((x, i) => x === i) && onChain === nonces.length
+    lines.push(`${wallet.slice(0, 8)}… ${nonces.length} txs, nonces 0..${nonces.length - 1}${contiguous ? '' : ' NOT CONTIGUOUS'}`)
+    if (!contiguous) throw new Error(`nonces of ${wallet} are not contiguous: [${nonces.join(',')}], chain count ${onChain}`)
+  }
+  return lines
+}
+
+function phaseSummary(results) {
+  const names = Object.keys(results[0].phases)
+  return names.map((name) => {
+    const q = quantiles(results.map((r) => r.phases[name]))
+    return `${name} ${fmt(q.p50, 2)}/${fmt(q.p99, 2)}`
+  })
+}
+
+const load = () => os.loadavg().map((l) => fmt(l, 2)).join(' ')
+
+async function sequential({ rounds, perRound, warmup, nodeArgs }) {
+  const anvilBare = await startAnvil(CHAIN_ID)
+  const anvilCs = await startAnvil(CHAIN_ID)
+  const bareClient = publicClient(anvilBare.rpcUrl)
+  const csClient = publicClient(anvilCs.rpcUrl)
+  const account = privateKeyToAccount(devKeys[0])
+  const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs })
+  const bare = []
+  const cs = []
+  let n = 0
+  try {
+    for (let i = 0; i < warmup; i++) {
+      await barePipeline(bareClient, account, n++)
+      await countersignPipeline(stack, csClient, account.address, n++)
+    }
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < perRound; i++) bare.push(await barePipeline(bareClient, account, n++))
+      for (let i = 0; i < perRound; i++) cs.push(await countersignPipeline(stack, csClient, account.address, n++))
+    }
+  } finally {
+    await stack.stop()
+    anvilBare.stop()
+    anvilCs.stop()
+  }
+  const b = quantiles(bare.map((r) => r.total))
+  const c = quantiles(cs.map((r) => r.total))
+  console.log(`\nsequential pipeline, native transfer, anvil automine, receipt polled every ${POLL_MS} ms, ${rounds} interleaved rounds of ${perRound} (load avg ${load()})`)
+  console.log(`  bare viem + local key   p50 ${fmt(b.p50, 2).padStart(6)} ms  p99 ${fmt(b.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(bare).join(', ')})`)
+  console.log(`  countersign (auto)      p50 ${fmt(c.p50, 2).padStart(6)} ms  p99 ${fmt(c.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(cs).join(', ')})`)
+  console.log(`  ratio p50 ${fmt(c.p50 / b.p50, 2)}x (goal <= 1.5x)   ratio p99 ${fmt(c.p99 / b.p99, 2)}x (goal <= 3x)`)
+  return { bare: b, countersign: c }
+}
+
+/** `clients` workers, worker w on wallet w % wallets, for `ms`; completed pipelines per second. */
+async function concurrentRun(run, { clients, wallets, ms }) {
+  const results = []
+  let failures = 0
+  let n = 0
+  const end = Date.now() + ms
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: clients }, async (_, w) => {
+      while (Date.now() < end) {
+        try {
+          results.push(await run(w % wallets, n++))
+        } catch (err) {
+          failures++
+          if (failures <= 3) console.log(`  failure: ${err.message.slice(0, 300)}`)
+        }
+      }
+    }),
+  )
+  return { rate: results.length / ((performance.now() - started) / 1000), results, failures }
+}
+
+async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
+  const keys = devKeys.slice(0, wallets)
+  const accounts = keys.map((k) => privateKeyToAccount(k))
+  const anvilBare = await startAnvil(CHAIN_ID)
+  const anvilCs = await startAnvil(CHAIN_ID)
+  const bareClient = publicClient(anvilBare.rpcUrl)
+  const csClient = publicClient(anvilCs.rpcUrl)
+  const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs })
+  const bare = { done: [], failures: 0, seconds: 0 }
+  const cs = { done: [], failures: 0, seconds: 0 }
+  const add = (acc, run) => {
+    acc.done.push(...run.results)
+    acc.failures += run.failures
+    acc.seconds += run.results.length / run.rate
+  }
+  let nonceLines
+  try {
+    for (let r = 0; r < rounds; r++) {
+      add(bare, await concurrentRun((w, n) => barePipeline(bareClient, accounts[w], n), { clients, wallets, ms }))
+      add(cs, await concurrentRun((w, n) => countersignPipeline(stack, csClient, accounts[w].address, n), { clients, wallets, ms }))
+    }
+    await assertContiguousNonces(bareClient, bare.done)
+    nonceLines = await assertContiguousNonces(csClient, cs.done)
+  } finally {
+    await stack.stop()
+    anvilBare.stop()
+    anvilCs.stop()
+  }
+  const bareRate = bare.done.length / bare.seconds
+  const csRate = cs.done.length / cs.seconds
+  const b = quantiles(bare.done.map((r) => r.total))
+  const c = quantiles(cs.done.map((r) => r.total))
+  console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s (load avg ${load()})`)
+  console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures})`)
+  console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
+  console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %)`)
+  console.log(`  nonces per wallet (countersign): ${nonceLines.join('; ')}`)
+  if (bare.failures || cs.failures) throw new Error('pipeline benchmark saw failures')
+  return { bareRate, csRate }
+}
+
+/** PIPELINE_CPU_PROF=dir profiles the three services (node --cpu-prof) into dir. */
+function profileArgs() {
+  const dir = process.env.PIPELINE_CPU_PROF
+  if (!dir) return {}
+  const args = (name) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`]
+  return { gateway: args('gateway'), approver: args('approver'), signer: args('signer') }
+}
+
+export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
+  const nodeArgs = profileArgs()
+  await sequential({ rounds, perRound, warmup, nodeArgs })
+  if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
+  await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs })
+}
