@@ -126,6 +126,21 @@ export interface PolicyConfig {
   tokenLimits: Record<string, TokenLimit>
   /** What an approve of 2^255 or more (an "unlimited" allowance) gets; default require_approval. */
   unlimitedApprovals: UnlimitedApprovals
+  /** Requests above these figures need `approvals` distinct named operators (DESIGN §6 "quorum"); null: none do. */
+  requireQuorumAbove: QuorumRule | null
+}
+
+/**
+ * `requireQuorumAbove`: a native value (wei) and per-token amounts (smallest
+ * unit, lowercase address keys) above which one operator is not enough. An
+ * approve's allowance counts like a transfer of its amount.
+ */
+export interface QuorumRule {
+  /** null: native value never needs a quorum. */
+  valueWei: string | null
+  tokens: Record<string, string>
+  /** How many distinct named operators must approve (2 or more). */
+  approvals: number
 }
 
 export const UNLIMITED_APPROVAL_RULES = ['require_approval', 'deny', 'allow'] as const

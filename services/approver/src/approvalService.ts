@@ -11,11 +11,13 @@ import {
   type Hex,
   type RequestApprovalParams,
   type RouterTable,
+  type TxIntent,
 } from '@countersign/shared'
 import type { ApprovalChannel, DecideResult, DecisionSource, RequestEnd } from './channels/channel.js'
 import { DecisionFeed } from './requests/decisionFeed.js'
 import { KeptDecisions } from './requests/keptDecisions.js'
 import type { PendingRequest, PendingRequests } from './requests/pendingRequests.js'
+import { newQuorum, quorumMet, quorumView, recordApproval } from './quorum/quorumVotes.js'
 import { summarise } from './summary.js'
 
 export interface Granter {
@@ -24,7 +26,7 @@ export interface Granter {
 
 export class DecisionError extends Error {
   constructor(
-    readonly code: 'not_found' | 'signer_unavailable',
+    readonly code: 'not_found' | 'signer_unavailable' | 'operator_required',
     message: string,
   ) {
     super(message)
@@ -67,6 +69,12 @@ export function createApprovalService(deps: {
   clock: Clock
   /** Written into approval_requested (web, cli, auto). */
   mode: string
+  /**
+   * How many distinct named operators the intent needs (policy
+   * requireQuorumAbove, read by the approver itself); null or absent: one
+   * approval decides.
+   */
+  quorumFor?: (intent: TxIntent) => number | null
 }): ApprovalService {
   const { pending, granter, audit, clock } = deps
   const channels: ApprovalChannel[] = []
@@ -95,6 +103,8 @@ export function createApprovalService(deps: {
     const { intent, summary, requestId } = entry
     // The operator's name, never their token (named operators only: single-token audit rows stay as they were).
     const by = operator === undefined ? {} : { operator }
+    // A quorum's approval names every operator who approved, in vote order.
+    const approvers = approved && entry.quorum ? { approvedBy: [...entry.quorum.approvedBy] } : {}
     const base = { requestId, txRequestHash: summary.txRequestHash }
     if (approved) {
       let grant: GrantResult
@@ -108,7 +118,7 @@ export function createApprovalService(deps: {
       await audit.append({
         intentId: intent.id,
         event: 'approval_granted',
-        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by },
+        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
       })
       if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } })
       end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
@@ -117,6 +127,52 @@ export function createApprovalService(deps: {
       await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } })
       end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }
+  }
+
+  /**
+   * One named operator's vote on a quorum request: an approval counts once
+   * per operator and decides only when it completes the quorum; any denial
+   * decides at once. Each vote is audited (approval_vote, the operator's name,
+   * never a token).
+   */
+  async function voteOn(entry: PendingRequest, approved: boolean, via: DecisionSource, operator: string | undefined): Promise<DecideResult> {
+    const q = entry.quorum!
+    const { intent, summary, requestId } = entry
+    if (approved && operator === undefined) {
+      throw new DecisionError(
+        'operator_required',
+        `request ${requestId} needs ${q.required} distinct named operators (policy requireQuorumAbove): approve on the dashboard or with countersign-approve, each with their own token`,
+      )
+    }
+    // Synchronous from the vote to take(): two last approvals at once cannot both carry it out, nor both miss the quorum.
+    const counted = approved ? recordApproval(q, operator!) : true
+    const decides = !approved || quorumMet(q)
+    if (decides) {
+      pending.take(requestId)
+      deciding.set(intent.id, entry)
+    }
+    const view = quorumView(q)
+    const by = operator === undefined ? {} : { operator }
+    try {
+      await audit.append({
+        intentId: intent.id,
+        event: 'approval_vote',
+        data: { requestId, action: summary.action, ...by, approved, counted, approvals: view.approvals, required: view.required, via },
+      })
+      if (decides) await carryOut(entry, approved, via, operator)
+    } finally {
+      if (decides) deciding.delete(intent.id)
+    }
+    if (!decides && counted) {
+      for (const c of channels) {
+        try {
+          c.update?.(entry)
+        } catch {
+          // As in end(): one channel failing must not keep the others from the new state.
+        }
+      }
+    }
+    return { decided: decides, requestId, approved, ...by, quorum: view }
   }
 
   const service: ApprovalService = {
@@ -147,11 +203,12 @@ export function createApprovalService(deps: {
 
       // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
       const summary = summarise(params, deps.routers)
-      const entry = pending.add(intent, hash, summary)
+      const needed = deps.quorumFor?.(intent) ?? null
+      const entry = pending.add(intent, hash, summary, needed !== null && needed > 1 ? newQuorum(needed) : null)
       await audit.append({
         intentId: intent.id,
         event: 'approval_requested',
-        data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode },
+        data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode, ...(entry.quorum ? { quorum: entry.quorum.required } : {}) },
       })
       await Promise.all(channels.map((c) => Promise.resolve().then(() => c.present(entry)).catch(() => undefined)))
       // A channel that decides by itself (auto) has done so by now.
@@ -165,6 +222,8 @@ export function createApprovalService(deps: {
     },
 
     async decide(requestId, approved, via, operator) {
+      const live = pending.get(requestId)
+      if (live?.quorum) return voteOn(live, approved, via, operator)
       const entry = pending.take(requestId)
       if (!entry) throw new DecisionError('not_found', `approval request ${requestId} does not exist, has expired or was already decided`)
       // Until the decision is carried out (the token minted), this is still the intent's one request.
@@ -174,7 +233,7 @@ export function createApprovalService(deps: {
       } finally {
         deciding.delete(entry.intent.id)
       }
-      return { decided: true, requestId, approved }
+      return { decided: true, requestId, approved, ...(operator === undefined ? {} : { operator }) }
     },
 
     withdrawByIntent(intentId) {

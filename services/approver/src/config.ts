@@ -54,6 +54,8 @@ export interface ApproverConfig {
   operatorToken: string | null
   /** SERVICE_OPERATORS_FILE: named operators with token hashes, replacing the single token. */
   operatorsFile: string | null
+  /** SERVICE_POLICY_FILE, the gateway's and the signer's: the approver reads requireQuorumAbove from it. */
+  policyFile: string | null
   allowAutoApproval: boolean
   /** RPC URLs configured for any chain (auto mode refuses non-local ones). */
   rpcUrls: Array<{ variable: string; url: string }>
@@ -91,6 +93,7 @@ export function loadApproverConfig(env: Record<string, string | undefined>): App
     operatorAuth: env.SERVICE_OPERATOR_AUTH?.trim() !== 'off',
     operatorToken: env.SERVICE_OPERATOR_TOKEN?.trim() || null,
     operatorsFile: env.SERVICE_OPERATORS_FILE?.trim() ? path.resolve(env.SERVICE_OPERATORS_FILE.trim()) : null,
+    policyFile: env.SERVICE_POLICY_FILE?.trim() || null,
     allowAutoApproval: env.SERVICE_ALLOW_AUTO_APPROVAL?.trim() === '1',
     rpcUrls,
     cliTimeoutMs: Number(env.SERVICE_CLI_APPROVAL_TIMEOUT_MS?.trim() || 120_000),

@@ -10,7 +10,10 @@ import {
   createAjv,
   createRpcClient,
   createRpcServer,
+  defaultPolicyConfig,
   describeValidationErrors,
+  loadPolicyFile,
+  quorumFor,
   makePrivateDir,
   openAuditLog,
   requestApprovalParamsSchema,
@@ -38,6 +41,7 @@ import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
 import { loadOrCreateOperatorToken } from './operatorToken.js'
 import { loadOperatorsFile, singleTokenOperators } from './operators/operators.js'
+import { quorumStartProblem } from './quorum/quorumStart.js'
 import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
 import { startWebhookDispatcher } from './webhooks/dispatcher.js'
 import { WebhookOutbox } from './webhooks/outbox.js'
@@ -62,6 +66,8 @@ async function main(): Promise<void> {
       )
     }
   }
+  // The same policy file as the gateway and the signer: the approver decides for itself which requests need a quorum.
+  const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   makePrivateDir(config.dataDir)
   const auditFile = path.join(config.dataDir, 'audit.db')
   const audit = openAuditLog(auditFile)
@@ -77,6 +83,7 @@ async function main(): Promise<void> {
     audit,
     routers,
     clock,
+    quorumFor: (intent) => quorumFor(policy, intent)?.approvals ?? null,
   })
   const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()
@@ -103,6 +110,13 @@ async function main(): Promise<void> {
   const namedOps = config.operatorAuth && config.operatorsFile ? loadOperatorsFile(config.operatorsFile) : null
   const token = config.operatorAuth && !namedOps ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
   const operators = namedOps ?? (token ? singleTokenOperators(token.token) : null)
+  const quorumProblem = quorumStartProblem({
+    required: policy.requireQuorumAbove?.approvals ?? null,
+    operatorAuth: config.operatorAuth,
+    namedOperators: namedOps?.named ?? 0,
+    channels: config.channels,
+  })
+  if (quorumProblem) throw new ConfigError(quorumProblem)
   const rpc = createRpcServer({
     socketPath: sockets.approver,
     socketMode: sockets.mode,
@@ -162,7 +176,7 @@ async function main(): Promise<void> {
   // Printed whatever the log level: the operator needs the dashboard address.
   process.stderr.write(
     `countersign approver ready: channels ${config.channels.join(',')}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
-      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${namedOps ? `per operator (${namedOps.named} in ${config.operatorsFile})` : token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
+      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${namedOps ? `per operator (${namedOps.named} in ${config.operatorsFile}${policy.requireQuorumAbove ? `; quorum of ${policy.requireQuorumAbove.approvals} above the policy's requireQuorumAbove` : ''})` : token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 
   let closing = false
@@ -185,7 +199,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const e = err as Error
-  const known = ['ConfigError', 'RouterConfigError', 'SocketConfigError'].includes(e?.name)
+  const known = ['ConfigError', 'RouterConfigError', 'SocketConfigError', 'PolicyConfigError'].includes(e?.name)
   process.stderr.write(`countersign approver: ${known ? e.message : (e?.stack ?? String(err))}\n`)
   process.exit(1)
 })

@@ -30,11 +30,15 @@ const schemas = {
   PolicyFile: {
     ...policyFileSchema,
     description:
-      'The policy file (SERVICE_POLICY_FILE), read by the gateway and the signer. recipientAllowlist, when non-empty, covers transfer recipients and approve spenders (a spender in contractAllowlist also passes). An approve amount counts against tokenLimits maxAmount and requireApprovalAbove like a transfer; an approve of 2^255 or more is unlimited and follows unlimitedApprovals (default require_approval).',
+      'The policy file (SERVICE_POLICY_FILE), read by the gateway and the signer. recipientAllowlist, when non-empty, covers transfer recipients and approve spenders (a spender in contractAllowlist also passes). An approve amount counts against tokenLimits maxAmount and requireApprovalAbove like a transfer; an approve of 2^255 or more is unlimited and follows unlimitedApprovals (default require_approval). requireQuorumAbove {valueWei, tokens: {address: amount}, approvals: M (2-100)}: a native value or token amount (an approve\'s allowance included) above its figure always needs approval, by M distinct named operators (SERVICE_OPERATORS_FILE; the approver refuses to start without enough of them).',
+  },
+  QuorumState: {
+    ...obj({ required: { type: 'integer' }, approvals: { type: 'integer' }, approvedBy: { type: 'array', items: str }, remaining: { type: 'integer' } }),
+    description: 'The named operators\' approvals of a request above requireQuorumAbove: how many it needs, who approved (in vote order), how many more it needs',
   },
   PolicyError: {
     description:
-      'Reason texts in rule order. Audit reason codes: chain_not_allowed, token_not_in_allowlist, contract_not_in_allowlist, recipient_not_in_allowlist (also for an approve spender), value_exceeds_max, approval_exceeds_max (also an approve above the token maxAmount), unlimited_approval_denied, rate_limit_exceeded, risk_score_too_high, deadline_passed; gas_cost_exceeds_max when estimated gas times max fee exceeds constraints.maxGasWei. Approval reasons: value_above_approval_threshold, token_amount_above_approval_threshold, unlimited_approval, simulation_unavailable.',
+      'Reason texts in rule order. Audit reason codes: chain_not_allowed, token_not_in_allowlist, contract_not_in_allowlist, recipient_not_in_allowlist (also for an approve spender), value_exceeds_max, approval_exceeds_max (also an approve above the token maxAmount), unlimited_approval_denied, rate_limit_exceeded, risk_score_too_high, deadline_passed; gas_cost_exceeds_max when estimated gas times max fee exceeds constraints.maxGasWei. Approval reasons: value_above_approval_threshold, token_amount_above_approval_threshold, unlimited_approval, quorum_required, simulation_unavailable.',
     type: 'object', required: ['error', 'reasons', 'policyVersion'], properties: { error: { const: 'policy_denied' }, decision: { const: 'deny' }, reasons: { type: 'array', items: str }, policyVersion: str } },
   PolicyDecision: obj({ decision: { enum: ['allow', 'deny', 'require_approval'] }, reasons: { type: 'array', items: str }, policyVersion: str }),
   TxRequest: obj({ to: address, data: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' }, value: str, chainId: { type: 'integer' }, type: { const: 'eip1559' } }),
@@ -53,6 +57,7 @@ const schemas = {
         description: 'action uses the token contracts\' own symbol() and decimals() when the chain has an RPC; skill is set only for intents from the skill sandbox, clientSource is a client\'s own metadata.source; every string has control and bidi characters escaped (\\u202e)',
         properties: { action: str, riskScore: { type: 'number' }, warnings: { type: 'array', items: str }, skill: { type: ['string', 'null'] }, clientSource: { type: ['string', 'null'] }, tokenMismatches: { type: 'array', items: str } },
       },
+      quorum: { ...ref('QuorumState'), description: 'Only on requests above the policy\'s requireQuorumAbove' },
       card: {
         type: 'object',
         description: 'The approval card as the dashboard and the terminals show it: title, tone (green/amber/red), alerts (red lines), lines {label, value, kind, tone?}, lists {title, items}, confirm',
@@ -219,9 +224,13 @@ export function buildOpenApiDocument() {
           parameters: [{ name: 'requestId', in: 'path', required: true, schema: str }],
           requestBody: { required: true, content: { 'application/json': { schema: obj({ approved: { type: 'boolean' } }) } } },
           responses: {
-            '200': json(obj({ decided: { const: true }, requestId: str, approved: { type: 'boolean' } }), 'Decided'),
+            '200': json(
+              obj({ decided: { type: 'boolean' }, requestId: str, approved: { type: 'boolean' }, operator: str, quorum: ref('QuorumState') }, ['decided', 'requestId', 'approved']),
+              'Decided. On a request above requireQuorumAbove, an approval that does not complete the quorum answers decided false with the votes so far (the request stays pending; the same operator approving again counts once); any denial decides. operator: the named operator (SERVICE_OPERATORS_FILE) who decided.',
+            ),
             '400': err('Bad body', ref('ValidationError')),
             '401': err('operator_auth_required'),
+            '403': err('operator_required: a quorum request can only be approved by named operators (the approver\'s own terminal prompt may only deny it)'),
             '404': err('not_found: unknown, expired or already decided'),
           },
         },
@@ -247,7 +256,7 @@ export function buildOpenApiDocument() {
                   type: 'array',
                   items: obj({
                     id: str,
-                    type: { enum: ['approval_requested', 'approval_decided', 'approval_expired', 'tx_broadcast', 'broadcast_failed'] },
+                    type: { enum: ['approval_requested', 'approval_vote', 'approval_decided', 'approval_expired', 'tx_broadcast', 'broadcast_failed'] },
                     intentId: str,
                     status: { enum: ['pending', 'delivered', 'failed'] },
                     attempts: { type: 'integer' },

@@ -14,5 +14,6 @@ export function defaultPolicyConfig(): PolicyConfig {
     maxTxPerHour: 10,
     tokenLimits: {},
     unlimitedApprovals: 'require_approval',
+    requireQuorumAbove: null,
   }
 }

@@ -1,6 +1,7 @@
 import { POLICY_VERSION } from '../constants.js'
 import { isUnlimitedApproval, specOf, VALUE_RECEIVING_ROLES, type Counterparty, type TokenFlow } from '../actions/index.js'
 import type { Address, PolicyConfig, PolicyDecision, TokenLimit, TxIntent } from '../types.js'
+import { quorumFor } from './quorum.js'
 
 export interface PolicyContext {
   nowMs: number
@@ -69,6 +70,8 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
     deny.push(...found.deny)
     approve.push(...found.approve)
   }
+  // Above the quorum figures a request always goes to the operators, whatever requireApprovalAbove says.
+  for (const text of quorumFor(config, intent)?.reasons ?? []) approve.push({ code: 'quorum_required', text })
   if (ctx.recentTxCount >= config.maxTxPerHour) {
     deny.push({
       code: 'rate_limit_exceeded',

@@ -19,6 +19,7 @@ describe('policy file', () => {
       maxTxPerHour: 10,
       tokenLimits: {},
       unlimitedApprovals: 'require_approval',
+      requireQuorumAbove: null,
     })
   })
 

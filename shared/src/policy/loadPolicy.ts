@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { PolicyConfig, TokenLimit } from '../types.js'
+import type { PolicyConfig, QuorumRule, TokenLimit } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { policyFileSchema } from './policyFileSchema.js'
@@ -21,10 +21,30 @@ export function parsePolicyConfig(json: unknown, source = 'policy'): PolicyConfi
     throw new PolicyConfigError(`${source}: ${describeValidationErrors(validateFile.errors, 'policy')}`)
   }
   // The version names the format; it is not a policy setting.
-  const { version: _version, ...file } = structuredClone(json) as Partial<PolicyConfig> & { version?: string }
-  const config = { ...defaultPolicyConfig(), ...file }
-  config.tokenLimits = lowercaseTokenLimitKeys(file.tokenLimits ?? {}, source)
+  const { version: _version, requireQuorumAbove, ...file } = structuredClone(json) as Omit<Partial<PolicyConfig>, 'requireQuorumAbove'> & {
+    version?: string
+    requireQuorumAbove?: QuorumFile
+  }
+  const config: PolicyConfig = { ...defaultPolicyConfig(), ...file }
+  config.tokenLimits = lowercaseKeys(file.tokenLimits ?? {}, source, 'tokenLimits')
+  config.requireQuorumAbove = requireQuorumAbove === undefined ? null : quorumRule(requireQuorumAbove, source)
   return config
+}
+
+/** requireQuorumAbove as the file spells it (the schema has checked each field). */
+interface QuorumFile {
+  valueWei?: string
+  tokens?: Record<string, string>
+  approvals: number
+}
+
+/** A quorum rule with no figure would never apply: refused rather than silently ignored. */
+function quorumRule(file: QuorumFile, source: string): QuorumRule {
+  const tokens = lowercaseKeys(file.tokens ?? {}, source, 'requireQuorumAbove/tokens')
+  if (file.valueWei === undefined && Object.keys(tokens).length === 0) {
+    throw new PolicyConfigError(`${source}: policy/requireQuorumAbove must have valueWei or at least one token in tokens (otherwise no request would ever need the quorum)`)
+  }
+  return { valueWei: file.valueWei ?? null, tokens, approvals: file.approvals }
 }
 
 /**
@@ -32,11 +52,11 @@ export function parsePolicyConfig(json: unknown, source = 'policy'): PolicyConfi
  * for one token (differing only in case) would leave one limit silently
  * ignored, so the file is refused instead.
  */
-function lowercaseTokenLimitKeys(limits: Record<string, TokenLimit>, source: string): Record<string, TokenLimit> {
-  const out: Record<string, TokenLimit> = {}
+function lowercaseKeys<T extends TokenLimit | string>(limits: Record<string, T>, source: string, where: string): Record<string, T> {
+  const out: Record<string, T> = {}
   for (const [key, limit] of Object.entries(limits)) {
     const k = key.toLowerCase()
-    if (k in out) throw new PolicyConfigError(`${source}: policy/tokenLimits has token ${k} more than once (keys differ only in case)`)
+    if (k in out) throw new PolicyConfigError(`${source}: policy/${where} has token ${k} more than once (keys differ only in case)`)
     out[k] = limit
   }
   return out

@@ -40,5 +40,21 @@ export const policyFileSchema = {
       additionalProperties: false,
     },
     unlimitedApprovals: { type: 'string', enum: UNLIMITED_APPROVAL_RULES },
+    // DESIGN §6 "quorum": above these figures, `approvals` distinct named operators must approve.
+    requireQuorumAbove: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['approvals'],
+      properties: {
+        valueWei: amountSchema,
+        tokens: {
+          type: 'object',
+          patternProperties: { '^0x[0-9a-fA-F]{40}$': amountSchema },
+          additionalProperties: false,
+        },
+        // One approval is the ordinary requireApprovalAbove; 100 is the most operators a file may list.
+        approvals: { type: 'integer', minimum: 2, maximum: 100 },
+      },
+    },
   },
 } as const

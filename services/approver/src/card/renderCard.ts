@@ -36,7 +36,8 @@ export interface ApprovalCard {
 /** DESIGN: risk is green up to 30, amber up to 60, red above. */
 export const toneOf = (score: number): Tone => (score <= 30 ? 'green' : score <= 60 ? 'amber' : 'red')
 
-export function renderCard(s: ApprovalSummary): ApprovalCard {
+/** `quorum`: the votes so far ("1 of 2 approvals (alice); …") when the request needs several named operators. */
+export function renderCard(s: ApprovalSummary, quorum: string | null = null): ApprovalCard {
   const alerts = s.tokenMismatches.map((m) => `Token mismatch: ${m}. The amounts above use the chain's symbol and decimals.`)
   const tone: Tone = alerts.length > 0 ? 'red' : toneOf(s.riskScore)
   const lines: CardLine[] = [
@@ -49,6 +50,7 @@ export function renderCard(s: ApprovalSummary): ApprovalCard {
     ...(s.clientSource !== null ? [{ label: 'Source', value: `client says: ${s.clientSource}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
     ...(s.note !== null ? [{ label: 'Note', value: `client says: ${s.note}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
     { label: 'Binds', value: s.txRequestHash, kind: 'hash' },
+    ...(quorum !== null ? [{ label: 'Quorum', value: quorum, kind: 'text' } satisfies CardLine] : []),
   ]
   const lists: CardList[] = [
     { title: `Risk factors (${s.preflightSource})`, items: s.riskFactors.map((f) => `+${f.weight} ${f.detail}`) },

@@ -2,8 +2,10 @@
 // approval service presents a request to every channel, any channel may
 // answer with the operator's decision, and the first decision wins; the
 // others are told to withdraw the request. The dashboard (web), the
-// approver's terminal (cli) and auto are channels; further ones (webhooks,
-// several operators for a quorum) plug in here.
+// approver's terminal (cli), webhooks and auto are channels. A request above
+// requireQuorumAbove is decided by the last approval its quorum needs (or
+// the first denial); each vote before that is shown with `update`.
+import type { QuorumView } from '../quorum/quorumVotes.js'
 import type { PendingRequest } from '../requests/pendingRequests.js'
 
 /** Who decided, as recorded in the audit log (`via`). */
@@ -12,10 +14,17 @@ export type DecisionSource = 'web' | 'terminal' | 'auto'
 /** How a request ended, for the channels that still show it. */
 export type RequestEnd = 'approved' | 'denied' | 'expired' | 'withdrawn'
 
+/**
+ * The answer to one decision. `decided` false: an approval counted towards a
+ * quorum that is not met yet (the request stays pending). `operator`: who
+ * decided (named operators only); `quorum`: the votes, on quorum requests.
+ */
 export interface DecideResult {
-  decided: true
+  decided: boolean
   requestId: string
   approved: boolean
+  operator?: string
+  quorum?: QuorumView
 }
 
 /** What a channel may do in return: decide a request it was shown. */
@@ -33,4 +42,6 @@ export interface ApprovalChannel {
   present(request: PendingRequest): void | Promise<void>
   /** The request ended (on this or another channel, by expiry or withdrawal): stop showing it. */
   withdraw(requestId: string, end: RequestEnd): void
+  /** A named operator's approval counted towards the request's quorum, which is not met yet: show the new state. */
+  update?(request: PendingRequest): void
 }

@@ -38,6 +38,10 @@ export function webChannel(clock: Clock): WebChannel {
     withdraw(requestId, end) {
       broadcast({ type: 'ended', requestId, end })
     },
+    // A quorum vote: the same message as a new request, with the new votes; views replace their card by requestId.
+    update(request: PendingRequest) {
+      broadcast({ type: 'request', request: pendingView(request, clock()) })
+    },
     subscribe(socket) {
       sockets.add(socket)
       return () => sockets.delete(socket)

@@ -95,7 +95,8 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         return await service.decide(requestId, approved, 'web', who.name ?? undefined)
       } catch (err) {
         if (err instanceof DecisionError) {
-          throw new HttpError(err.code === 'not_found' ? 404 : 503, { error: err.code, message: err.message })
+          const status = err.code === 'not_found' ? 404 : err.code === 'operator_required' ? 403 : 503
+          throw new HttpError(status, { error: err.code, message: err.message })
         }
         throw err
       }
@@ -181,11 +182,14 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         msg = null
       }
       const m = msg as { type?: unknown; token?: unknown } | null
-      if (m?.type !== 'auth' || known.identify(m.token) === null) {
+      const who = m?.type === 'auth' ? known.identify(m.token) : null
+      if (who === null) {
         socket.close(WS_UNAUTHORISED, 'operator token refused')
         return
       }
       start()
+      // Who this feed belongs to (null: the single operator token), so the views can say "signed in as …".
+      socket.send(JSON.stringify({ type: 'operator', name: who.name }))
       // The feed is one-way after auth; anything else a client sends is ignored.
       socket.on('message', () => {})
     })

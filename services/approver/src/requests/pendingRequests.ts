@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock, TxIntent } from '@countersign/shared'
+import type { QuorumVotes } from '../quorum/quorumVotes.js'
 import type { ApprovalSummary } from '../summary.js'
 
 export interface PendingRequest {
@@ -10,6 +11,8 @@ export interface PendingRequest {
   summary: ApprovalSummary
   createdAt: number
   expiresAt: number
+  /** Above requireQuorumAbove: the named operators' approvals so far; null when one approval decides. */
+  quorum: QuorumVotes | null
 }
 
 export interface PendingLimits {
@@ -47,9 +50,9 @@ export class PendingRequests {
     return null
   }
 
-  add(intent: TxIntent, intentHash: string, summary: ApprovalSummary): PendingRequest {
+  add(intent: TxIntent, intentHash: string, summary: ApprovalSummary, quorum: QuorumVotes | null = null): PendingRequest {
     const now = this.clock()
-    const entry: PendingRequest = { requestId: randomUUID(), intent, intentHash, summary, createdAt: now, expiresAt: now + this.limits.ttlMs }
+    const entry: PendingRequest = { requestId: randomUUID(), intent, intentHash, summary, createdAt: now, expiresAt: now + this.limits.ttlMs, quorum }
     this.entries.set(entry.requestId, entry)
     this.byIntentId.set(intent.id, entry.requestId)
     return entry

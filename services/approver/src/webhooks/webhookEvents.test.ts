@@ -18,4 +18,14 @@ describe('webhookEventOf', () => {
     expect(webhookEventOf(row('policy_evaluated', {}))).toBeNull()
     expect(webhookEventOf(row('web_approval_decided', { requestId: 'r1' }))).toBeNull()
   })
+
+  it('carries the quorum state: the number asked for, each vote by name, and who approved', () => {
+    expect(webhookEventOf(row('approval_requested', { requestId: 'r1', action: 'a', riskScore: 1, mode: 'web', quorum: 2 }))?.data).toMatchObject({ quorum: 2 })
+    expect(webhookEventOf(row('approval_vote', { requestId: 'r1', action: 'a', operator: 'alice', approved: true, counted: true, approvals: 1, required: 2, via: 'web' }))).toMatchObject({
+      type: 'approval_vote',
+      data: { operator: 'alice', approved: true, counted: true, approvals: 1, required: 2 },
+    })
+    const granted = webhookEventOf(row('approval_granted', { requestId: 'r1', tokenId: 'secret-token-id', operator: 'bob', approvedBy: ['alice', 'bob'] }))
+    expect(granted?.data).toEqual({ approved: true, requestId: 'r1', operator: 'bob', approvedBy: ['alice', 'bob'] })
+  })
 })

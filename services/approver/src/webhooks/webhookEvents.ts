@@ -1,5 +1,5 @@
 /** The kinds a webhook receiver gets, named as in DESIGN §6 "webhooks". */
-export type WebhookEventType = 'approval_requested' | 'approval_decided' | 'approval_expired' | 'tx_broadcast' | 'broadcast_failed'
+export type WebhookEventType = 'approval_requested' | 'approval_vote' | 'approval_decided' | 'approval_expired' | 'tx_broadcast' | 'broadcast_failed'
 
 /** An audit row as the outbox reads it (seq orders deliveries). */
 export interface AuditSourceRow {
@@ -27,8 +27,10 @@ export interface WebhookEvent {
  * of a request to a third party. A webhook carries nothing that can approve.
  */
 const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?: Record<string, unknown> }> = {
-  approval_requested: { type: 'approval_requested', fields: ['requestId', 'action', 'riskScore', 'mode'] },
-  approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via', 'operator'], extra: { approved: true } },
+  approval_requested: { type: 'approval_requested', fields: ['requestId', 'action', 'riskScore', 'mode', 'quorum'] },
+  // A named operator's vote on a quorum request (requireQuorumAbove): who, and how many approvals of how many.
+  approval_vote: { type: 'approval_vote', fields: ['requestId', 'action', 'operator', 'approved', 'counted', 'approvals', 'required', 'via'] },
+  approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via', 'operator', 'approvedBy'], extra: { approved: true } },
   approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via', 'operator'], extra: { approved: false } },
   approval_expired: { type: 'approval_expired', fields: ['requestId', 'action'] },
   tx_broadcast: { type: 'tx_broadcast', fields: ['txHash', 'chainId'] },

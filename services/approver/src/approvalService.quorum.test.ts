@@ -1,0 +1,152 @@
+// Quorum (DESIGN §6): a request above requireQuorumAbove needs M distinct
+// named operators; one denial denies; an operator voting twice counts once;
+// every vote is audited by name; the token is minted only when the quorum is met.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { defaultRouterTable, noPreflight, openAuditLog, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { createApprovalService, DecisionError } from './approvalService.js'
+import type { ApprovalChannel } from './channels/channel.js'
+import { pendingView } from './channels/pendingView.js'
+import { PendingRequests, type PendingRequest } from './requests/pendingRequests.js'
+
+let audit: AuditLog | undefined
+afterEach(async () => {
+  await audit?.close()
+  audit = undefined
+})
+
+function setup(opts: { failGrants?: number } = {}) {
+  const now = Date.UTC(2026, 10, 22, 12)
+  const clock = () => now
+  audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-quorum-')), 'audit.db'), { clock })
+  const grants: GrantParams[] = []
+  let failures = opts.failGrants ?? 0
+  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
+  const service = createApprovalService({
+    mode: 'web',
+    pending,
+    audit,
+    routers: defaultRouterTable(),
+    clock,
+    granter: {
+      grant: async (b) => {
+        if (failures-- > 0) throw new Error('signer down')
+        grants.push(b)
+        return { approvalTokenId: randomUUID(), expiresAt: now + 300_000 }
+      },
+    },
+    // Above 1000 wei: two operators (the policy's requireQuorumAbove, as main.ts wires it).
+    quorumFor: (i) => (i.action.type === 'transfer_native' && BigInt(i.action.amount) > 1000n ? 2 : null),
+  })
+  const seen: string[] = []
+  const channel: ApprovalChannel = {
+    name: 'recorder',
+    present: (r) => void seen.push(`present ${r.quorum?.approvedBy.length ?? '-'}`),
+    withdraw: (_id, end) => void seen.push(`withdraw ${end}`),
+    update: (r: PendingRequest) => void seen.push(`update ${pendingView(r, clock()).card.lines.find((l) => l.label === 'Quorum')?.value}`),
+  }
+  service.addChannel(channel)
+  const request = async (i: TxIntent) => {
+    const t = await service.requestApproval({ intent: i, preflight: noPreflight(), policyReasons: ['above the quorum threshold'] })
+    if (t.state !== 'pending') throw new Error(`expected pending, got ${JSON.stringify(t)}`)
+    return t
+  }
+  const rows = () => audit!.list({ limit: 1000 }).reverse()
+  const big = makeIntent({ action: actions.native('1001'), nowMs: now })
+  return { service, pending, grants, seen, request, rows, big, now }
+}
+
+describe('quorum', () => {
+  it('2 of 2: stays pending after one approval, the same operator twice counts once, approved by the second operator', async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    const t = await s.request(s.big)
+    expect(pendingView(s.pending.get(t.requestId)!, s.now)).toMatchObject({ quorum: { required: 2, approvals: 0, approvedBy: [], remaining: 2 } })
+
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toEqual({
+      decided: false,
+      requestId: t.requestId,
+      approved: true,
+      operator: 'alice',
+      quorum: { required: 2, approvals: 1, approvedBy: ['alice'], remaining: 1 },
+    })
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: false, quorum: { approvals: 1, approvedBy: ['alice'] } })
+    expect(s.grants).toEqual([])
+    expect(s.service.updates(cursor).outcomes).toEqual([])
+    expect(pendingView(s.pending.get(t.requestId)!, s.now).card.lines.at(-1)).toEqual({
+      label: 'Quorum',
+      value: '1 of 2 approvals (alice); 1 more needed from other named operators',
+      kind: 'text',
+    })
+
+    expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true, operator: 'bob', quorum: { approvals: 2, approvedBy: ['alice', 'bob'], remaining: 0 } })
+    expect(s.grants).toHaveLength(1)
+    expect(s.service.updates(cursor).outcomes).toEqual([expect.objectContaining({ approved: true, requestId: t.requestId })])
+    expect(s.pending.list()).toEqual([])
+    // The repeat vote showed nothing new.
+    expect(s.seen).toEqual(['present 0', 'update 1 of 2 approvals (alice); 1 more needed from other named operators', 'withdraw approved'])
+
+    const rows = s.rows()
+    expect(rows.map((r) => r.event)).toEqual(['approval_requested', 'approval_vote', 'approval_vote', 'approval_vote', 'approval_granted', 'web_approval_decided'])
+    expect(rows[0]!.data).toMatchObject({ quorum: 2 })
+    expect(rows.filter((r) => r.event === 'approval_vote').map((r) => r.data)).toEqual([
+      { intentId: s.big.id, requestId: t.requestId, action: expect.any(String), operator: 'alice', approved: true, counted: true, approvals: 1, required: 2, via: 'web' },
+      { intentId: s.big.id, requestId: t.requestId, action: expect.any(String), operator: 'alice', approved: true, counted: false, approvals: 1, required: 2, via: 'web' },
+      { intentId: s.big.id, requestId: t.requestId, action: expect.any(String), operator: 'bob', approved: true, counted: true, approvals: 2, required: 2, via: 'web' },
+    ])
+    expect(rows[4]!.data).toMatchObject({ operator: 'bob', approvedBy: ['alice', 'bob'] })
+  })
+
+  it('one denial by any operator ends it, even after approvals', async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    const t = await s.request(s.big)
+    await s.service.decide(t.requestId, true, 'web', 'alice')
+    expect(await s.service.decide(t.requestId, false, 'web', 'carol')).toMatchObject({ decided: true, approved: false, operator: 'carol' })
+    expect(s.grants).toEqual([])
+    expect(s.service.updates(cursor).outcomes).toEqual([expect.objectContaining({ approved: false, reason: 'user_declined' })])
+    expect(s.rows().map((r) => r.event)).toEqual(['approval_requested', 'approval_vote', 'approval_vote', 'approval_rejected', 'web_approval_decided'])
+    await expect(s.service.decide(t.requestId, true, 'web', 'bob')).rejects.toMatchObject({ code: 'not_found' })
+  })
+
+  it('an approval without a name (the terminal) is refused and not counted; a denial from it still ends the request', async () => {
+    const s = setup()
+    const t = await s.request(s.big)
+    const err = await s.service.decide(t.requestId, true, 'terminal').catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(DecisionError)
+    expect(err).toMatchObject({ code: 'operator_required', message: expect.stringContaining('needs 2 distinct named operators') })
+    expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual([])
+    expect(await s.service.decide(t.requestId, false, 'terminal')).toMatchObject({ decided: true, approved: false })
+  })
+
+  it('two last approvals at once mint one token', async () => {
+    const s = setup()
+    const t = await s.request(s.big)
+    await s.service.decide(t.requestId, true, 'web', 'alice')
+    const results = await Promise.allSettled([s.service.decide(t.requestId, true, 'web', 'bob'), s.service.decide(t.requestId, true, 'web', 'carol')])
+    expect(s.grants).toHaveLength(1)
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value.decided)).toHaveLength(1)
+  })
+
+  it('the signer down when the quorum is met: the request stays pending with its votes, and the next vote carries it out', async () => {
+    const s = setup({ failGrants: 1 })
+    const t = await s.request(s.big)
+    await s.service.decide(t.requestId, true, 'web', 'alice')
+    await expect(s.service.decide(t.requestId, true, 'web', 'bob')).rejects.toMatchObject({ code: 'signer_unavailable' })
+    expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual(['alice', 'bob'])
+    expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true })
+    expect(s.grants).toHaveLength(1)
+  })
+
+  it('below the figure a single approval decides as before, and nothing of the quorum shows', async () => {
+    const s = setup()
+    const t = await s.request(makeIntent({ action: actions.native('1000'), nowMs: s.now }))
+    expect('quorum' in pendingView(s.pending.get(t.requestId)!, s.now)).toBe(false)
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toEqual({ decided: true, requestId: t.requestId, approved: true, operator: 'alice' })
+    expect(s.rows().map((r) => r.event)).toEqual(['approval_requested', 'approval_granted', 'web_approval_decided'])
+  })
+})
