@@ -3,7 +3,8 @@
 // directory per process (as the systemd units run them), where the gateway
 // cannot read the approver's operator-token file. In both, the gateway asks
 // the approver over approver.sock whether a presented token is valid.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -119,5 +120,39 @@ describe('one data directory per process (the systemd layout)', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200)
     expect((await del(stack, 'split', bearer('wrong'))).status).toBe(401)
     expect((await del(stack, 'split', bearer(approverToken()))).body).toEqual({ name: 'split', revoked: true })
+  })
+})
+
+describe('named operators (SERVICE_OPERATORS_FILE)', () => {
+  const ALICE = randomBytes(32).toString('base64url')
+  const BOB = randomBytes(32).toString('base64url')
+  const sha256 = (t: string) => createHash('sha256').update(t).digest('hex')
+  let stack: Stack
+  const skillsDir = () => path.join(stack.dataDir, 'skills')
+  beforeAll(async () => {
+    stack = new Stack()
+    const file = path.join(stack.dataDir, 'operators.json')
+    writeFileSync(file, JSON.stringify({ operators: [{ name: 'alice', tokenSha256: sha256(ALICE) }, { name: 'bob', tokenSha256: sha256(BOB) }] }))
+    chmodSync(file, 0o600)
+    await stack.start({ approver: true, approverEnv: { SERVICE_OPERATORS_FILE: file } })
+  }, 60_000)
+  afterAll(() => stack?.stop())
+
+  it("registration and revocation accept any listed operator's token and refuse a wrong one, the hash itself included", async () => {
+    expect(existsSync(path.join(stack.dataDir, 'operator-token'))).toBe(false)
+    const key = generatePrivateKey()
+    for (const wrong of ['not-a-token', sha256(ALICE), randomBytes(32).toString('base64url')]) {
+      const r = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'named', key), bearer(wrong))
+      expect(r.status).toBe(401)
+      expect(r.body).toMatchObject({ registered: false, error: 'operator_auth_required' })
+    }
+    expect((await stack.get('/v1/skills')).body).toEqual([])
+    const byAlice = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'named', key), bearer(ALICE))
+    expect(byAlice.status, JSON.stringify(byAlice.body)).toBe(200)
+    expect((await del(stack, 'named', bearer(sha256(BOB)))).status).toBe(401)
+    expect((await del(stack, 'named', bearer(BOB))).body).toEqual({ name: 'named', revoked: true })
+    const events = JSON.stringify((await stack.get('/v1/approvals/history?limit=50')).body.events)
+    expect(events).not.toContain(ALICE)
+    expect(events).not.toContain(BOB)
   })
 })

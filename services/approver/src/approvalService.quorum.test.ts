@@ -73,8 +73,9 @@ describe('quorum', () => {
       approved: true,
       operator: 'alice',
       quorum: { required: 2, approvals: 1, approvedBy: ['alice'], remaining: 1 },
+      counted: true,
     })
-    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: false, quorum: { approvals: 1, approvedBy: ['alice'] } })
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: false, counted: false, quorum: { approvals: 1, approvedBy: ['alice'] } })
     expect(s.grants).toEqual([])
     expect(s.service.updates(cursor).outcomes).toEqual([])
     expect(pendingView(s.pending.get(t.requestId)!, s.now).card.lines.at(-1)).toEqual({

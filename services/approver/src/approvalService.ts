@@ -172,7 +172,7 @@ export function createApprovalService(deps: {
         }
       }
     }
-    return { decided: decides, requestId, approved, ...by, quorum: view }
+    return { decided: decides, requestId, approved, ...by, quorum: view, counted }
   }
 
   const service: ApprovalService = {

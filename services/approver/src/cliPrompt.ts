@@ -3,11 +3,12 @@ import { ReadStream, WriteStream } from 'node:tty'
 import type { TerminalPrompt } from './channels/terminalChannel.js'
 import { cardText } from './card/cardText.js'
 import { renderCard } from './card/renderCard.js'
+import { quorumText } from './quorum/quorumVotes.js'
 import type { PendingRequest } from './requests/pendingRequests.js'
 
 /** The prompt's text: the shared card, as terminal lines. */
 export function formatPrompt(request: PendingRequest): string {
-  const lines = cardText(renderCard(request.summary), { requestId: request.requestId, indent: '  ' })
+  const lines = cardText(renderCard(request.summary, request.quorum ? quorumText(request.quorum) : null), { requestId: request.requestId, indent: '  ' })
   return ['', '━━━━ countersign: approval requested ━━━━', ...lines].join('\n') + '\n'
 }
 
@@ -37,7 +38,13 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
           }
           const { input, output } = io
           output.write(formatPrompt(request))
-          output.write(`approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `)
+          // A quorum request is approved by named operators only; whoever sits here has no name, but may still stop it.
+          const quorum = request.quorum !== null
+          output.write(
+            quorum
+              ? `needs ${request.quorum!.required} named operators (dashboard or countersign-approve); deny it here? [n = deny, Enter = leave it to them] (${Math.round(timeoutMs / 1000)} s) `
+              : `approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `,
+          )
           let answer = ''
           const finish = (result: boolean | Error) => {
             clearTimeout(timer)
@@ -58,6 +65,11 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             if (nl === -1) return
             const word = answer.slice(0, nl).trim().toLowerCase()
             answer = ''
+            if (quorum) {
+              if (word === 'n' || word === 'no') return finish(false)
+              if (word === '') return finish(new Error('left to the named operators'))
+              return void output.write('only named operators can approve this request; n denies it, Enter leaves it: ')
+            }
             if (word === 'y' || word === 'yes') return finish(true)
             if (word === 'n' || word === 'no') return finish(false)
             output.write('please answer y or n: ')

@@ -225,8 +225,8 @@ export function buildOpenApiDocument() {
           requestBody: { required: true, content: { 'application/json': { schema: obj({ approved: { type: 'boolean' } }) } } },
           responses: {
             '200': json(
-              obj({ decided: { type: 'boolean' }, requestId: str, approved: { type: 'boolean' }, operator: str, quorum: ref('QuorumState') }, ['decided', 'requestId', 'approved']),
-              'Decided. On a request above requireQuorumAbove, an approval that does not complete the quorum answers decided false with the votes so far (the request stays pending; the same operator approving again counts once); any denial decides. operator: the named operator (SERVICE_OPERATORS_FILE) who decided.',
+              obj({ decided: { type: 'boolean' }, requestId: str, approved: { type: 'boolean' }, operator: str, quorum: ref('QuorumState'), counted: { type: 'boolean' } }, ['decided', 'requestId', 'approved']),
+              'Decided. On a request above requireQuorumAbove, an approval that does not complete the quorum answers decided false with the votes so far (the request stays pending; the same operator approving again counts once, counted false); any denial decides. operator: the named operator (SERVICE_OPERATORS_FILE) who decided.',
             ),
             '400': err('Bad body', ref('ValidationError')),
             '401': err('operator_auth_required'),

@@ -25,6 +25,8 @@ export interface DecideResult {
   approved: boolean
   operator?: string
   quorum?: QuorumView
+  /** Quorum requests: false when this operator had already approved (the vote counted once). */
+  counted?: boolean
 }
 
 /** What a channel may do in return: decide a request it was shown. */

@@ -12,8 +12,10 @@ import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { createApprovalService } from '../approvalService.js'
 import { webChannel } from '../channels/webChannel.js'
 import { buildApproverApp } from '../http/app.js'
+import { createHash } from 'node:crypto'
+import { namedOperators } from '../operators/operators.js'
 import { PendingRequests } from '../requests/pendingRequests.js'
-import { runApproveCli } from './approve.js'
+import { decisionText, runApproveCli } from './approve.js'
 
 const TOKEN = 'operator-secret-operator-secret-5678'
 let audit: AuditLog | undefined
@@ -23,13 +25,27 @@ afterEach(async () => {
   await audit?.close()
 })
 
-async function approver() {
+const ALICE = 'alice-token-alice-token-alice-token-1'
+const BOB = 'bob-token-bob-token-bob-token-bob-22'
+const sha = (t: string) => createHash('sha256').update(t).digest('hex')
+
+/** `quorum`: named operators alice and bob, and every request needs both. */
+async function approver(opts: { quorum?: boolean } = {}) {
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-approve-cli-')), 'audit.db'))
   const pending = new PendingRequests(Date.now, { ttlMs: 300_000, perWallet: 5, total: 500 })
-  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }) }, audit, routers: defaultRouterTable(), clock: Date.now })
+  const service = createApprovalService({
+    mode: 'web',
+    pending,
+    granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }) },
+    audit,
+    routers: defaultRouterTable(),
+    clock: Date.now,
+    ...(opts.quorum ? { quorumFor: () => 2 } : {}),
+  })
   const web = webChannel(Date.now)
   service.addChannel(web)
-  const http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock: Date.now, operatorToken: TOKEN })
+  const operators = opts.quorum ? namedOperators([{ name: 'alice', tokenSha256: sha(ALICE) }, { name: 'bob', tokenSha256: sha(BOB) }]) : null
+  const http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock: Date.now, operatorToken: opts.quorum ? null : TOKEN, operators })
   await http.listen({ host: '127.0.0.1', port: 0 })
   closers.push(() => http.close())
   const url = `http://127.0.0.1:${(http.server.address() as { port: number }).port}`
@@ -72,5 +88,45 @@ describe('countersign-approve watch', () => {
     const code = await runApproveCli(['watch', '--url', a.url], { out: () => {}, err: (s) => err.push(s), env: { SERVICE_OPERATOR_TOKEN: 'not-the-token' }, input: new PassThrough() })
     expect(code).toBe(1)
     expect(err.join('\n')).toContain('operator token was refused')
+  })
+})
+
+describe('countersign-approve with named operators and a quorum', () => {
+  it('says whose token it is, shows the votes on the card, and the second operator completes the quorum', async () => {
+    const a = await approver({ quorum: true })
+    const out: string[] = []
+    const err: string[] = []
+    const input = new PassThrough()
+    const done = runApproveCli(['watch', '--url', a.url], { out: (s) => out.push(s), err: (s) => err.push(s), env: { SERVICE_OPERATOR_TOKEN: ALICE }, input })
+    await until(() => out.includes('signed in as alice'), 'the operator line')
+    const t = await a.ask()
+    if (t.state !== 'pending') throw new Error('expected pending')
+    await until(() => out.some((o) => /Quorum +0 of 2 approvals; 2 more needed/.test(o)), 'the quorum line of the card')
+    input.write('a 1\n')
+    await until(() => out.some((o) => o.startsWith('approval counted')), 'the counted vote')
+    expect(out.find((o) => o.startsWith('approval counted'))).toBe(`approval counted ${t.requestId} as alice: 1 of 2 approvals (alice); 1 more needed from other operators`)
+    await until(() => out.some((o) => o.includes('[1] ') && /Quorum +1 of 2 approvals \(alice\); 1 more needed/.test(o)), 'the card updated in place')
+    input.write('a 1\n')
+    await until(() => out.some((o) => o.startsWith('already approved (counted once)')), 'the repeated vote')
+    expect(a.service.pending.list()).toHaveLength(1)
+
+    const bobSays: string[] = []
+    expect(await runApproveCli(['approve', t.requestId, '--url', a.url], { out: (s) => bobSays.push(s), err: (s) => bobSays.push(s), env: { SERVICE_OPERATOR_TOKEN: BOB } })).toBe(0)
+    expect(bobSays).toEqual([`approved ${t.requestId} as bob: quorum met (alice, bob)`])
+    expect(a.service.pending.list()).toEqual([])
+    await until(() => out.at(-1)!.includes('no pending requests'), 'the request to leave the list')
+    input.end('q\n')
+    expect(await done).toBe(0)
+    expect(err).toEqual([])
+  })
+})
+
+describe('decisionText', () => {
+  it('names the operator and the quorum state', () => {
+    expect(decisionText('r1', true, {})).toBe('approved r1')
+    expect(decisionText('r1', false, { operator: 'carol' })).toBe('denied r1 as carol')
+    const quorum = { required: 3, approvals: 2, approvedBy: ['alice', 'bob'], remaining: 1 }
+    expect(decisionText('r1', true, { decided: false, operator: 'bob', quorum, counted: true })).toBe('approval counted r1 as bob: 2 of 3 approvals (alice, bob); 1 more needed from other operators')
+    expect(decisionText('r1', false, { decided: true, operator: 'carol', quorum })).toBe('denied r1 as carol')
   })
 })

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
 import { cardText } from '../card/cardText.js'
 import type { ApprovalCard } from '../card/renderCard.js'
+import type { QuorumView } from '../quorum/quorumVotes.js'
 
 const USAGE = `usage: countersign-approve [watch]            live list (the authenticated feed); "a N" approves, "d N" denies, "q" quits
        countersign-approve list                 print pending requests once
@@ -16,12 +17,38 @@ const USAGE = `usage: countersign-approve [watch]            live list (the auth
 
 options: --url URL (default http://127.0.0.1:$SERVICE_PORT or :3100)
          --data-dir DIR (where operator-token lives; default SERVICE_DATA_DIR or ./data)
-The operator token comes from SERVICE_OPERATOR_TOKEN or DATA_DIR/operator-token.`
+The operator token comes from SERVICE_OPERATOR_TOKEN or DATA_DIR/operator-token.
+With named operators (SERVICE_OPERATORS_FILE) each uses their own token; the
+watch says whose it is, and a request above the policy's requireQuorumAbove
+shows "Quorum: 1 of 2 approvals (alice)" until enough operators approved.`
 
 interface Pending {
   requestId: string
   ttlSeconds: number
   card: ApprovalCard
+  /** Above the policy's requireQuorumAbove: the named operators' approvals so far. */
+  quorum?: QuorumView
+}
+
+/** The decide route's answer (the approver's DecideResult). */
+interface DecideAnswer {
+  decided?: boolean
+  operator?: string
+  quorum?: QuorumView
+  counted?: boolean
+  message?: string
+}
+
+/** One line on what a decision did: who decided and, on a quorum request, how many approvals it has and needs. */
+export function decisionText(requestId: string, approved: boolean, a: DecideAnswer): string {
+  const as = a.operator ? ` as ${a.operator}` : ''
+  const q = a.quorum
+  if (!q) return `${approved ? 'approved' : 'denied'} ${requestId}${as}`
+  if (a.decided === false) {
+    const vote = a.counted === false ? 'already approved (counted once)' : 'approval counted'
+    return `${vote} ${requestId}${as}: ${q.approvals} of ${q.required} approvals (${q.approvedBy.join(', ')}); ${q.remaining} more needed from other operators`
+  }
+  return approved ? `approved ${requestId}${as}: quorum met (${q.approvedBy.join(', ')})` : `denied ${requestId}${as}`
 }
 
 export interface ApproveIo {
@@ -66,8 +93,8 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify({ approved }),
     })
-    const body = (await r.json().catch(() => ({}))) as { message?: string }
-    if (r.ok) io.out(`${approved ? 'approved' : 'denied'} ${requestId}`)
+    const body = (await r.json().catch(() => ({}))) as DecideAnswer
+    if (r.ok) io.out(decisionText(requestId, approved, body))
     else io.err(`could not decide ${requestId}: ${r.status} ${body.message ?? ''}`.trim())
     return r.ok
   }
@@ -97,9 +124,15 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
         // The first message authenticates; the approver sends nothing before it.
         ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })))
         ws.on('message', (data) => {
-          const msg = JSON.parse(data.toString()) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string }
+          const msg = JSON.parse(data.toString()) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string; name?: string | null }
+          // Sent once after the token is accepted: whose token this is (null: the single operator token).
+          if (msg.type === 'operator') return io.out(msg.name ? `signed in as ${msg.name}` : 'signed in with the operator token')
           if (msg.type === 'pending') current = msg.pending ?? []
-          else if (msg.type === 'request' && msg.request) current = [...current.filter((p) => p.requestId !== msg.request!.requestId), msg.request]
+          // A new request, or one whose quorum votes changed: replaced in place, so its number stays.
+          else if (msg.type === 'request' && msg.request) {
+            const i = current.findIndex((p) => p.requestId === msg.request!.requestId)
+            current = i === -1 ? [...current, msg.request] : current.map((p, n) => (n === i ? msg.request! : p))
+          }
           else if (msg.type === 'ended') current = current.filter((p) => p.requestId !== msg.requestId)
           else return
           show()
