@@ -96,11 +96,12 @@ describe('approve is an outflow to its spender', () => {
 
     const requested = await stack.post('/v1/tx/approve-request', attack)
     expect(requested.status).toBe(403)
-    expect(requested.body).toMatchObject({ error: 'policy_denied', reasons: expect.arrayContaining(reasons) })
+    expect(requested.body).toEqual({ error: 'policy_denied', decision: 'deny', reasons: expect.arrayContaining(reasons), policyVersion: '1' })
     expect(await pendingIds()).not.toContain(attack.id)
 
     const sent = await stack.post('/v1/tx/sign-and-send', { intent: attack })
-    expect(sent).toMatchObject({ status: 403, body: { error: 'policy_denied', reasons: expect.arrayContaining(reasons) } })
+    // The same policy error body at sign time, decision included (SPEC's sample omits it; one helper builds all five).
+    expect(sent).toEqual({ status: 403, body: { error: 'policy_denied', decision: 'deny', reasons: expect.arrayContaining(reasons), policyVersion: '1' } })
 
     const direct = await signDirectly(attack).then(
       () => null,
@@ -193,11 +194,11 @@ describe('risk at sign time', () => {
       const risky = intent(approve(FRIEND, UNLIMITED, other))
       const reason = 'risk score 25 exceeds the maximum of 20'
       const viaRequest = await strict.post('/v1/tx/approve-request', risky)
-      expect(viaRequest).toMatchObject({ status: 403, body: { error: 'policy_denied', reasons: [reason] } })
+      expect(viaRequest).toEqual({ status: 403, body: { error: 'policy_denied', decision: 'deny', reasons: [reason], policyVersion: '1' } })
       // The same intent again, and a fresh one never preflighted: sign-and-send refuses both.
       for (const i of [risky, intent(approve(FRIEND, UNLIMITED, other))]) {
         const sent = await strict.post('/v1/tx/sign-and-send', { intent: i })
-        expect(sent).toEqual({ status: 403, body: { error: 'policy_denied', reasons: [reason], policyVersion: '1' } })
+        expect(sent).toEqual({ status: 403, body: { error: 'policy_denied', decision: 'deny', reasons: [reason], policyVersion: '1' } })
       }
       expect(await erc20Allowance(anvil.rpcUrl, 8453, other, WALLET, FRIEND)).toBe(0n)
       const events = (await strict.get('/v1/approvals/history?limit=100')).body.events as Array<{ event: string; intentId: string; data: { reason?: string; riskScore?: number } }>

@@ -197,8 +197,7 @@ describe('sign-and-send on real chains', () => {
     i.constraints.maxGasWei = '1000'
     const r = await stack.post('/v1/tx/sign-and-send', { intent: i })
     expect(r.status).toBe(403)
-    expect(r.body.error).toBe('policy_denied')
-    expect(r.body.reasons[0]).toMatch(/exceeds constraints.maxGasWei 1000/)
+    expect(r.body).toEqual({ error: 'policy_denied', decision: 'deny', reasons: [expect.stringMatching(/exceeds constraints.maxGasWei 1000/)], policyVersion: '1' })
   })
 
   it('the signer holds no TCP or UDP socket, only its Unix sockets', () => {

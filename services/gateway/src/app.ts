@@ -5,7 +5,6 @@ import {
   createAjv,
   noPreflight,
   systemClock,
-  POLICY_VERSION,
   type AuditLog,
   type BuiltTx,
   type TxIntent,
@@ -15,6 +14,7 @@ import {
 } from '@countersign/shared'
 import { createChainClients, type ChainClients } from './chain/chainClients.js'
 import { createWalletQueue } from './chain/walletQueue.js'
+import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
@@ -158,7 +158,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         event: 'approve_request_created',
         data: { decision: 'deny', reasons: [reason], reasonCodes: ['gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
       })
-      throw new HttpError(403, { error: 'policy_denied', decision: 'deny', reasons: [reason], policyVersion: POLICY_VERSION })
+      throw new HttpError(403, policyDeniedBody([reason]))
     }
     return findingsOf(report)
   }

@@ -5,6 +5,8 @@
 // data directory or run as one user each, where the gateway cannot read the
 // approver's operator-token file.
 import { approverMethods, type VerifyOperatorTokenResult } from '@countersign/shared'
+import type { preHandlerAsyncHookHandler } from 'fastify'
+import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 
 export interface ApproverVerifier {
@@ -44,9 +46,23 @@ export function approverOperatorAuthority(approver: ApproverVerifier): OperatorA
   }
 }
 
-/** Throws the 401/503 of a failed check; returns how the request was authorised. */
-export async function requireOperator(authority: OperatorAuthority, authorization: string | undefined, what: string): Promise<OperatorGrant> {
-  const r = await authority.check(authorization, what)
-  if (!r.ok) throw new HttpError(r.status, { error: r.error, message: r.message })
-  return r.grant
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the requireOperator preHandler: how this operator-only request was authorised. */
+    operatorGrant: OperatorGrant | null
+  }
+}
+
+/**
+ * The preHandler of every operator-only gateway route: a 401 (or 503 when the
+ * approver cannot be asked) before the handler runs, else req.operatorGrant
+ * says how the request was authorised (for the audit). The route group must
+ * `decorateRequest('operatorGrant', null)`.
+ */
+export function requireOperator(authority: OperatorAuthority, what: string): preHandlerAsyncHookHandler {
+  return async (req) => {
+    const r = await authority.check(req.headers.authorization, what)
+    if (!r.ok) throw new HttpError(r.status, simpleErrorBody(r.error, r.message))
+    req.operatorGrant = r.grant
+  }
 }

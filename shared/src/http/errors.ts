@@ -4,18 +4,19 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import { BuildError } from '../builders/errors.js'
 import { SERVICE_VERSION } from '../constants.js'
 import { describeValidationErrors } from '../validation.js'
+import { simpleErrorBody, validationErrorBody } from './errorBodies.js'
 import { STATUS_CODES } from 'node:http'
 
 /**
  * An error whose body a route chose (SPEC "Simple error" and friends). Thrown
  * from anywhere below a route; the handler sends it as is.
  */
-export class HttpError extends Error {
+export class HttpError<Body extends { error: string; message?: string } = { error: string; message?: string }> extends Error {
   constructor(
     readonly statusCode: number,
-    readonly body: Record<string, unknown>,
+    readonly body: Body,
   ) {
-    super(typeof body.message === 'string' ? body.message : String(body.error))
+    super(body.message ?? body.error)
   }
 }
 
@@ -37,13 +38,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     reply
       .header('x-service-version', SERVICE_VERSION)
       .code(404)
-      .send({ error: 'not_found', message: `route ${req.method} ${req.url.split('?')[0]} does not exist` })
+      .send(simpleErrorBody('not_found', `route ${req.method} ${req.url.split('?')[0]} does not exist`))
   })
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     reply.header('x-service-version', SERVICE_VERSION)
     if (err.validation) {
-      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message })
+      return reply.code(400).send(validationErrorBody(err.message))
     }
     if ((err as unknown) instanceof HttpError) {
       const e = err as unknown as HttpError
@@ -53,7 +54,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     // chain, an amount beyond uint256): a client mistake, so a 400 in the
     // validation shape.
     if ((err as unknown) instanceof BuildError) {
-      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: err.message })
+      return reply.code(400).send(validationErrorBody(err.message))
     }
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) {
@@ -62,7 +63,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         .send({ statusCode: status, error: STATUS_CODES[status] ?? 'Bad Request', message: clientMessage(err) })
     }
     req.log.error({ err }, 'unhandled error')
-    return reply.code(500).send({ error: 'internal_error', message: 'internal error; see the service log' })
+    return reply.code(500).send(simpleErrorBody('internal_error', 'internal error; see the service log'))
   })
 }
 

@@ -1,5 +1,7 @@
 import { ACTION_SPECS, ACTION_TYPES } from '../actions/index.js'
+import type { Address, Hex, TxIntent } from '../types.js'
 import { addressSchema, amountSchema, chainIdSchema, txHashSchema, uuidSchema } from './formats.js'
+import { typedSchema } from './typed.js'
 
 /**
  * The action is a tagged union on `type`. ajv's `discriminator` picks the one
@@ -14,7 +16,7 @@ export const actionSchema = {
   oneOf: ACTION_TYPES.map((t) => ACTION_SPECS[t].schema),
 } as const
 
-export const txIntentSchema = {
+export const txIntentSchema = typedSchema<TxIntent>()({
   type: 'object',
   additionalProperties: false,
   required: ['version', 'id', 'timestamp', 'chain', 'wallet', 'action', 'constraints'],
@@ -66,35 +68,41 @@ export const txIntentSchema = {
       },
     },
   },
-} as const
+})
 
-export const signAndSendBodySchema = {
+/** POST /v1/tx/sign-and-send: the intent and, when policy requires approval, the token approve-request issued. */
+export interface SignAndSendBody {
+  intent: TxIntent
+  approvalTokenId?: string
+}
+
+export const signAndSendBodySchema = typedSchema<SignAndSendBody>()({
   type: 'object',
   additionalProperties: false,
   required: ['intent'],
   properties: { intent: txIntentSchema, approvalTokenId: uuidSchema },
-} as const
+})
 
-export const txHashParamsSchema = {
+export const txHashParamsSchema = typedSchema<{ hash: Hex }>()({
   type: 'object',
   additionalProperties: false,
   required: ['hash'],
   properties: { hash: txHashSchema },
-} as const
+})
 
-export const balanceParamsSchema = {
+export const balanceParamsSchema = typedSchema<{ token: Address; account: Address }>()({
   type: 'object',
   additionalProperties: false,
   required: ['token', 'account'],
   properties: { token: addressSchema, account: addressSchema },
-} as const
+})
 
 const chainIdQuery = { type: 'string', pattern: '^[0-9]{1,10}$' } as const
 
-export const balanceQuerySchema = {
+export const balanceQuerySchema = typedSchema<{ chainId?: string }>()({
   type: 'object',
   additionalProperties: false,
   properties: { chainId: chainIdQuery },
-} as const
+})
 
 export const txReceiptQuerySchema = balanceQuerySchema

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type preHandlerAsyncHookHandler } from 'fastify'
+import { createAjv, typedSchema, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
+import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
@@ -48,31 +50,57 @@ export function clampHistoryLimit(raw: unknown): number {
   return Number.isFinite(n) ? Math.min(100, Math.max(1, Math.trunc(n))) : 20
 }
 
-const decideBodySchema = {
+const decideBodySchema = typedSchema<{ approved: boolean }>()({
   type: 'object',
   additionalProperties: false,
   required: ['approved'],
   properties: { approved: { type: 'boolean' } },
-} as const
+})
 
-const decideParamsSchema = {
+const decideParamsSchema = typedSchema<{ requestId: string }>()({
   type: 'object',
   additionalProperties: false,
   required: ['requestId'],
   properties: { requestId: { type: 'string', minLength: 1, maxLength: 64 } },
-} as const
+})
+
+/** Any value is accepted (the history and deliveries lists answer no errors); clampHistoryLimit reads what it can. */
+const limitQuerySchema = typedSchema<{ limit?: unknown }>()({
+  type: 'object',
+  properties: { limit: { description: 'default 20, clamped to 1..100' } },
+})
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the requireOperator preHandler: the operator who sent this request ({name: null} for the single token or auth off). */
+    operator: OperatorIdentity | null
+  }
+}
+
+/**
+ * The preHandler of every operator-only approver route: 401 unless the bearer
+ * token names an operator (anyone when operators is null: SERVICE_OPERATOR_AUTH=off).
+ */
+function requireOperator(operators: Operators | null, what: string): preHandlerAsyncHookHandler {
+  return async (req) => {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
+    const who = operators === null ? { name: null } : operators.identify(bearer)
+    if (who === null) throw new HttpError(401, simpleErrorBody('operator_auth_required', `${what} needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)`))
+    req.operator = who
+  }
+}
 
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
   const { service, audit, clock } = deps
   // null: SERVICE_OPERATOR_AUTH=off, anyone may decide.
   const operators: Operators | null = deps.operators ?? (deps.operatorToken !== null ? singleTokenOperators(deps.operatorToken) : null)
-  const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1]
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions })
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions }).withTypeProvider<SchemaTypeProvider>()
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
   installErrorHandling(app)
   installHostGuard(app, deps.host)
   await app.register(websocket, { options: { maxPayload: 4096 } })
+  app.decorateRequest('operator', null)
 
   const pendingList = () => ({ pending: service.pending.list().map((p) => pendingView(p, clock())) })
 
@@ -80,37 +108,30 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
 
   app.post(
     '/v1/approvals/:requestId/decide',
-    { schema: { params: decideParamsSchema, body: decideBodySchema } },
+    { schema: { params: decideParamsSchema, body: decideBodySchema }, preHandler: requireOperator(operators, 'deciding') },
     async (req) => {
-      const who: OperatorIdentity | null = operators === null ? { name: null } : operators.identify(bearerOf(req.headers.authorization))
-      if (who === null) {
-        throw new HttpError(401, {
-          error: 'operator_auth_required',
-          message: 'deciding needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)',
-        })
-      }
-      const { requestId } = req.params as { requestId: string }
-      const { approved } = req.body as { approved: boolean }
+      const { requestId } = req.params
+      const { approved } = req.body
       try {
-        return await service.decide(requestId, approved, 'web', who.name ?? undefined)
+        return await service.decide(requestId, approved, 'web', req.operator?.name ?? undefined)
       } catch (err) {
         if (err instanceof DecisionError) {
           const status = err.code === 'not_found' ? 404 : err.code === 'operator_required' ? 403 : 503
-          throw new HttpError(status, { error: err.code, message: err.message })
+          throw new HttpError(status, simpleErrorBody(err.code, err.message))
         }
         throw err
       }
     },
   )
 
-  app.get('/v1/approvals/history', async (req) => ({
-    events: audit.list({ limit: clampHistoryLimit((req.query as Record<string, unknown>).limit) }),
+  app.get('/v1/approvals/history', { schema: { querystring: limitQuerySchema } }, async (req) => ({
+    events: audit.list({ limit: clampHistoryLimit(req.query.limit) }),
   }))
 
   // Delivery status for the dashboard: event kinds, attempts, errors; never a body or the secret.
-  app.get('/v1/approvals/webhooks', async (req) => ({
+  app.get('/v1/approvals/webhooks', { schema: { querystring: limitQuerySchema } }, async (req) => ({
     configured: Boolean(deps.webhooks),
-    deliveries: deps.webhooks ? deps.webhooks.list(clampHistoryLimit((req.query as Record<string, unknown>).limit)) : [],
+    deliveries: deps.webhooks ? deps.webhooks.list(clampHistoryLimit(req.query.limit)) : [],
   }))
 
   const dashboard = readFileSync(DASHBOARD, 'utf8')
@@ -151,7 +172,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // upgrade, and nothing is sent until the first message carries the operator token.
   const refuseForeignOrigin = async (req: FastifyRequest, reply: FastifyReply) => {
     if (!sameOrigin(req.headers.origin, req.headers.host)) {
-      return reply.code(403).send({ error: 'origin_not_allowed', message: `the approval feed is not available to pages from ${req.headers.origin}` })
+      return reply.code(403).send(simpleErrorBody('origin_not_allowed', `the approval feed is not available to pages from ${req.headers.origin}`))
     }
   }
   const authTimeoutMs = deps.wsAuthTimeoutMs ?? 5000

@@ -1,5 +1,4 @@
 import {
-  POLICY_VERSION,
   contractOf,
   evaluatePolicy,
   type Address,
@@ -71,9 +70,4 @@ export function createPolicyGate(deps: {
 export function requireApprovalWithoutSimulation(decision: PolicyDecision, simulationSuccess: boolean | null): PolicyDecision {
   if (decision.decision !== 'allow' || simulationSuccess !== null) return decision
   return { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
-}
-
-/** SPEC "Policy error (403)". */
-export function policyDeniedBody(decision: PolicyDecision) {
-  return { error: 'policy_denied', decision: 'deny' as const, reasons: decision.reasons, policyVersion: POLICY_VERSION }
 }

@@ -1,11 +1,11 @@
 import {
-  POLICY_VERSION,
   RpcError,
   RpcTimeoutError,
   RpcUnavailableError,
   SIGNING_REFUSED,
   type SigningRefusalData,
 } from '@countersign/shared'
+import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 
 /** Maps what the signer answered to the spec's sign-and-send errors. */
@@ -20,11 +20,11 @@ export function signerFailure(err: unknown): HttpError | null {
   const data = (err.data ?? {}) as Partial<SigningRefusalData>
   switch (data.reason) {
     case 'policy_deny':
-      return new HttpError(403, { error: 'policy_denied', reasons: data.reasons ?? [err.message], policyVersion: POLICY_VERSION })
+      return new HttpError(403, policyDeniedBody(data.reasons ?? [err.message]))
     case 'gas_cost_exceeds_max':
-      return new HttpError(403, { error: 'policy_denied', reasons: [err.message], policyVersion: POLICY_VERSION })
+      return new HttpError(403, policyDeniedBody([err.message]))
     case 'missing_approval_token':
-      return new HttpError(403, { error: 'approval_required', message: err.message, txRequestHash: data.txRequestHash })
+      return new HttpError(403, approvalRequiredBody(err.message, data.txRequestHash))
     case 'invalid_approval_token':
       return new HttpError(403, { error: 'invalid_approval_token', message: err.message })
     case 'key_unavailable':

@@ -1,5 +1,4 @@
 import { timingSafeEqual } from 'node:crypto'
-import type { FastifyPluginAsync } from 'fastify'
 import {
   APPROVAL_REFUSED,
   POLICY_VERSION,
@@ -18,9 +17,11 @@ import {
   type PreflightFindings,
   type TxIntent,
 } from '@countersign/shared'
+import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import { policyDeniedBody, requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
+import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 
@@ -66,11 +67,11 @@ function refusal(err: unknown): HttpError | null {
   return null
 }
 
-export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = async (app, opts) => {
+export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (app, opts) => {
   const { audit, policyGate, approver } = opts
 
   app.post('/v1/tx/approve-request', { schema: { body: txIntentSchema } }, async (req, reply) => {
-    const intent = normalizeIntent(req.body as TxIntent)
+    const intent = normalizeIntent(req.body)
     const built = await opts.buildIntent(intent)
     const preflight = await opts.preflight(intent, built)
     const decision = requireApprovalWithoutSimulation(
@@ -82,7 +83,7 @@ export const approveRequestRoutes: FastifyPluginAsync<ApproveRequestOptions> = a
       event: 'approve_request_created',
       data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash, ...(intent.metadata?.source ? { source: intent.metadata.source } : {}) },
     })
-    if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision))
+    if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision.reasons))
 
     const policyDecision = { decision: decision.decision, reasons: decision.reasons, policyVersion: POLICY_VERSION }
     const result = {

@@ -1,7 +1,8 @@
-import type { FastifyPluginAsync } from 'fastify'
-import { txIntentSchema, normalizeIntent, type AuditLog, type TxIntent } from '@countersign/shared'
+import { txIntentSchema, normalizeIntent, type AuditLog } from '@countersign/shared'
+import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import { policyDeniedBody, type PolicyGate } from '../pipeline/policyGate.js'
+import type { PolicyGate } from '../pipeline/policyGate.js'
 
 export interface BuildRouteOptions {
   audit: AuditLog
@@ -9,16 +10,16 @@ export interface BuildRouteOptions {
   buildIntent: IntentBuilder
 }
 
-export const buildRoutes: FastifyPluginAsync<BuildRouteOptions> = async (app, opts) => {
+export const buildRoutes: TypedRoutes<BuildRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/build', { schema: { body: txIntentSchema } }, async (req, reply) => {
-    const intent = normalizeIntent(req.body as TxIntent)
+    const intent = normalizeIntent(req.body)
     // Built first: policy checks the contract the transaction really calls
     // (an aggregator quote decides it); a 400 for a bad router comes first too.
     const built = await opts.buildIntent(intent)
     const { decision, audited } = opts.policyGate.decide(intent, { contract: built.contract })
     if (decision.decision === 'deny') {
       await audited
-      return reply.code(403).send(policyDeniedBody(decision))
+      return reply.code(403).send(policyDeniedBody(decision.reasons))
     }
     // Both events share one group commit; both are durable before the answer.
     await Promise.all([

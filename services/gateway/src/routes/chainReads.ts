@@ -1,4 +1,3 @@
-import type { FastifyPluginAsync } from 'fastify'
 import { erc20Abi, type Address } from 'viem'
 import {
   NATIVE_TOKEN_ADDRESS,
@@ -13,9 +12,11 @@ import {
 } from '@countersign/shared'
 import type { ChainClient, ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
+import { simpleErrorBody, validationErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 
-const badRequest = (message: string) => new HttpError(400, { statusCode: 400, error: 'Bad Request', message })
+const badRequest = (message: string) => new HttpError(400, validationErrorBody(message))
 
 /** `?chainId=` must name a supported chain; the schema already checked it is numeric. */
 function requestedChain(raw: string | undefined): number | undefined {
@@ -45,13 +46,13 @@ export function defaultBalanceChain(configured: readonly number[]): number {
 
 const DEFAULT_BALANCE_CHAIN = 8453
 
-export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = async (app, { chains }) => {
+export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app, { chains }) => {
   app.get(
     '/v1/tx/:hash',
     { schema: { params: txHashParamsSchema, querystring: txReceiptQuerySchema } },
     async (req) => {
-      const { hash } = req.params as { hash: Hex }
-      const chainId = requestedChain((req.query as { chainId?: string }).chainId)
+      const { hash } = req.params
+      const chainId = requestedChain(req.query.chainId)
       const candidates: ChainClient[] = chainId !== undefined ? [chains.get(chainId)] : chains.configured().map((c) => chains.get(c))
       if (candidates.length === 0) {
         throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
@@ -91,7 +92,7 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
         const first = failed[0] as { chain: ChainClient; error: unknown }
         throw rpcFailure(first.error, first.chain.chainId)
       }
-      throw new HttpError(404, { error: 'not_found', message: `no receipt for ${hash} (pending or unknown)` })
+      throw new HttpError(404, simpleErrorBody('not_found', `no receipt for ${hash} (pending or unknown)`))
     },
   )
 
@@ -99,13 +100,13 @@ export const chainReadRoutes: FastifyPluginAsync<{ chains: ChainClients }> = asy
     '/v1/balance/:token/:account',
     { schema: { params: balanceParamsSchema, querystring: balanceQuerySchema } },
     async (req) => {
-      const { token, account } = req.params as { token: Address; account: Address }
+      const { token, account } = req.params
       // viem would refuse such an address deep in the call, which would read as an RPC failure.
       for (const [name, address] of [['token', token], ['account', account]] as const) {
         const problem = checksumProblem(`params/${name}`, address)
         if (problem) throw badRequest(problem)
       }
-      const chainId = requestedChain((req.query as { chainId?: string }).chainId) ?? defaultBalanceChain(chains.configured())
+      const chainId = requestedChain(req.query.chainId) ?? defaultBalanceChain(chains.configured())
       const chain = chains.get(chainId)
       const native = token.toLowerCase() === NATIVE_TOKEN_ADDRESS.toLowerCase()
       let balance: bigint

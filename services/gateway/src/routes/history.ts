@@ -1,5 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify'
-import type { AuditLog } from '@countersign/shared'
+import { typedSchema, type AuditLog } from '@countersign/shared'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 
 export const HISTORY_DEFAULT_LIMIT = 20
 
@@ -11,9 +11,14 @@ export function clampHistoryLimit(raw: unknown): number {
   return Math.min(100, Math.max(1, Math.trunc(n)))
 }
 
-export const historyRoutes: FastifyPluginAsync<{ audit: AuditLog }> = async (app, opts) => {
-  app.get('/v1/approvals/history', async (req) => {
-    const query = req.query as Record<string, unknown>
-    return { events: opts.audit.list({ limit: clampHistoryLimit(query.limit) }) }
-  })
+/** Any value is accepted (SPEC: history answers no errors); clampHistoryLimit reads what it can. */
+export const historyQuerySchema = typedSchema<{ limit?: unknown }>()({
+  type: 'object',
+  properties: { limit: { description: 'default 20, clamped to 1..100' } },
+})
+
+export const historyRoutes: TypedRoutes<{ audit: AuditLog }> = async (app, opts) => {
+  app.get('/v1/approvals/history', { schema: { querystring: historyQuerySchema } }, async (req) => ({
+    events: opts.audit.list({ limit: clampHistoryLimit(req.query.limit) }),
+  }))
 }

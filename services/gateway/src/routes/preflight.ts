@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { txIntentSchema, normalizeIntent, type BuiltTx, type TxIntent } from '@countersign/shared'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { ChainClients } from '../chain/chainClients.js'
@@ -14,9 +14,9 @@ export interface PreflightRouteOptions {
   record: (intent: TxIntent, report: PreflightReport) => Promise<unknown>
 }
 
-export const preflightRoutes: FastifyPluginAsync<PreflightRouteOptions> = async (app, opts) => {
+export const preflightRoutes: TypedRoutes<PreflightRouteOptions> = async (app, opts) => {
   app.post('/v1/tx/preflight', { schema: { body: txIntentSchema } }, async (req) => {
-    const intent = normalizeIntent(req.body as TxIntent)
+    const intent = normalizeIntent(req.body)
     opts.chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
     let report

@@ -1,6 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
 import {
-  POLICY_VERSION,
   signAndSendBodySchema,
   signerMethods,
   normalizeIntent,
@@ -19,7 +17,9 @@ import { broadcastSignedTx } from '../chain/broadcast.js'
 import { txFate, type TxFate } from '../chain/txFate.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
+import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
@@ -46,7 +46,7 @@ export interface SignAndSendOptions {
   assessRisk: AssessAtSignTime
 }
 
-export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (app, opts) => {
+export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, opts) => {
   const { audit, policyGate, chains, queue, sentTxs, knownRecipients, signer, clock } = opts
 
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
@@ -86,9 +86,8 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
   }
 
   app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
-    const body = req.body as { intent: TxIntent; approvalTokenId?: string }
-    const intent = normalizeIntent(body.intent)
-    const { approvalTokenId } = body
+    const intent = normalizeIntent(req.body.intent)
+    const { approvalTokenId } = req.body
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
 
@@ -117,15 +116,13 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
     const decision = requireApprovalWithoutSimulation(await policyGate.check(intent, { contract: built.contract, riskScore: risk.riskScore }), risk.simulationSuccess)
     if (decision.decision === 'deny') {
       await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes, riskScore: risk.riskScore })
-      return reply.code(403).send({ error: 'policy_denied', reasons: decision.reasons, policyVersion: POLICY_VERSION })
+      return reply.code(403).send(policyDeniedBody(decision.reasons))
     }
     if (decision.decision === 'require_approval' && !approvalTokenId) {
       await denied(intent, 'missing_approval_token', { txRequestHash: built.txRequestHash })
-      return reply.code(403).send({
-        error: 'approval_required',
-        message: `policy requires approval (${decision.reasons.join('; ')}); call POST /v1/tx/approve-request and pass its approvalTokenId`,
-        txRequestHash: built.txRequestHash,
-      })
+      return reply
+        .code(403)
+        .send(approvalRequiredBody(`policy requires approval (${decision.reasons.join('; ')}); call POST /v1/tx/approve-request and pass its approvalTokenId`, built.txRequestHash))
     }
 
     return queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
@@ -151,7 +148,7 @@ export const signAndSendRoutes: FastifyPluginAsync<SignAndSendOptions> = async (
       if (cost > BigInt(intent.constraints.maxGasWei)) {
         const reason = `gas cost ${cost} wei (gas ${gas} at max fee ${fees.maxFeePerGas}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`
         await denied(intent, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
-        return reply.code(403).send({ error: 'policy_denied', reasons: [reason], policyVersion: POLICY_VERSION })
+        return reply.code(403).send(policyDeniedBody([reason]))
       }
       const params: SignParams = {
         intent,

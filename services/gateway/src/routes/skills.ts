@@ -1,5 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify'
-import { createAjv, listValidationErrors, skillManifestSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
+import { createAjv, listValidationErrors, skillManifestSchema, typedSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
+import { skillNotFoundBody, simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
 import type { SkillRecord, SkillRegistry } from '../skills/registry.js'
@@ -32,21 +33,33 @@ export interface SkillRouteOptions {
   submitIntent: (intent: TxIntent, signal: AbortSignal) => Promise<{ status: number; body: unknown }>
 }
 
-const runBodySchema = {
+const runBodySchema = typedSchema<{ input?: unknown }>()({
   type: 'object',
   additionalProperties: false,
-  properties: { input: {} },
-} as const
+  properties: { input: { description: 'passed to the skill\'s run(input); null when absent' } },
+})
 
-const nameSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 128 } } } as const
+const nameSchema = typedSchema<{ name: string }>()({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 128 } },
+})
 
-export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, opts) => {
+/** The name a failed registration is reported under: the body's own, when it has one. */
+function claimedName(body: unknown): string {
+  const name = typeof body === 'object' && body !== null ? (body as { name?: unknown }).name : undefined
+  return typeof name === 'string' ? name.slice(0, 128) : ''
+}
+
+export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => {
   const validate = createAjv({ allErrors: true }).compile<SkillManifest>(skillManifestSchema)
   const { audit, registry } = opts
+  app.decorateRequest('operatorGrant', null)
 
   app.post('/v1/skills/register', async (req, reply) => {
-    const body = req.body as Record<string, unknown> | undefined
-    const name = typeof body?.name === 'string' ? body.name.slice(0, 128) : ''
+    const body = req.body
+    const name = claimedName(body)
     const fail = async (status: number, error: string, extra: Record<string, unknown> = {}, hash = '') => {
       await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: name, reason: error } })
       return reply.code(status).send({ registered: false, name, manifestHash: hash, error, ...extra })
@@ -112,17 +125,16 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
   )
 
   app.get('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
-    const { name } = req.params as { name: string }
+    const { name } = req.params
     const skill = registry.active(name)
-    if (!skill) return reply.code(404).send({ error: 'skill_not_found', name })
+    if (!skill) return reply.code(404).send(skillNotFoundBody(name))
     return skill.manifest
   })
 
-  app.delete('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
-    const authorisedBy = await requireOperator(opts.operator, req.headers.authorization, 'revoking a skill')
-    const { name } = req.params as { name: string }
-    if (!registry.revoke(name, opts.clock())) return reply.code(404).send({ error: 'skill_not_found', name })
-    await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name, authorisedBy } })
+  app.delete('/v1/skills/:name', { schema: { params: nameSchema }, preHandler: requireOperator(opts.operator, 'revoking a skill') }, async (req, reply) => {
+    const { name } = req.params
+    if (!registry.revoke(name, opts.clock())) return reply.code(404).send(skillNotFoundBody(name))
+    await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name, authorisedBy: req.operatorGrant } })
     return { name, revoked: true }
   })
 
@@ -130,16 +142,16 @@ export const skillRoutes: FastifyPluginAsync<SkillRouteOptions> = async (app, op
   let running = 0
 
   app.post('/v1/skills/:name/run', { schema: { params: nameSchema, body: runBodySchema } }, async (req, reply) => {
-    const { name } = req.params as { name: string }
-    if (!opts.sandbox.available) return reply.code(503).send({ error: 'sandbox_unavailable', message: opts.sandbox.message })
+    const { name } = req.params
+    if (!opts.sandbox.available) return reply.code(503).send(simpleErrorBody('sandbox_unavailable', opts.sandbox.message))
     const skill = registry.active(name)
-    if (!skill) return reply.code(404).send({ error: 'skill_not_found', name })
+    if (!skill) return reply.code(404).send(skillNotFoundBody(name))
     if (running >= opts.concurrency) {
-      return reply.code(429).send({ error: 'too_many_runs', message: `${running} skill runs are in progress, the most SERVICE_SKILL_CONCURRENCY allows; try again when one has finished` })
+      return reply.code(429).send(simpleErrorBody('too_many_runs', `${running} skill runs are in progress, the most SERVICE_SKILL_CONCURRENCY allows; try again when one has finished`))
     }
     running++
     try {
-      const outcome = await runSkill(name, skill, (req.body as { input?: unknown } | undefined)?.input ?? null)
+      const outcome = await runSkill(name, skill, req.body?.input ?? null)
       return reply.code(outcome.status).send(outcome.body)
     } finally {
       running--
