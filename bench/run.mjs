@@ -5,14 +5,15 @@ import { benchBuild } from './build.mjs'
 import { benchHsm } from './hsm.mjs'
 import { benchPipeline } from './pipeline.mjs'
 import { benchPreflight } from './preflight.mjs'
-import { benchSignAndSend, benchSignRpc } from './signing.mjs'
+import { benchSigner } from './signer.mjs'
+import { benchSignAndSend } from './signing.mjs'
 
 const only = process.argv.slice(2)
 const wanted = (name) => only.length === 0 || only.includes(name)
 
 console.log(`countersign benchmarks — node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'})`)
 if (wanted('build')) await benchBuild()
-if (wanted('sign')) await benchSignRpc()
+if (wanted('sign')) await benchSigner()
 if (wanted('hsm')) await benchHsm()
 if (wanted('send')) {
   console.log('\nend-to-end POST /v1/tx/sign-and-send against anvil (automine), native transfers, no approval')

@@ -1,14 +1,11 @@
-// The signer over its Unix socket against the raw cost of one secp256k1
-// signature, and end-to-end sign-and-send against anvil with 1 and 8 wallets.
+// End-to-end sign-and-send against anvil with 1 and 8 wallets, and the
+// helpers the signer benchmarks share (signer.mjs, hsm.mjs).
 import { randomUUID } from 'node:crypto'
-import path from 'node:path'
-import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET } from '@countersign/shared'
 import { privateKeyToAccount } from 'viem/accounts'
 import { fmt, ratio } from './lib.mjs'
 import { devKeys, startAnvil, startStack } from './stack.mjs'
 
 const now = () => Math.floor(Date.now() / 1000)
-const routers = defaultRouterTable()
 
 export function transferIntent(wallet, n) {
   return {
@@ -36,34 +33,6 @@ export async function throughput(task, { concurrency, ms }) {
     }),
   )
   return done / ((performance.now() - started) / 1000)
-}
-
-export async function benchSignRpc({ ms = 5000 } = {}) {
-  const account = privateKeyToAccount(devKeys[0])
-  const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
-  const raw = await throughput(async (_w, n) => account.signTransaction({ ...tx, nonce: n }), { concurrency: 1, ms })
-
-  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } } })
-  const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
-  let nonce = 0
-  try {
-    const rpc = await throughput(
-      async () => {
-        const intent = transferIntent(account.address, nonce)
-        const { txRequest } = buildTransaction(intent, routers)
-        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
-      },
-      { concurrency: 8, ms },
-    )
-    console.log('\nsign over signer.sock (rebuild, policy, SQLite FULL commit, audit) vs raw secp256k1 signTransaction')
-    console.log(`  raw viem signTransaction, 1 thread   ${fmt(raw).padStart(7)} sig/s`)
-    console.log(`  signer RPC, concurrency 8            ${fmt(rpc).padStart(7)} sig/s`)
-    console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %`)
-    return { raw, rpc }
-  } finally {
-    client.close()
-    await stack.stop()
-  }
 }
 
 export async function benchSignAndSend({ ms = 6000 } = {}) {

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     backends.push(hsm)
     log('PKCS#11 token opened', { token: config.pkcs11.tokenLabel, sessions: config.pkcs11.sessions, keys: hsm.keys().map((k) => ({ address: k.address, label: k.label })) })
   }
-  const db = openSignerDb(path.join(config.dataDir, 'signer.db'))
+  const { db, wal } = openSignerDb(path.join(config.dataDir, 'signer.db'))
   const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
     log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
   )
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     publicKey: auditKey.publicPem.trim(),
   })
   const tokens = createApprovalTokens(db)
-  const core = createSignerCore({ db, tokens, signatures: createSignatures(db), keys: keyRingOfBackends(backends), policy, routers, audit, clock, devChainId: config.devChainId })
+  const core = createSignerCore({ db, wal, tokens, signatures: createSignatures(db), keys: keyRingOfBackends(backends), policy, routers, audit, clock, devChainId: config.devChainId })
   if (keys.some((k) => k.dev)) {
     log(config.devChainId === null ? 'dev keys loaded but SERVICE_SIGNER_DEV_CHAIN_ID is not set: they will not sign' : 'dev keys sign only for the dev chain', { devChainId: config.devChainId })
   }
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     await Promise.all([signerServer.close(), grantServer.close()])
     await audit.close()
     await Promise.all(backends.map((b) => b.close()))
+    await wal.close()
     db.close()
     process.exit(0)
   }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerReply } from './auditWorker.js'
 import { prepareEvent, type AuditAppend } from './prepareEvent.js'
@@ -59,6 +60,8 @@ export interface AuditLog {
   eventsSince(event: string, sinceMs: number): AuditEvent[]
   /** Transactions committed through this handle (to observe group commit). */
   readonly commits: number
+  /** With `fsync: 'grouped'`: commits, fsyncs, and commit batches (appends made in one tick) released per fsync. */
+  syncStats(): WalSyncStats | undefined
   close(): Promise<void>
 }
 
@@ -76,6 +79,15 @@ export interface AuditLogOptions {
   busyTimeoutMs?: number
   /** The signer's audit key: makes checkpoints possible (inline writer only). */
   checkpoints?: AuditCheckpointer
+  /**
+   * 'in-commit' (default): every commit fsyncs on the writing thread
+   * (synchronous=FULL). 'grouped' (inline writer only; the signer): commits
+   * write without an fsync and one fdatasync on libuv's pool covers every
+   * commit made before it started; appends resolve only after it, and a
+   * requested checkpoint is written just before that fsync, sealing all
+   * of them: one checkpoint per fsync. Durable before resolving either way.
+   */
+  fsync?: 'in-commit' | 'grouped'
 }
 
 /** A checkpoint row as committed: its own seq and hash, and the row it seals. */
@@ -111,7 +123,9 @@ interface Pending {
 export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog {
   const clock = opts.clock ?? systemClock
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
-  const db = openAuditDb(file, busyTimeoutMs)
+  const grouped = opts.fsync === 'grouped'
+  if (grouped && opts.writer === 'worker') throw new Error("grouped audit fsync needs the inline writer (the fsync follows the calling thread's commits)")
+  const db = openAuditDb(file, busyTimeoutMs, grouped ? 'NORMAL' : 'FULL')
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
   const newestFirst = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC')
@@ -135,7 +149,63 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   let closed = false
   const idle: Array<() => void> = []
 
+  // Grouped fsync: a checkpoint is wanted by some append or checkpoint() made
+  // since the last fsync started; it is written just before the next one.
+  let sealWanted = false
+  const wal: WalSync<BatchWritten> | undefined = grouped
+    ? createWalSync<BatchWritten>(file, {
+        beforeSync: () => {
+          if (!sealWanted || !sealer) return {}
+          const written = writeNow([], sealer)
+          sealWanted = false
+          commits += 1
+          wal!.committed()
+          return written
+        },
+        afterSync: (written) => {
+          if (written?.checkpoint) checkpoints!.written(written.checkpoint)
+        },
+      })
+    : undefined
+
+  /** Grouped fsync: write the queued events now, resolve them after the fsync that covers them. */
+  function flushGrouped(w: WalSync<BatchWritten>): void {
+    scheduled = false
+    const batch = queue
+    queue = []
+    if (batch.length === 0) return
+    const events = batch.flatMap((p) => (p.prepared ? [p.prepared] : []))
+    if (batch.some((p) => p.checkpoint)) sealWanted = true
+    try {
+      if (events.length > 0) {
+        writeNow(events)
+        commits += 1
+        w.committed()
+      }
+    } catch (err) {
+      const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${(err as Error).message}`, codeOf(err))
+      for (const p of batch) p.reject(e)
+      return
+    }
+    inFlight += 1
+    w.durable(events.length === 0)
+      .then(
+        (written) => {
+          for (const p of batch) p.resolve(written ?? {})
+        },
+        (err: Error) => {
+          const e = new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err))
+          for (const p of batch) p.reject(e)
+        },
+      )
+      .finally(() => {
+        inFlight -= 1
+        if (inFlight === 0 && queue.length === 0) for (const done of idle.splice(0)) done()
+      })
+  }
+
   function flush(): void {
+    if (wal) return flushGrouped(wal)
     scheduled = false
     // One commit at a time: appends made meanwhile wait and go in the next one.
     if (inFlight > 0 || queue.length === 0) return
@@ -197,7 +267,8 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (closed) throw new Error('audit log is closed')
       if (!sealer) throw new Error('this audit log has no checkpoint key')
       const written = await enqueue({ checkpoint: true })
-      return written.checkpoint!
+      if (!written.checkpoint) throw new Error('audit checkpoint was not written')
+      return written.checkpoint
     },
     head() {
       return tailRow.get() ?? { seq: 0, hash: GENESIS_HASH }
@@ -207,6 +278,10 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       const { event, prepared } = prepareEvent(input, clock)
       try {
         writeNow([prepared])
+        if (wal) {
+          wal.committed()
+          wal.durableSync()
+        }
       } catch (err) {
         throw new AuditWriteError(`audit log write failed (event ${event.event} not recorded): ${(err as Error).message}`, codeOf(err))
       }
@@ -229,6 +304,9 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     get commits() {
       return commits
     },
+    syncStats() {
+      return wal?.stats()
+    },
     async close() {
       if (closed) return
       closed = true
@@ -238,6 +316,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
           flush()
         })
       }
+      await wal?.close()
       await commitBatch.close()
       db.close()
     },

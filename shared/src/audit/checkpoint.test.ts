@@ -16,13 +16,14 @@ afterEach(async () => {
 })
 
 /** A log with checkpoints, as the signer opens it, and its latest checkpoint as signer.db would keep it. */
-function signedLog() {
+function signedLog(fsync: 'in-commit' | 'grouped' = 'in-commit') {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cp-'))
   const file = path.join(dir, 'audit.db')
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   const state: { latest: LatestCheckpoint | null } = { latest: null }
   const written: WrittenCheckpoint[] = []
   log = openAuditLog(file, {
+    fsync,
     checkpoints: {
       sign: (head) => ({ key: auditKeyFingerprint(publicKey), signature: signCheckpoint(privateKey, head.seq, head.hash) }),
       written: (cp) => {
@@ -38,6 +39,44 @@ function signedLog() {
 async function fill(l: AuditLog, n: number, from = 0) {
   for (let i = from; i < from + n; i++) await l.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { approved: true, i } })
 }
+
+describe('grouped fsync (the signer)', () => {
+  it('appends that arrive together share one fsync and one checkpoint sealing all of them, written before that fsync', async () => {
+    const s = signedLog('grouped')
+    const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => log!.append({ intentId: `i-${i}`, event: 'signature_created', data: { i } }, { checkpoint: true })))
+    // Appended in one tick: one commit, one checkpoint, one fsync.
+    expect(log!.syncStats()).toEqual({ commits: 2, syncs: 1, waitersPerSync: { 1: 1 } })
+    expect(s.written).toEqual([{ seq: 21, hash: log!.head().hash, sealed: { seq: 20, hash: expect.any(String) } }])
+    expect(appended.map((e) => e.data.i)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    // More while that fsync runs: they wait for the next one, with its own checkpoint.
+    const more = log!.append({ intentId: 'i-20', event: 'signature_created', data: {} }, { checkpoint: true })
+    await new Promise((r) => setImmediate(r))
+    await Promise.all([more, log!.append({ intentId: 'i-21', event: 'signature_created', data: {} }, { checkpoint: true })])
+    expect(s.written.length).toBe(log!.syncStats()!.syncs)
+    expect(s.written.at(-1)!.sealed.seq).toBe(log!.head().seq - 1)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: log!.head().seq, checkpoints: s.written.length })
+  })
+
+  it('a bare checkpoint() gets its own checkpoint even while an fsync is running and nothing new was written', async () => {
+    const s = signedLog('grouped')
+    const first = log!.append({ intentId: 'i-1', event: 'signature_created', data: {} }, { checkpoint: true })
+    await new Promise((r) => setImmediate(r)) // the first fsync has started
+    const cp = await log!.checkpoint()
+    await first
+    expect(cp).toEqual(s.written.at(-1))
+    expect(cp.sealed.seq).toBe(2) // the event and the first batch's checkpoint
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: 3, checkpoints: 2 })
+  })
+
+  it('appendSync writes durably on the calling thread, and a closed log refuses appends', async () => {
+    const s = signedLog('grouped')
+    log!.appendSync({ intentId: 'system', event: 'signer_stopped', data: {} })
+    expect(log!.syncStats()!.commits).toBe(1)
+    await log!.close()
+    await expect(log!.append({ intentId: 'x', event: 'e', data: {} })).rejects.toThrow(/closed/)
+    expect(verifyAuditChain(s.file, { publicKey: s.publicKey, latest: null })).toMatchObject({ ok: true, rows: 1 })
+  })
+})
 
 describe('signed checkpoints', () => {
   it('seal the batch they are committed with: the checkpoint row follows the row it names', async () => {

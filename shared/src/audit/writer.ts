@@ -6,7 +6,12 @@ import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 /** How long a writer waits for another process's write lock before giving up. */
 export const DEFAULT_AUDIT_BUSY_TIMEOUT_MS = 5000
 
-export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIMEOUT_MS): Database.Database {
+/**
+ * `synchronous`: FULL fsyncs inside every commit; NORMAL leaves the fsync to
+ * the caller, who must not reply about a commit before a WalSync made it
+ * durable (the signer's grouped audit writes, see auditLog.ts).
+ */
+export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIMEOUT_MS, synchronous: 'FULL' | 'NORMAL' = 'FULL'): Database.Database {
   // 0600 whatever the umask when this process creates it (SQLite would use
   // 0644 minus the umask); an existing file, like the 0660 shared log of the
   // one-user-per-process layout, keeps its mode. -wal/-shm follow the file's.
@@ -16,7 +21,8 @@ export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIM
   const db = new Database(file, { timeout: busyTimeoutMs })
   db.pragma('journal_mode = WAL')
   // FULL: a committed event survives power loss, not just a process crash.
-  db.pragma('synchronous = FULL')
+  // NORMAL only with a WalSync that fsyncs before anyone relies on the event.
+  db.pragma(`synchronous = ${synchronous}`)
   ensureAuditSchema(db)
   return db
 }

@@ -7,9 +7,10 @@ const core: SignerCore = {
   sign: async () => {
     throw new Error('not reached in these tests')
   },
-  grantApproval: () => ({ approvalTokenId: 'x', expiresAt: 0 }),
+  grantApproval: async () => ({ approvalTokenId: 'x', expiresAt: 0 }),
   accounts: () => [],
   auditMissed: async () => 0,
+  durability: () => ({ signatures: 0, signerDb: { commits: 0, syncs: 0, waitersPerSync: {} }, auditDb: undefined }),
 }
 
 describe('the signer interface', () => {
@@ -31,13 +32,13 @@ describe('the signer interface', () => {
     expect((err as RpcError).code).toBe(-32602)
   })
 
-  it('grantApproval validates both hashes and the intent id', () => {
+  it('grantApproval validates both hashes and the intent id', async () => {
     const grant = grantMethods(core).grantApproval!
     const ok = { txRequestHash: '0x' + 'ab'.repeat(32), intentHash: '0x' + 'cd'.repeat(32), intentId: '123e4567-e89b-12d3-a456-426614174000' }
     expect(() => grant({ txRequestHash: '0x12', intentHash: ok.intentHash, intentId: 'x' })).toThrow(RpcError)
     expect(() => grant({ ...ok, extra: 1 })).toThrow(RpcError)
     // A token without the intent it approves would bind to the transaction alone.
     expect(() => grant({ txRequestHash: ok.txRequestHash, intentId: ok.intentId })).toThrow(RpcError)
-    expect(grant(ok)).toEqual({ approvalTokenId: 'x', expiresAt: 0 })
+    await expect(grant(ok)).resolves.toEqual({ approvalTokenId: 'x', expiresAt: 0 })
   })
 })

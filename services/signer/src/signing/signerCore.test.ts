@@ -43,12 +43,13 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-signer-'))
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
-  const db = openSignerDb(path.join(dir, 'signer.db'))
+  const { db, wal } = openSignerDb(path.join(dir, 'signer.db'))
   const signerAudit = openSignerAudit(dir, db, clock)
   audit = signerAudit.audit
   const tokens = createApprovalTokens(db)
   const core = createSignerCore({
     db,
+    wal,
     tokens,
     signatures: createSignatures(db),
     keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, account, label: null, dev: opts.dev ?? false })]),
@@ -72,7 +73,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     ...extra,
   })
   const bindingOf = (i: TxIntent) => ({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentHash: intentHash(i) })
-  const grant = (i: TxIntent) => core.grantApproval({ ...bindingOf(i), intentId: i.id }).approvalTokenId
+  const grant = async (i: TxIntent) => (await core.grantApproval({ ...bindingOf(i), intentId: i.id })).approvalTokenId
   const reason = (p: Promise<unknown>) =>
     p.then(
       () => 'signed',
@@ -122,7 +123,7 @@ describe('signer core', () => {
     const token: RingKey = { ...real, backend: 'pkcs11', signDigest: (d) => (unplugged ? Promise.reject(new KeyUnavailableError('the PKCS#11 token "t" did not sign')) : real.signDigest(d)) }
     const s = setup({ ringKey: token })
     const i = s.intent({ action: actions.native('1000') })
-    const approval = s.grant(i)
+    const approval = await s.grant(i)
     expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: approval })))).toBe('key_unavailable')
     expect(s.events()).toMatchObject([{ event: 'signing_denied', intentId: i.id, data: { reason: 'key_unavailable', backend: 'pkcs11', signerAddress: account.address.toLowerCase() } }])
     unplugged = false
@@ -168,11 +169,11 @@ describe('signer core', () => {
     it('needs what a first signature needs: the consumed token cannot sign twice, a fresh approval can', async () => {
       const s = setup()
       const i = s.intent({ action: actions.native('1000') })
-      const token = s.grant(i)
+      const token = await s.grant(i)
       const first = await s.core.sign(s.params(i, { nonce: 0, approvalTokenId: token }))
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: token, replaces: first.txHash })))).toBe('invalid_approval_token')
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, replaces: first.txHash })))).toBe('missing_approval_token')
-      const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: s.grant(i), replaces: first.txHash }))
+      const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: await s.grant(i), replaces: first.txHash }))
       expect(again).toMatchObject({ nonce: 1, repeated: false })
     })
 
@@ -189,6 +190,9 @@ describe('signer core', () => {
     const s = setup()
     const i = s.intent()
     const first = await s.core.sign(s.params(i))
+    // The audited flags are set a tick after the reply, in one transaction per batch.
+    await new Promise((r) => setImmediate(r))
+    expect(s.db.prepare('SELECT audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ audited: 1 })
     // Simulate the crash window: the row exists, its audit event does not.
     s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
     const again = await s.core.sign(s.params(i))
@@ -237,7 +241,7 @@ describe('signer core', () => {
       const s = setup()
       const i = s.intent({ action: actions.native('1000') })
       expect(await s.reason(s.core.sign(s.params(i)))).toBe('missing_approval_token')
-      const token = s.grant(i)
+      const token = await s.grant(i)
       expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('signed')
       const other = { ...i, id: randomUUID() }
       expect(await s.reason(s.core.sign(s.params(other, { approvalTokenId: token })))).toBe('invalid_approval_token')
@@ -247,7 +251,7 @@ describe('signer core', () => {
     it('expires after 300 s (injected clock) and is swept', async () => {
       const s = setup()
       const i = s.intent({ action: actions.native('1000'), deadline: Math.floor(s.clock() / 1000) + 3600 })
-      const token = s.grant(i)
+      const token = await s.grant(i)
       s.advance(299_999)
       expect(s.tokens.check(token, s.bindingOf(i), s.clock())).toBeNull()
       s.advance(1)
@@ -261,7 +265,7 @@ describe('signer core', () => {
       const s = setup()
       const a = s.intent({ action: actions.native('1000') })
       const b = s.intent({ action: actions.native('1001') })
-      const token = s.grant(a)
+      const token = await s.grant(a)
       expect(await s.reason(s.core.sign(s.params(b, { approvalTokenId: token })))).toBe('invalid_approval_token')
       expect(s.events()[0]!.data).toMatchObject({ problem: 'hash_mismatch' })
     })
@@ -269,13 +273,13 @@ describe('signer core', () => {
     it('is not consumed when signing fails before the signature (key locked, gas cap)', async () => {
       const locked = setup({ keys: false })
       const i = locked.intent({ action: actions.native('1000') })
-      const token = locked.grant(i)
+      const token = await locked.grant(i)
       expect(await locked.reason(locked.core.sign(locked.params(i, { approvalTokenId: token })))).toBe('key_locked')
       expect(locked.tokens.check(token, locked.bindingOf(i), locked.clock())).toBeNull()
 
       const s = setup()
       const j = s.intent({ action: actions.native('1000'), maxGasWei: '1000' })
-      const t = s.grant(j)
+      const t = await s.grant(j)
       expect(await s.reason(s.core.sign(s.params(j, { approvalTokenId: t })))).toBe('gas_cost_exceeds_max')
       expect(s.tokens.check(t, s.bindingOf(j), s.clock())).toBeNull()
     })
@@ -283,7 +287,7 @@ describe('signer core', () => {
     it('is bound to the exact intent: a stolen token id with another intent for the same transaction is refused and stays valid', async () => {
       const s = setup()
       const victim = s.intent({ action: actions.native('1000') })
-      const token = s.grant(victim)
+      const token = await s.grant(victim)
       // Same action, so the same txRequestHash; only the intent around it differs.
       const thief = { ...victim, id: randomUUID(), constraints: { ...victim.constraints, maxGasWei: (BigInt(victim.constraints.maxGasWei) * 900n).toString() }, preferences: { speed: 'fast' as const } }
       expect(buildTransaction(thief, routers).txRequestHash).toBe(buildTransaction(victim, routers).txRequestHash)
@@ -299,7 +303,7 @@ describe('signer core', () => {
     it('20 concurrent signs on one token: only the approved intent signs, once; its repeats get the same transaction', async () => {
       const s = setup()
       const template = s.intent({ action: actions.native('5000') })
-      const token = s.grant(template)
+      const token = await s.grant(template)
       const calls = Array.from({ length: 20 }, (_, n) => (n % 2 === 0 ? template : { ...template, id: randomUUID() }))
       const results = await Promise.all(calls.map((i, n) => s.core.sign(s.params(i, { approvalTokenId: token, nonce: n })).then((r) => r.txHash, (e: RpcError) => (e.data as { reason: string }).reason)))
       const hashes = results.filter((r) => r.startsWith('0x'))
@@ -315,7 +319,7 @@ describe('signer core', () => {
     const i = s.intent({ action: actions.transfer() })
     expect(await s.reason(s.core.sign(s.params(i, { approvalRequired: true })))).toBe('missing_approval_token')
     expect(await s.reason(s.core.sign(s.params(i, { approvalRequired: true, approvalTokenId: randomUUID() })))).toBe('invalid_approval_token')
-    const token = s.grant(i)
+    const token = await s.grant(i)
     const signed = await s.core.sign(s.params(i, { approvalRequired: true, approvalTokenId: token }))
     expect(signed.repeated).toBe(false)
     expect(s.events().find((e) => e.event === 'signature_created')?.data).toMatchObject({ tokenId: token })

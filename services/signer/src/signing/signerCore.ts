@@ -23,6 +23,8 @@ import {
   type SignResult,
   type SigningRefusal,
   type SigningRefusalData,
+  type WalSync,
+  type WalSyncStats,
 } from '@countersign/shared'
 import type { ApprovalTokens } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
@@ -34,12 +36,26 @@ export interface SignerCore {
   sign(params: SignParams): Promise<SignResult>
   /** Writes signature_created for signatures stored before a crash cut off their audit event. */
   auditMissed(): Promise<number>
-  grantApproval(params: GrantParams): GrantResult
+  grantApproval(params: GrantParams): Promise<GrantResult>
   accounts(): AccountInfo[]
+  /** Group commit observed: signatures stored, and what each database's fsyncs covered. */
+  durability(): SignerDurability
+}
+
+export interface SignerDurability {
+  signatures: number
+  signerDb: WalSyncStats
+  auditDb: WalSyncStats | undefined
 }
 
 export interface SignerCoreDeps {
   db: Database.Database
+  /**
+   * Makes signer.db's commits durable (it runs with synchronous=NORMAL): no
+   * reply leaves before the commits it reports on, or read, are on disk, and
+   * the signatures that arrive together share one fsync.
+   */
+  wal: WalSync
   tokens: ApprovalTokens
   signatures: Signatures
   keys: KeyRing
@@ -84,10 +100,35 @@ function isReplacement(p: SignParams, prior: StoredSignature): boolean {
  * refusal is audited as signing_denied and thrown as SIGNING_REFUSED.
  */
 export function createSignerCore(deps: SignerCoreDeps): SignerCore {
-  const { db, tokens, signatures, keys, policy, routers, audit, clock } = deps
+  const { db, wal, tokens, signatures, keys, policy, routers, audit, clock } = deps
+  let stored = 0
+
+  // The audited flags of a batch, set in one transaction. Nothing replies
+  // about them: a flag lost in a power cut only makes the next start write
+  // that signature's event again, marked late.
+  const toMark = new Set<string>()
+  const markAll = db.transaction((ids: Iterable<string>) => {
+    for (const id of ids) signatures.markAudited(id)
+  })
+  function markAuditedSoon(intentId: string): void {
+    if (toMark.size === 0) {
+      setImmediate(() => {
+        try {
+          markAll(toMark)
+        } catch {
+          // signer.db closed under it (shutdown): the next start writes these events again, marked late.
+        }
+        toMark.clear()
+      })
+    }
+    toMark.add(intentId)
+  }
+  const isAudited = (intentId: string) => toMark.has(intentId) || signatures.isAudited(intentId)
 
   async function refuse(intentId: string, reason: SigningRefusal, context: Record<string, unknown> = {}, extra: Partial<SigningRefusalData> = {}): Promise<never> {
-    await audit.append({ intentId, event: 'signing_denied', data: { reason, ...context } })
+    // A refusal may rest on state not yet on disk (a token another call just
+    // consumed): it waits for that state's fsync too.
+    await Promise.all([audit.append({ intentId, event: 'signing_denied', data: { reason, ...context } }), wal.durable()])
     const detail = extra.reasons?.length ? `: ${extra.reasons.join('; ')}` : ''
     throw new RpcError(SIGNING_REFUSED, `${REFUSAL_TEXT[reason]}${detail}`, { reason, ...extra } satisfies SigningRefusalData)
   }
@@ -100,9 +141,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       s.replacesTxHash
         ? { intentId: s.intentId, event: 'signature_replaced', data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
         : { intentId: s.intentId, event: 'signature_created', data },
-      { checkpoint: true }, // sealed by a signed checkpoint in the same commit (DESIGN §6 "audit anchoring")
+      { checkpoint: true }, // sealed by a signed checkpoint before the same fsync (DESIGN §6 "audit anchoring")
     )
-    signatures.markAudited(s.intentId)
+    markAuditedSoon(s.intentId)
   }
 
   const fromStored = (s: StoredSignature, repeated: boolean): SignResult => ({
@@ -155,7 +196,8 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       if (prior) {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
-          if (!signatures.isAudited(intentId)) await auditSignature(prior, true)
+          // The stored signature may be a commit whose fsync is still running.
+          await Promise.all([isAudited(intentId) ? undefined : auditSignature(prior, true), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -245,9 +287,13 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
           return { kind: 'stored' }
         })
         .immediate()
+      if (outcome.kind === 'stored') wal.committed()
       switch (outcome.kind) {
         case 'repeat':
-          if (outcome.prior.txRequestHash === txRequestHash) return fromStored(outcome.prior, true)
+          if (outcome.prior.txRequestHash === txRequestHash) {
+            await wal.durable()
+            return fromStored(outcome.prior, true)
+          }
           return refuse(intentId, 'intent_conflict', { txRequestHash })
         case 'token':
           return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem: outcome.problem }, { txRequestHash })
@@ -256,7 +302,13 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         case 'stored':
           break
       }
-      await auditSignature(record, false)
+      // Group commit: the signature and token consumption (signer.db) and its
+      // audit event (audit.db) are fsynced in parallel, each fsync shared by
+      // every signature committed before it started; the reply waits for both.
+      // (A power cut between the two can leave the event of a signature that
+      // was never replied; never a replied signature without its record.)
+      await Promise.all([wal.durable(), auditSignature(record, false)])
+      stored += 1
       return fromStored(record, false)
     },
 
@@ -266,9 +318,15 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       return missed.length
     },
 
-    grantApproval({ txRequestHash, intentHash, intentId }) {
+    async grantApproval({ txRequestHash, intentHash, intentId }) {
       const token = tokens.mint({ txRequestHash, intentHash, intentId }, clock())
+      wal.committed()
+      await wal.durable()
       return { approvalTokenId: token.id, expiresAt: token.expiresAt }
+    },
+
+    durability() {
+      return { signatures: stored, signerDb: wal.stats(), auditDb: audit.syncStats() }
     },
 
     accounts() {

@@ -1,18 +1,28 @@
 import Database from 'better-sqlite3'
-import { makePrivateFile, SIGNER_CHECKPOINT_TABLE } from '@countersign/shared'
+import { createWalSync, makePrivateFile, SIGNER_CHECKPOINT_TABLE, type WalSync } from '@countersign/shared'
+
+export interface SignerDb {
+  db: Database.Database
+  /** The fsync of signer.db's commits, on libuv's pool; see createWalSync. */
+  wal: WalSync
+}
 
 /**
  * signer.db: approval tokens, signatures by intent id, and the signer's own
  * per-wallet signature records for its rate-limit re-check, its latest audit
  * checkpoint. Only the signer
  * opens this file; it is created 0600 before SQLite touches it.
+ *
+ * synchronous=NORMAL with the returned WalSync: a commit does not fsync on the
+ * event loop; whoever replies about it awaits wal.durable() first, which
+ * fsyncs every commit made so far at once (group commit).
  */
-export function openSignerDb(file: string): Database.Database {
+export function openSignerDb(file: string): SignerDb {
   // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
   makePrivateFile(file)
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
+  db.pragma('synchronous = NORMAL')
   db.pragma('busy_timeout = 5000')
   db.exec(`
     CREATE TABLE IF NOT EXISTS approval_tokens (
@@ -74,5 +84,5 @@ export function openSignerDb(file: string): Database.Database {
   // A signer.db from before replacements: the column that links a replacement to what it replaced.
   const sigColumns = db.prepare<[], { name: string }>('PRAGMA table_info(signatures)').all()
   if (!sigColumns.some((c) => c.name === 'replaces_tx_hash')) db.exec('ALTER TABLE signatures ADD COLUMN replaces_tx_hash TEXT')
-  return db
+  return { db, wal: createWalSync(file) }
 }

@@ -1,0 +1,77 @@
+// The signer over its Unix socket against the raw cost of one secp256k1
+// signature on one thread (issue 17 goal 1: >= 80 % at concurrency 8), with
+// the group commit it achieved: how many signatures shared each fsync.
+// BENCH_SIGNER_CPU_PROF=<dir> runs the signer under --cpu-prof (profile
+// written there when it stops).
+import os from 'node:os'
+import path from 'node:path'
+import { buildTransaction, createRpcClient, SIGNER_SOCKET, defaultRouterTable } from '@countersign/shared'
+import { privateKeyToAccount } from 'viem/accounts'
+import { fmt, ratio } from './lib.mjs'
+import { throughput, transferIntent } from './signing.mjs'
+import { devKeys, startStack } from './stack.mjs'
+
+const CONCURRENCY = 8
+const routers = defaultRouterTable()
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ')
+
+/** Batch sizes from two health snapshots: size -> number of fsyncs that released that many waiters. */
+function histogramDelta(after = {}, before = {}) {
+  const out = {}
+  for (const [size, n] of Object.entries(after)) {
+    const d = n - (before[size] ?? 0)
+    if (d > 0) out[size] = d
+  }
+  return out
+}
+
+const sumOf = (h, weight) => Object.entries(h).reduce((s, [size, n]) => s + weight(Number(size)) * n, 0)
+
+export async function benchSigner({ ms = 5000 } = {}) {
+  const account = privateKeyToAccount(devKeys[0])
+  const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
+  const rawRate = () => throughput(async (_w, n) => account.signTransaction({ ...tx, nonce: n }), { concurrency: 1, ms })
+  const loadBefore = load()
+  const rawBefore = await rawRate()
+
+  const prof = process.env.BENCH_SIGNER_CPU_PROF
+  const env = prof ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(prof)}` } : {}
+  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env })
+  const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
+  let nonce = 0
+  try {
+    const health = () => client.call('health', {})
+    const before = (await health()).durability
+    const rpc = await throughput(
+      async () => {
+        const intent = transferIntent(account.address, nonce)
+        const { txRequest } = buildTransaction(intent, routers)
+        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
+      },
+      { concurrency: CONCURRENCY, ms },
+    )
+    const after = (await health()).durability
+    const rawAfter = await rawRate()
+    const raw = (rawBefore + rawAfter) / 2
+
+    const batches = histogramDelta(after.signerDb.waitersPerSync, before.signerDb.waitersPerSync)
+    const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
+    const signatures = after.signatures - before.signatures
+    const auditSyncs = after.auditDb.syncs - before.auditDb.syncs
+    const shown = Object.entries(batches)
+      .sort((a, b) => Number(a[0]) - Number(b[0]))
+      .map(([size, n]) => `${size}:${n}`)
+      .join(' ')
+    console.log(`\nsign over signer.sock (rebuild, policy, token, group-committed signer.db + audit with checkpoint) vs raw secp256k1 signTransaction`)
+    console.log(`  load average before / after           ${loadBefore} / ${load()}`)
+    console.log(`  raw viem signTransaction, 1 thread   ${fmt(rawBefore).padStart(7)} sig/s before, ${fmt(rawAfter)} after (mean ${fmt(raw)})`)
+    console.log(`  signer RPC, concurrency ${CONCURRENCY}            ${fmt(rpc).padStart(7)} sig/s`)
+    console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
+    console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditSyncs)} audit.db fsyncs (one checkpoint each)`)
+    console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
+    return { raw, rpc, signatures, signerSyncs, auditSyncs, batches }
+  } finally {
+    client.close()
+    await stack.stop()
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { createWalSync } from './walSync.js'
+
+function walDb() {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-wal-')), 'x.db')
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.exec('CREATE TABLE t (v INTEGER)')
+  return { file, db, insert: db.prepare('INSERT INTO t (v) VALUES (?)') }
+}
+
+describe('WAL group sync', () => {
+  it('one fdatasync covers every commit marked before it started; later commits wait for the next one', async () => {
+    const { file, insert } = walDb()
+    const sync = createWalSync(file)
+    const released: number[] = []
+    const first = Array.from({ length: 5 }, (_, i) => {
+      insert.run(i)
+      sync.committed()
+      return sync.durable().then(() => released.push(i))
+    })
+    await new Promise((r) => setImmediate(r)) // the first sync has started
+    insert.run(99)
+    sync.committed()
+    const late = sync.durable().then(() => released.push(99))
+    await Promise.all([...first, late])
+    expect(released).toEqual([0, 1, 2, 3, 4, 99])
+    expect(sync.stats()).toEqual({ commits: 6, syncs: 2, waitersPerSync: { 5: 1, 1: 1 } })
+    await sync.close()
+  })
+
+  it('nothing marked since the last sync: durable() resolves at once; with force it waits for a new sync that runs beforeSync', async () => {
+    const { file, insert } = walDb()
+    let before = 0
+    const sync = createWalSync<number>(file, { beforeSync: () => ++before })
+    insert.run(1)
+    sync.committed()
+    expect(await sync.durable()).toBe(1)
+    expect(await sync.durable()).toBeUndefined()
+    expect(sync.stats().syncs).toBe(1)
+    expect(await sync.durable(true)).toBe(2)
+    expect(sync.stats().syncs).toBe(2)
+    await sync.close()
+    await expect(sync.durable()).rejects.toThrow(/closed/)
+  })
+
+  it('a failed fdatasync rejects the commits it was to cover (they must not be replied about)', async () => {
+    const { file, insert } = walDb()
+    const sync = createWalSync(file, {
+      beforeSync: () => {
+        throw new Error('disk gone')
+      },
+    })
+    insert.run(1)
+    sync.committed()
+    await expect(sync.durable()).rejects.toThrow(/may not be on disk: disk gone/)
+  })
+})

@@ -1,0 +1,170 @@
+// Group commit for a WAL-mode SQLite database opened with synchronous=NORMAL.
+// With synchronous=FULL, SQLite fsyncs the -wal file inside every commit, on
+// the calling thread: a process that commits on its event loop (the signer)
+// blocks for one fsync per transaction, several milliseconds each on a
+// virtual disk. With NORMAL, a commit only write()s its frames to the -wal
+// file; this module then makes them durable with fdatasync of that file on
+// libuv's thread pool, one fdatasync for every commit marked before it
+// started. A caller that replies only after durable() resolves has exactly
+// FULL's guarantee for what it replies about (the frames are on disk), and the
+// commits that arrived together share one fsync. (A checkpoint, which copies
+// frames into the main file, is synced by SQLite itself in NORMAL mode.)
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs'
+import path from 'node:path'
+
+export interface WalSyncStats {
+  /** Commits marked with committed(). */
+  commits: number
+  /** fdatasync calls completed. */
+  syncs: number
+  /** How many durable() waiters each sync released: size → number of syncs. */
+  waitersPerSync: Record<number, number>
+}
+
+export interface WalSync<T = void> {
+  /** Marks a commit made on the connection: it needs a sync before anyone replies about it. */
+  committed(): void
+  /**
+   * Resolves once every commit marked before this call is on disk. Calls made
+   * while a sync runs share the next one. Rejects when fdatasync fails: the
+   * commits are then of unknown durability and must not be replied about.
+   * With `force`, waits for a sync even when nothing new was marked, so that
+   * beforeSync runs (the audit log's bare checkpoint request).
+   */
+  durable(force?: boolean): Promise<T | undefined>
+  /** The same on the calling thread, for exit paths that cannot await. */
+  durableSync(): void
+  stats(): WalSyncStats
+  /** Resolves once no sync is running; later durable() calls are refused. */
+  close(): Promise<void>
+}
+
+export interface WalSyncOptions<T> {
+  /**
+   * Runs on the event loop just before each fdatasync starts; may commit (and
+   * mark) more, which that sync then covers. The audit log seals the batch
+   * with its checkpoint here: one checkpoint per fsync. What it returns is
+   * what durable() resolves with for the commits that sync covers.
+   */
+  beforeSync?: () => T | undefined
+  /** Runs once per successful sync, before its waiters are released, with beforeSync's value. */
+  afterSync?: (value: T | undefined) => void
+}
+
+interface Waiter<T> {
+  upTo: number
+  /** The first sync (by start order) that may release it: a forced wait needs one that starts after the call. */
+  minSync: number
+  resolve: (value: T | undefined) => void
+  reject: (err: Error) => void
+}
+
+/** Syncs `${dbFile}-wal`; the database must be in WAL mode and open on this process's connection. */
+export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> = {}): WalSync<T> {
+  const walFile = `${dbFile}-wal`
+  let fd: number | undefined
+  let marked = 0
+  let synced = 0
+  let running = false
+  let scheduled = false
+  let closed = false
+  let syncs = 0
+  let started = 0
+  const waitersPerSync: Record<number, number> = {}
+  let waiters: Array<Waiter<T>> = []
+  const idle: Array<() => void> = []
+
+  // The -wal file exists once the connection has written; its directory entry
+  // is synced once, so the file itself cannot vanish in a power loss.
+  function walFd(): number {
+    if (fd === undefined) {
+      fd = openSync(walFile, 'r')
+      const dir = openSync(path.dirname(walFile), 'r')
+      try {
+        fsyncSync(dir)
+      } finally {
+        closeSync(dir)
+      }
+    }
+    return fd
+  }
+
+  function start(): void {
+    scheduled = false
+    if (running || waiters.length === 0) return
+    running = true
+    const n = ++started
+    let upTo: number
+    let file: number
+    let value: T | undefined
+    try {
+      value = opts.beforeSync?.()
+      upTo = marked
+      file = walFd()
+    } catch (err) {
+      running = false
+      fail(waiters.splice(0), err as Error)
+      return
+    }
+    fdatasync(file, (err) => {
+      running = false
+      syncs += 1
+      const releases = (w: Waiter<T>) => w.upTo <= upTo && w.minSync <= n
+      const covered = waiters.filter(releases)
+      waiters = waiters.filter((w) => !releases(w))
+      if (err) fail(covered, err)
+      else {
+        synced = Math.max(synced, upTo)
+        waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
+        try {
+          opts.afterSync?.(value)
+        } catch {
+          /* afterSync reports its own failures; the commits are durable whatever it does */
+        }
+        for (const w of covered) w.resolve(value)
+      }
+      if (waiters.length > 0) start()
+      else for (const done of idle.splice(0)) done()
+    })
+  }
+
+  function fail(ws: Array<Waiter<T>>, err: Error): void {
+    const e = new Error(`fdatasync of ${walFile} failed; the last commits may not be on disk: ${err.message}`)
+    for (const w of ws) w.reject(e)
+  }
+
+  return {
+    committed() {
+      marked += 1
+    },
+    durable(force = false) {
+      if (closed) return Promise.reject(new Error(`${dbFile} is closed`))
+      if (marked <= synced && !force) return Promise.resolve(undefined)
+      return new Promise<T | undefined>((resolve, reject) => {
+        waiters.push({ upTo: marked, minSync: force ? started + 1 : 0, resolve, reject })
+        // Deferred to the check phase: every commit made while this poll
+        // phase handles its sockets joins the same fsync.
+        if (!running && !scheduled) {
+          scheduled = true
+          setImmediate(start)
+        }
+      })
+    },
+    durableSync() {
+      opts.beforeSync?.()
+      if (marked <= synced) return
+      const upTo = marked
+      fdatasyncSync(walFd())
+      synced = Math.max(synced, upTo)
+    },
+    stats() {
+      return { commits: marked, syncs, waitersPerSync: { ...waitersPerSync } }
+    },
+    async close() {
+      closed = true
+      if (running || waiters.length > 0) await new Promise<void>((resolve) => idle.push(resolve))
+      if (fd !== undefined) closeSync(fd)
+      fd = undefined
+    },
+  }
+}
