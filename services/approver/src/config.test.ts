@@ -7,7 +7,7 @@ describe('approval channels', () => {
     expect(parseApprovalChannels({ SERVICE_APPROVAL_MODE: 'web' })).toEqual(['web'])
     expect(parseApprovalChannels({ SERVICE_APPROVAL_MODE: 'cli' })).toEqual(['web', 'cli'])
     expect(parseApprovalChannels({ SERVICE_APPROVAL_MODE: 'auto' })).toEqual(['auto'])
-    expect(() => parseApprovalChannels({ SERVICE_APPROVAL_MODE: 'phone' })).toThrow(/web, cli or auto/)
+    expect(() => parseApprovalChannels({ SERVICE_APPROVAL_MODE: 'phone' })).toThrow('SERVICE_APPROVAL_MODE must be one of web, cli, auto; got "phone"')
   })
 
   it('SERVICE_APPROVAL_CHANNELS lists several at once, in a fixed order, each once', () => {
@@ -33,5 +33,38 @@ describe('named operators', () => {
     expect(loadApproverConfig({ SERVICE_OPERATORS_FILE: '/etc/countersign/operators.json' }).operatorsFile).toBe('/etc/countersign/operators.json')
     expect(loadApproverConfig({}).operatorsFile).toBeNull()
     expect(() => loadApproverConfig({ SERVICE_OPERATORS_FILE: '/x.json', SERVICE_OPERATOR_TOKEN: 'y'.repeat(40) })).toThrow(/unset SERVICE_OPERATOR_TOKEN/)
+  })
+})
+
+describe('values refused at start, each naming its own variable', () => {
+  it('SERVICE_APPROVER_PORT=abc is reported as SERVICE_APPROVER_PORT (not SERVICE_PORT)', () => {
+    expect(() => loadApproverConfig({ SERVICE_APPROVER_PORT: 'abc' })).toThrow('SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(() => loadApproverConfig({ SERVICE_PORT: 'abc' })).toThrow(/^SERVICE_PORT must be/)
+  })
+
+  it('SERVICE_CLI_APPROVAL_TIMEOUT_MS=abc is refused instead of becoming NaN', () => {
+    expect(() => loadApproverConfig({ SERVICE_CLI_APPROVAL_TIMEOUT_MS: 'abc' })).toThrow('SERVICE_CLI_APPROVAL_TIMEOUT_MS must be a whole number from 1000 to 3600000 (milliseconds); got "abc"')
+    expect(loadApproverConfig({}).cliTimeoutMs).toBe(120_000)
+    expect(loadApproverConfig({ SERVICE_CLI_APPROVAL_TIMEOUT_MS: '5000' }).cliTimeoutMs).toBe(5000)
+  })
+
+  it('an operator token shorter than 32 characters is refused from SERVICE_OPERATOR_TOKEN, without printing it', () => {
+    expect(() => loadApproverConfig({ SERVICE_OPERATOR_TOKEN: 'short-secret' })).toThrow(/^SERVICE_OPERATOR_TOKEN must be 32 to 1024 printable characters.*; got 12 characters$/)
+    expect(() => loadApproverConfig({ SERVICE_OPERATOR_TOKEN: 'short-secret' })).not.toThrow(/short-secret/)
+    expect(loadApproverConfig({ SERVICE_OPERATOR_TOKEN: 'y'.repeat(32) }).operatorToken).toBe('y'.repeat(32))
+  })
+
+  it('SERVICE_OPERATOR_AUTH and SERVICE_ALLOW_AUTO_APPROVAL take only their documented values', () => {
+    expect(loadApproverConfig({ SERVICE_OPERATOR_AUTH: 'off' }).operatorAuth).toBe(false)
+    expect(loadApproverConfig({}).operatorAuth).toBe(true)
+    expect(() => loadApproverConfig({ SERVICE_OPERATOR_AUTH: 'false' })).toThrow('SERVICE_OPERATOR_AUTH must be on or off; got "false"')
+    expect(() => loadApproverConfig({ SERVICE_ALLOW_AUTO_APPROVAL: 'yes' })).toThrow('SERVICE_ALLOW_AUTO_APPROVAL must be 0 or 1; got "yes"')
+  })
+})
+
+describe('where the approver listens', () => {
+  it('127.0.0.1 even when SERVICE_HOST exposes the gateway; SERVICE_APPROVER_HOST moves it', () => {
+    expect(loadApproverConfig({ SERVICE_HOST: '0.0.0.0' })).toMatchObject({ host: '127.0.0.1', port: 3101 })
+    expect(loadApproverConfig({ SERVICE_HOST: '0.0.0.0', SERVICE_APPROVER_HOST: '0.0.0.0', SERVICE_APPROVER_PORT: '4101' })).toMatchObject({ host: '0.0.0.0', port: 4101 })
   })
 })

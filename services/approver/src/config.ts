@@ -1,9 +1,19 @@
 import path from 'node:path'
-import { APPROVAL_REQUEST_TTL_MS, SUPPORTED_CHAIN_IDS } from '@countersign/shared'
+import {
+  APPROVAL_REQUEST_TTL_MS,
+  ConfigError,
+  readApproverListen,
+  readDataDir,
+  readGatewayListen,
+  readLogLevel,
+  readRpcUrls,
+  readVariable,
+  VARIABLES,
+  type Env,
+  type LogLevel,
+} from '@countersign/shared'
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
+export { ConfigError }
 
 export type ApprovalMode = 'web' | 'cli' | 'auto'
 
@@ -18,22 +28,20 @@ const CHANNEL_NAMES: readonly ChannelName[] = ['web', 'cli', 'webhook', 'auto']
  * so `cli` means web and cli. `auto` decides by itself and stands alone.
  * A webhook only tells a receiver that a request waits; it cannot decide.
  */
-export function parseApprovalChannels(env: Record<string, string | undefined>): ChannelName[] {
-  const list = env.SERVICE_APPROVAL_CHANNELS?.trim()
-  const mode = env.SERVICE_APPROVAL_MODE?.trim()
+export function parseApprovalChannels(env: Env): ChannelName[] {
+  const list = readVariable(env, 'SERVICE_APPROVAL_CHANNELS')
+  const mode = readVariable(env, 'SERVICE_APPROVAL_MODE')
   let names: string[]
-  if (list) {
-    names = list.split(',').map((n) => n.trim())
+  if (list && list.length > 0) {
+    names = list
     const unknown = names.filter((n) => !(CHANNEL_NAMES as readonly string[]).includes(n))
-    if (unknown.length > 0) throw new ConfigError(`SERVICE_APPROVAL_CHANNELS lists ${CHANNEL_NAMES.join(', ')}; got "${unknown.join('", "')}"`)
+    if (unknown.length > 0) throw new ConfigError(`SERVICE_APPROVAL_CHANNELS must be ${VARIABLES.SERVICE_APPROVAL_CHANNELS.form}; got "${unknown.join('", "')}"`)
     // Deployments set SERVICE_APPROVAL_MODE=web by default (compose, the env file example): the list wins, unless the two disagree.
     if (mode && mode !== 'web' && !names.includes(mode)) {
-      throw new ConfigError(`SERVICE_APPROVAL_MODE=${mode} but SERVICE_APPROVAL_CHANNELS=${list} does not include ${mode}; keep one of the two`)
+      throw new ConfigError(`SERVICE_APPROVAL_MODE=${mode} but SERVICE_APPROVAL_CHANNELS=${list.join(',')} does not include ${mode}; keep one of the two`)
     }
   } else {
-    const m = mode || 'web'
-    if (!['web', 'cli', 'auto'].includes(m)) throw new ConfigError(`SERVICE_APPROVAL_MODE must be web, cli or auto; got "${m}"`)
-    names = [m]
+    names = [mode ?? 'web']
   }
   if (names.includes('auto')) {
     if (names.some((n) => n !== 'auto')) throw new ConfigError('the auto channel approves everything at once: it cannot be combined with other channels')
@@ -45,12 +53,17 @@ export function parseApprovalChannels(env: Record<string, string | undefined>): 
 export interface ApproverConfig {
   dataDir: string
   runDir: string
+  /** SERVICE_APPROVER_HOST (default 127.0.0.1; SERVICE_HOST moves only the gateway). */
   host: string
   port: number
+  /** The gateway's port (SERVICE_PORT), for the dashboard address the start message prints. */
+  gatewayPort: number
+  logLevel: LogLevel
   /** auto, cli (the terminal is one of the channels) or web: the approver's start message and its auto-mode checks. */
   mode: ApprovalMode
   channels: ChannelName[]
   operatorAuth: boolean
+  /** SERVICE_OPERATOR_TOKEN, checked for length at start (32 characters at least). */
   operatorToken: string | null
   /** SERVICE_OPERATORS_FILE: named operators with token hashes, replacing the single token. */
   operatorsFile: string | null
@@ -64,40 +77,34 @@ export interface ApproverConfig {
   requestTtlMs: number
 }
 
-export function loadApproverConfig(env: Record<string, string | undefined>): ApproverConfig {
-  const dataDir = path.resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
+/** The approver's settings, composed from the shared SERVICE_* readers; any bad value is a ConfigError naming its variable. */
+export function loadApproverConfig(env: Env): ApproverConfig {
+  const dataDir = readDataDir(env)
   const channels = parseApprovalChannels(env)
-  if (env.SERVICE_OPERATORS_FILE?.trim() && env.SERVICE_OPERATOR_TOKEN?.trim()) {
+  const operatorsFile = readVariable(env, 'SERVICE_OPERATORS_FILE') ?? null
+  const operatorToken = readVariable(env, 'SERVICE_OPERATOR_TOKEN') ?? null
+  if (operatorsFile && operatorToken) {
     throw new ConfigError('SERVICE_OPERATORS_FILE replaces the single operator token: unset SERVICE_OPERATOR_TOKEN (each operator has their own token)')
   }
   const mode: ApprovalMode = channels.includes('auto') ? 'auto' : channels.includes('cli') ? 'cli' : 'web'
-  const portRaw = env.SERVICE_APPROVER_PORT?.trim() || '3101'
-  if (!/^[0-9]{1,5}$/.test(portRaw) || Number(portRaw) > 65535) throw new ConfigError(`SERVICE_APPROVER_PORT must be a port number; got "${portRaw}"`)
-  const rpcUrls: ApproverConfig['rpcUrls'] = []
-  for (const id of SUPPORTED_CHAIN_IDS) {
-    const v = env[`SERVICE_RPC_URL_${id}`]?.trim()
-    if (v) rpcUrls.push({ variable: `SERVICE_RPC_URL_${id}`, url: v })
-  }
-  if (env.BASE_RPC_URL?.trim()) rpcUrls.push({ variable: 'BASE_RPC_URL', url: env.BASE_RPC_URL.trim() })
-  const ttlRaw = env.SERVICE_APPROVAL_TTL_MS?.trim() || String(APPROVAL_REQUEST_TTL_MS)
-  if (!/^[0-9]{1,7}$/.test(ttlRaw) || Number(ttlRaw) < 1000 || Number(ttlRaw) > APPROVAL_REQUEST_TTL_MS) {
-    throw new ConfigError(`SERVICE_APPROVAL_TTL_MS must be 1000 to ${APPROVAL_REQUEST_TTL_MS} (ms); got "${ttlRaw}"`)
-  }
+  const listen = readApproverListen(env)
   return {
     dataDir,
     runDir: path.join(dataDir, 'run'),
-    host: env.SERVICE_HOST?.trim() || '127.0.0.1',
-    port: Number(portRaw),
+    host: listen.host,
+    port: listen.port,
+    gatewayPort: readGatewayListen(env).port,
+    logLevel: readLogLevel(env),
     mode,
     channels,
-    operatorAuth: env.SERVICE_OPERATOR_AUTH?.trim() !== 'off',
-    operatorToken: env.SERVICE_OPERATOR_TOKEN?.trim() || null,
-    operatorsFile: env.SERVICE_OPERATORS_FILE?.trim() ? path.resolve(env.SERVICE_OPERATORS_FILE.trim()) : null,
-    policyFile: env.SERVICE_POLICY_FILE?.trim() || null,
-    allowAutoApproval: env.SERVICE_ALLOW_AUTO_APPROVAL?.trim() === '1',
-    rpcUrls,
-    cliTimeoutMs: Number(env.SERVICE_CLI_APPROVAL_TIMEOUT_MS?.trim() || 120_000),
-    requestTtlMs: Number(ttlRaw),
+    operatorAuth: readVariable(env, 'SERVICE_OPERATOR_AUTH') !== 'off',
+    operatorToken,
+    operatorsFile,
+    policyFile: readVariable(env, 'SERVICE_POLICY_FILE') ?? null,
+    allowAutoApproval: readVariable(env, 'SERVICE_ALLOW_AUTO_APPROVAL') === '1',
+    rpcUrls: readRpcUrls(env).map(({ variable, url }) => ({ variable, url })),
+    cliTimeoutMs: readVariable(env, 'SERVICE_CLI_APPROVAL_TIMEOUT_MS') ?? 120_000,
+    requestTtlMs: readVariable(env, 'SERVICE_APPROVAL_TTL_MS') ?? APPROVAL_REQUEST_TTL_MS,
   }
 }
 

@@ -11,8 +11,10 @@ import {
   createRpcClient,
   createRpcServer,
   defaultPolicyConfig,
+  describeFailure,
   describeValidationErrors,
   loadPolicyFile,
+  localUrlOf,
   quorumFor,
   makePrivateDir,
   openAuditLog,
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
     operatorToken: token?.token ?? null,
     operators,
     webhooks: outbox,
-    logger: { level: process.env.SERVICE_LOG_LEVEL?.trim() || 'info' },
+    logger: { level: config.logLevel },
   })
   await app.listen({ host: config.host, port: config.port })
   const address = app.server.address()
@@ -172,11 +174,10 @@ async function main(): Promise<void> {
   if (!config.operatorAuth) {
     app.log.warn('SERVICE_OPERATOR_AUTH=off: anyone who can reach the API can approve requests, including the agents that made them')
   }
-  const gatewayPort = process.env.SERVICE_PORT?.trim() || '3100'
   // Printed whatever the log level: the operator needs the dashboard address.
   process.stderr.write(
-    `countersign approver ready: channels ${config.channels.join(',')}; dashboard http://127.0.0.1:${gatewayPort}/approval-ui ` +
-      `(directly: http://127.0.0.1:${port}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${namedOps ? `per operator (${namedOps.named} in ${config.operatorsFile}${policy.requireQuorumAbove ? `; quorum of ${policy.requireQuorumAbove.approvals} above the policy's requireQuorumAbove` : ''})` : token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
+    `countersign approver ready: channels ${config.channels.join(',')}; dashboard http://127.0.0.1:${config.gatewayPort}/approval-ui ` +
+      `(directly: ${localUrlOf({ host: config.host, port })}/approval-ui); webhooks ${webhookTarget ? `to ${new URL(webhookTarget.url).origin}` : 'off'}; operator token ${namedOps ? `per operator (${namedOps.named} in ${config.operatorsFile}${policy.requireQuorumAbove ? `; quorum of ${policy.requireQuorumAbove.approvals} above the policy's requireQuorumAbove` : ''})` : token?.file ? `in ${token.file}` : token ? 'from SERVICE_OPERATOR_TOKEN' : 'not required (SERVICE_OPERATOR_AUTH=off)'}\n`,
   )
 
   let closing = false
@@ -198,8 +199,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const e = err as Error
-  const known = ['ConfigError', 'RouterConfigError', 'SocketConfigError', 'PolicyConfigError'].includes(e?.name)
-  process.stderr.write(`countersign approver: ${known ? e.message : (e?.stack ?? String(err))}\n`)
+  process.stderr.write(`countersign approver: ${describeFailure(err)}\n`)
   process.exit(1)
 })

@@ -1,16 +1,22 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, fchmodSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
 import path from 'node:path'
 
+import { VARIABLES } from '@countersign/shared'
 import { OPERATOR_TOKEN_FILE } from '@countersign/shared/http/operatorAuth'
 
 export { OPERATOR_TOKEN_FILE }
 
+/** A token as SERVICE_OPERATOR_TOKEN must be: 32 to 1024 printable characters without spaces. */
+export const isUsableOperatorToken = (token: string): boolean => VARIABLES.SERVICE_OPERATOR_TOKEN.parse(token) !== undefined
+
 /**
- * The operator's bearer token: SERVICE_OPERATOR_TOKEN when set, otherwise a
- * random token generated once into DATA_DIR/operator-token (mode 0600). An
- * agent that can call the API cannot read it, so it cannot approve its own
- * request.
+ * The operator's bearer token: SERVICE_OPERATOR_TOKEN when set (its length
+ * was checked with the rest of the configuration), otherwise the token in
+ * DATA_DIR/operator-token (mode 0600), generated at the first start. A file
+ * token that is too short (written by hand, or by an older version) is
+ * replaced by a new random one. An agent that can call the API cannot read
+ * the file, so it cannot approve its own request.
  */
 export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | null): { token: string; file: string | null } {
   if (fromEnv) return { token: fromEnv, file: null }
@@ -18,20 +24,45 @@ export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | nul
   if (existsSync(file)) {
     chmodSync(file, 0o600)
     const token = readFileSync(file, 'utf8').trim()
-    if (token.length >= 32) return { token, file }
+    if (isUsableOperatorToken(token)) return { token, file }
+    return { token: replaceTokenFile(file), file }
   }
-  const token = randomBytes(32).toString('base64url')
+  const token = newToken()
   try {
-    const fd = openSync(file, 'wx', 0o600)
-    fchmodSync(fd, 0o600) // 0600 whatever the umask
-    writeSync(fd, token + '\n')
-    closeSync(fd)
+    writePrivate(file, token, 'wx')
   } catch (err) {
-    // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { token: readFileSync(file, 'utf8').trim(), file }
-    throw err
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    // Another process created it first: use theirs when it is usable.
+    const theirs = readFileSync(file, 'utf8').trim()
+    return { token: isUsableOperatorToken(theirs) ? theirs : replaceTokenFile(file), file }
   }
   return { token, file }
+}
+
+const newToken = () => randomBytes(32).toString('base64url')
+
+/** A new token written beside the file and renamed over it: the file is never seen half-written or with a short token. */
+function replaceTokenFile(file: string): string {
+  const token = newToken()
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    writePrivate(temp, token, 'wx')
+    renameSync(temp, file)
+  } catch (err) {
+    rmSync(temp, { force: true })
+    throw err
+  }
+  return token
+}
+
+function writePrivate(file: string, token: string, flags: 'wx'): void {
+  const fd = openSync(file, flags, 0o600)
+  try {
+    fchmodSync(fd, 0o600) // 0600 whatever the umask
+    writeSync(fd, token + '\n')
+  } finally {
+    closeSync(fd)
+  }
 }
 
 export { bearerMatches } from '@countersign/shared/http/operatorAuth'

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import {
   createRpcClient,
+  describeFailure,
   defaultPolicyConfig,
   loadPolicyFile,
   makePrivateDir,
@@ -10,7 +11,7 @@ import {
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds } from './chain/chainClients.js'
-import { ConfigError, loadGatewayConfig } from './config.js'
+import { loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
@@ -108,12 +109,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof Error && err.name.endsWith('ConfigError')) {
-    process.stderr.write(`countersign gateway: configuration error: ${err.message}\n`)
-  } else if (err instanceof ConfigError) {
-    process.stderr.write(`countersign gateway: configuration error: ${err.message}\n`)
-  } else {
-    process.stderr.write(`countersign gateway: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`)
-  }
+  process.stderr.write(`countersign gateway: failed to start: ${describeFailure(err)}\n`)
   process.exit(1)
 })

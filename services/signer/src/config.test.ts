@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadSignerConfig, SignerConfigError } from './config.js'
+import { ConfigError } from '@countersign/shared'
+import { loadSignerConfig } from './config.js'
 
 describe('signer config', () => {
   it('has no dev chain unless SERVICE_SIGNER_DEV_CHAIN_ID names one', () => {
@@ -11,7 +12,7 @@ describe('signer config', () => {
   })
 
   it.each(['5', 'base', '8453.0', '-1'])('refuses SERVICE_SIGNER_DEV_CHAIN_ID=%s naming the variable', (value) => {
-    expect(() => loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: value })).toThrow(SignerConfigError)
+    expect(() => loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: value })).toThrow(ConfigError)
     expect(() => loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: value })).toThrow(/SERVICE_SIGNER_DEV_CHAIN_ID must be one of 1, 10, 42161, 8453/)
   })
 })
@@ -30,6 +31,6 @@ describe('PKCS#11 settings', () => {
     expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_PIN_FILE: '' })).toThrow(/SERVICE_PKCS11_PIN_FILE/)
     expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_TOKEN_LABEL: ' ' })).toThrow(/SERVICE_PKCS11_TOKEN_LABEL/)
     expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_MODULE: 'libsofthsm2.so' })).toThrow(/absolute path/)
-    for (const bad of ['0', '65', '2.5', 'four']) expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_SESSIONS: bad })).toThrow(SignerConfigError)
+    for (const bad of ['0', '65', '2.5', 'four']) expect(() => loadSignerConfig({ ...base, SERVICE_PKCS11_SESSIONS: bad })).toThrow(ConfigError)
   })
 })

@@ -1,7 +1,8 @@
 import path from 'node:path'
-import { SUPPORTED_CHAIN_IDS, type ChainId } from '@countersign/shared'
+import { ConfigError, readDataDir, readVariable, type ChainId, type Env } from '@countersign/shared'
 
-export class SignerConfigError extends Error {
+/** A signer setting refused at start (a ConfigError, so every entry point prints its message alone). */
+export class SignerConfigError extends ConfigError {
   override name = 'SignerConfigError'
 }
 
@@ -34,47 +35,31 @@ export interface Pkcs11Config {
 }
 
 export const DEFAULT_PKCS11_SESSIONS = 4
-const MAX_PKCS11_SESSIONS = 64
 
-export function loadSignerConfig(env: Record<string, string | undefined>): SignerConfig {
-  const dataDir = path.resolve(env.SERVICE_DATA_DIR?.trim() || 'data')
+/** The signer's settings, composed from the shared SERVICE_* readers; any bad value is a ConfigError naming its variable. */
+export function loadSignerConfig(env: Env): SignerConfig {
+  const dataDir = readDataDir(env)
   return {
     dataDir,
     runDir: path.join(dataDir, 'run'),
     // The zero-config dev stack points this at DATA_DIR/dev-keystore; nothing else does.
-    keystoreDir: path.resolve(env.SERVICE_KEYSTORE_DIR?.trim() || path.join(dataDir, 'keystore')),
-    policyFile: env.SERVICE_POLICY_FILE?.trim() || null,
-    devChainId: devChainIdFrom(env.SERVICE_SIGNER_DEV_CHAIN_ID),
+    keystoreDir: readVariable(env, 'SERVICE_KEYSTORE_DIR') ?? path.join(dataDir, 'keystore'),
+    policyFile: readVariable(env, 'SERVICE_POLICY_FILE') ?? null,
+    devChainId: readVariable(env, 'SERVICE_SIGNER_DEV_CHAIN_ID') ?? null,
     pkcs11: pkcs11ConfigFrom(env),
   }
 }
 
 /** The PKCS#11 settings: all of module, token label and PIN file, or none (SERVICE_PKCS11_SESSIONS alone is ignored). */
-export function pkcs11ConfigFrom(env: Record<string, string | undefined>): Pkcs11Config | null {
-  const modulePath = env.SERVICE_PKCS11_MODULE?.trim()
-  const tokenLabel = env.SERVICE_PKCS11_TOKEN_LABEL?.trim()
-  const pinFile = env.SERVICE_PKCS11_PIN_FILE?.trim()
+export function pkcs11ConfigFrom(env: Env): Pkcs11Config | null {
+  const modulePath = readVariable(env, 'SERVICE_PKCS11_MODULE')
+  const tokenLabel = readVariable(env, 'SERVICE_PKCS11_TOKEN_LABEL')
+  const pinFile = readVariable(env, 'SERVICE_PKCS11_PIN_FILE')
   if (!modulePath) {
     if (tokenLabel || pinFile) throw new SignerConfigError('SERVICE_PKCS11_TOKEN_LABEL and SERVICE_PKCS11_PIN_FILE need SERVICE_PKCS11_MODULE, the path of the PKCS#11 module')
     return null
   }
-  if (!path.isAbsolute(modulePath)) throw new SignerConfigError(`SERVICE_PKCS11_MODULE must be an absolute path; got "${modulePath}"`)
   if (!tokenLabel) throw new SignerConfigError('SERVICE_PKCS11_MODULE is set: set SERVICE_PKCS11_TOKEN_LABEL to the label of the token holding the keys')
   if (!pinFile) throw new SignerConfigError('SERVICE_PKCS11_MODULE is set: set SERVICE_PKCS11_PIN_FILE to a file (mode 0600) holding the token user PIN')
-  const text = env.SERVICE_PKCS11_SESSIONS?.trim()
-  const sessions = text ? Number(text) : DEFAULT_PKCS11_SESSIONS
-  if (text && (!/^[0-9]+$/.test(text) || sessions < 1 || sessions > MAX_PKCS11_SESSIONS)) {
-    throw new SignerConfigError(`SERVICE_PKCS11_SESSIONS must be a whole number from 1 to ${MAX_PKCS11_SESSIONS}; got "${text}"`)
-  }
-  return { modulePath, tokenLabel, pinFile: path.resolve(pinFile), sessions }
-}
-
-function devChainIdFrom(value: string | undefined): ChainId | null {
-  const text = value?.trim()
-  if (!text) return null
-  const id = Number(text)
-  if (!/^[0-9]+$/.test(text) || !(SUPPORTED_CHAIN_IDS as readonly number[]).includes(id)) {
-    throw new SignerConfigError(`SERVICE_SIGNER_DEV_CHAIN_ID must be one of ${SUPPORTED_CHAIN_IDS.join(', ')}; got "${text}"`)
-  }
-  return id as ChainId
+  return { modulePath, tokenLabel, pinFile, sessions: readVariable(env, 'SERVICE_PKCS11_SESSIONS') ?? DEFAULT_PKCS11_SESSIONS }
 }

@@ -6,6 +6,7 @@ import path from 'node:path'
 import {
   createRpcServer,
   defaultPolicyConfig,
+  describeFailure,
   loadPolicyFile,
   makePrivateDir,
   AUDIT_PUBLIC_KEY_FILE,
@@ -117,8 +118,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const e = err as Error
-  const known = ['KeyFileError', 'KeystoreError', 'KeyRingError', 'PassphraseError', 'Pkcs11BackendError', 'Pkcs11Error', 'PolicyConfigError', 'AuditKeyError', 'RouterConfigError', 'SignerConfigError', 'SocketConfigError'].includes(e?.name)
-  process.stderr.write(`countersign signer: ${known ? e.message : (e?.stack ?? String(err))}\n`)
+  process.stderr.write(`countersign signer: ${describeFailure(err)}\n`)
   process.exit(1)
 })

@@ -9,6 +9,7 @@
 // synchronously, inside the audit write transaction, with nothing added to
 // the signer's dependencies (services/signer/src/dependencies.test.ts).
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
+import { OperatorError } from '../operatorError.js'
 
 /** The event name of a checkpoint row; its intentId is `system`. */
 export const CHECKPOINT_EVENT = 'checkpoint'
@@ -56,7 +57,7 @@ export function auditKeyFingerprint(publicKey: KeyObject): string {
   return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 32)
 }
 
-export class AuditKeyError extends Error {
+export class AuditKeyError extends OperatorError {
   override name = 'AuditKeyError'
 }
 

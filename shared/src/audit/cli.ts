@@ -8,6 +8,8 @@ import type { AuditRow } from './schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE } from './checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
+import { readDataDir } from '../config/common.js'
+import { describeFailure } from '../operatorError.js'
 
 const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
@@ -71,7 +73,13 @@ export function runAuditCli(argv: string[], io: Io): number {
     i++
   }
   // --db alone: the key and signer.db are looked for beside it.
-  const dir = dataDir ?? (db ? path.dirname(db) : io.env.SERVICE_DATA_DIR || 'data')
+  let dir: string
+  try {
+    dir = dataDir ?? (db ? path.dirname(db) : readDataDir(io.env))
+  } catch (err) {
+    io.err(describeFailure(err))
+    return 1
+  }
   const file = db ?? path.join(dir, 'audit.db')
   if (command !== 'verify' && command !== 'tail') {
     io.err(USAGE)

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WALLET, WETH_BASE } from '../testing/intents.js'
 import { swapRouter02Abi } from './abis.js'
 import { buildTransaction, contractOf } from './buildTransaction.js'
-import { BuildError, RouterConfigError } from './errors.js'
+import { BuildError } from './errors.js'
+import { ConfigError } from '../config/configError.js'
 import { AGGREGATOR_ROUTER, defaultRouterTable, routerTableFromEnv } from './routers.js'
 import { V3_FEE_TIER } from './swap.js'
 
@@ -164,7 +165,7 @@ describe('router table', () => {
     expect(t.v3[1]).toBe('0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45')
     const intent = makeIntent({ action: { ...actions.swapIn(), router: local } as never })
     expect(buildTransaction(intent, t).txRequest.to).toBe(local)
-    expect(() => routerTableFromEnv({ SERVICE_V3_ROUTER_10: 'nope' })).toThrow(RouterConfigError)
+    expect(() => routerTableFromEnv({ SERVICE_V3_ROUTER_10: 'nope' })).toThrow(ConfigError)
     expect(() => routerTableFromEnv({ SERVICE_V3_ROUTER_10: 'nope' })).toThrow(/SERVICE_V3_ROUTER_10/)
   })
 })

@@ -8,8 +8,3 @@ export class BuildError extends Error {
     super(message)
   }
 }
-
-/** Configuration an operator must fix (an override variable is malformed). */
-export class RouterConfigError extends Error {
-  override name = 'RouterConfigError'
-}

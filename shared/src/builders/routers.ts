@@ -1,6 +1,6 @@
 import type { Address } from '../types.js'
 import { SUPPORTED_CHAIN_IDS } from '../types.js'
-import { RouterConfigError } from './errors.js'
+import { readVariable, type Env } from '../config/read.js'
 
 export interface RouterTable {
   /** Uniswap SwapRouter02 per chain id. */
@@ -21,14 +21,11 @@ export function defaultRouterTable(): RouterTable {
 }
 
 /** Defaults, with `SERVICE_V3_ROUTER_{chainId}` overriding a chain's v3 router (local deployments). */
-export function routerTableFromEnv(env: Record<string, string | undefined>): RouterTable {
+export function routerTableFromEnv(env: Env): RouterTable {
   const table = defaultRouterTable()
   for (const chainId of SUPPORTED_CHAIN_IDS) {
-    const variable = `SERVICE_V3_ROUTER_${chainId}`
-    const value = env[variable]?.trim()
-    if (!value) continue
-    if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw new RouterConfigError(`${variable} must be an address (0x + 40 hex); got "${value}"`)
-    table.v3[chainId] = value as Address
+    const value = readVariable(env, 'SERVICE_V3_ROUTER_{chainId}', `SERVICE_V3_ROUTER_${chainId}`)
+    if (value) table.v3[chainId] = value
   }
   return table
 }

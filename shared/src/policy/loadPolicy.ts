@@ -3,8 +3,9 @@ import type { PolicyConfig, QuorumRule, TokenLimit } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { policyFileSchema } from './policyFileSchema.js'
+import { OperatorError } from '../operatorError.js'
 
-export class PolicyConfigError extends Error {
+export class PolicyConfigError extends OperatorError {
   override name = 'PolicyConfigError'
 }
 

@@ -1,3 +1,2 @@
 export * from './signer.js'
 export * from './approver.js'
-export * from './sockets.js'

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
+import { describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
 import { cardText } from '../card/cardText.js'
 import type { ApprovalCard } from '../card/renderCard.js'
 import type { QuorumView } from '../quorum/quorumVotes.js'
@@ -77,9 +78,17 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
   }
   const doFetch = io.fetch ?? fetch
   const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--')))
-  const base = option(argv, '--url') ?? `http://127.0.0.1:${io.env.SERVICE_PORT || '3100'}`
-  const dataDir = path.resolve(option(argv, '--data-dir') ?? (io.env.SERVICE_DATA_DIR || 'data'))
-  const tokenFile = path.join(dataDir, 'operator-token')
+  let base: string
+  let tokenFile: string
+  try {
+    base = option(argv, '--url') ?? `http://127.0.0.1:${readGatewayListen(io.env).port}`
+    const dirOption = option(argv, '--data-dir')
+    tokenFile = path.join(dirOption !== undefined ? path.resolve(dirOption) : readDataDir(io.env), 'operator-token')
+  } catch (err) {
+    io.err(`countersign-approve: ${describeFailure(err)}`)
+    return 1
+  }
+  // Presented as given: the approver decides whether it is an operator's token (named operators choose their own).
   const token = io.env.SERVICE_OPERATOR_TOKEN?.trim() || (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '')
 
   const list = async (): Promise<Pending[]> => {
@@ -166,7 +175,7 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
         return 2
     }
   } catch (err) {
-    io.err(`countersign-approve: ${(err as Error).message}`)
+    io.err(`countersign-approve: ${describeFailure(err)}`)
     return 1
   }
 }

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import { tokenMatches } from '@countersign/shared/http/operatorAuth'
+import { OperatorError } from '@countersign/shared'
 
-export class OperatorsFileError extends Error {
+export class OperatorsFileError extends OperatorError {
   override name = 'ConfigError'
 }
 

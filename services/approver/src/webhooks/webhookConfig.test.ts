@@ -10,7 +10,7 @@ describe('loadWebhookTarget', () => {
   it('is off without a URL, and needs a secret with one', () => {
     expect(loadWebhookTarget({})).toBeNull()
     expect(() => loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'http://127.0.0.1:9/h' })).toThrow(/SERVICE_WEBHOOK_SECRET/)
-    expect(() => loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'ftp://x/h', SERVICE_WEBHOOK_SECRET: SECRET })).toThrow(/http\(s\) URL/)
+    expect(() => loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'ftp://x/h', SERVICE_WEBHOOK_SECRET: SECRET })).toThrow(/SERVICE_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL/)
     expect(() => loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'https://u:p@x/h', SERVICE_WEBHOOK_SECRET: SECRET })).toThrow(/credentials/)
     expect(() => loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'https://x/h', SERVICE_WEBHOOK_SECRET: 'short' })).toThrow(/at least 16/)
     expect(loadWebhookTarget({ SERVICE_WEBHOOK_URL: 'https://x/h', SERVICE_WEBHOOK_SECRET: SECRET })).toEqual({ url: 'https://x/h', secret: SECRET, backoffBaseMs: 5000 })

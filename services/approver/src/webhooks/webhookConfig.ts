@@ -1,11 +1,9 @@
 import { closeSync, fstatSync, openSync, readFileSync, constants } from 'node:fs'
+import { ConfigError, MIN_WEBHOOK_SECRET_LENGTH, readVariable, VARIABLES, type Env } from '@countersign/shared'
 import type { WebhookTarget } from './dispatcher.js'
 
-export class WebhookConfigError extends Error {
-  override name = 'ConfigError'
-}
-
-const MIN_SECRET_LENGTH = 16
+/** A webhook setting the approver refuses at start. */
+export class WebhookConfigError extends ConfigError {}
 const MAX_SECRET_FILE_BYTES = 4096
 
 /** Reads SERVICE_WEBHOOK_SECRET_FILE: a regular file, 0600 (no group or other bits), like the passphrase file. */
@@ -29,24 +27,16 @@ export function readSecretFile(file: string): string {
 }
 
 /** SERVICE_WEBHOOK_URL, its secret (env or file) and the retry base; null when no URL is set. */
-export function loadWebhookTarget(env: Record<string, string | undefined>): WebhookTarget | null {
-  const raw = env.SERVICE_WEBHOOK_URL?.trim()
+export function loadWebhookTarget(env: Env): WebhookTarget | null {
+  const raw = readVariable(env, 'SERVICE_WEBHOOK_URL')
   if (!raw) return null
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new WebhookConfigError(`SERVICE_WEBHOOK_URL must be an http(s) URL; got "${raw}"`)
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookConfigError(`SERVICE_WEBHOOK_URL must be an http(s) URL; got "${raw}"`)
+  const url = new URL(raw)
   if (url.username || url.password) throw new WebhookConfigError('SERVICE_WEBHOOK_URL must not carry credentials; the receiver checks the signature instead')
-  const file = env.SERVICE_WEBHOOK_SECRET_FILE?.trim()
+  const file = readVariable(env, 'SERVICE_WEBHOOK_SECRET_FILE')
   const inline = env.SERVICE_WEBHOOK_SECRET?.trim()
   if (file && inline) throw new WebhookConfigError('set SERVICE_WEBHOOK_SECRET or SERVICE_WEBHOOK_SECRET_FILE, not both')
-  const secret = file ? readSecretFile(file) : inline
+  const secret = file ? readSecretFile(file) : readVariable(env, 'SERVICE_WEBHOOK_SECRET')
   if (!secret) throw new WebhookConfigError('SERVICE_WEBHOOK_URL is set: SERVICE_WEBHOOK_SECRET or SERVICE_WEBHOOK_SECRET_FILE must give the signing secret')
-  if (secret.length < MIN_SECRET_LENGTH) throw new WebhookConfigError(`the webhook secret must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32)`)
-  const backoffRaw = env.SERVICE_WEBHOOK_BACKOFF_MS?.trim() || '5000'
-  if (!/^[0-9]{1,7}$/.test(backoffRaw) || Number(backoffRaw) < 100) throw new WebhookConfigError(`SERVICE_WEBHOOK_BACKOFF_MS must be 100 to 9999999 (ms); got "${backoffRaw}"`)
-  return { url: url.toString(), secret, backoffBaseMs: Number(backoffRaw) }
+  if (secret.length < MIN_WEBHOOK_SECRET_LENGTH) throw new WebhookConfigError(`the secret in SERVICE_WEBHOOK_SECRET_FILE must be ${VARIABLES.SERVICE_WEBHOOK_SECRET.form}`)
+  return { url: url.toString(), secret, backoffBaseMs: readVariable(env, 'SERVICE_WEBHOOK_BACKOFF_MS') ?? 5000 }
 }

@@ -6,6 +6,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { privateKeyToAccount } from 'viem/accounts'
+import { describeFailure, OperatorError } from '@countersign/shared'
 import { manifestHash, type SkillManifest, type UnsignedManifest } from '../skills/manifest.js'
 
 const USAGE = `usage: countersign-skill files <dir>                     print the files array for every file under <dir>
@@ -32,7 +33,7 @@ export function hashSkillFolder(dir: string): Array<{ path: string; sha256: stri
       const relPath = rel ? `${rel}/${name}` : name
       const st = lstatSync(path.join(dir, relPath), { throwIfNoEntry: false })
       if (!st) continue
-      if (st.isSymbolicLink()) throw new Error(`${relPath} is a symlink; a skill folder may not contain any (copy the file instead)`)
+      if (st.isSymbolicLink()) throw new OperatorError(`${relPath} is a symlink; a skill folder may not contain any (copy the file instead)`)
       if (st.isDirectory()) walk(relPath)
       else if (st.isFile()) out.push({ path: relPath, sha256: createHash('sha256').update(readFileSync(path.join(dir, relPath))).digest('hex') })
     }
@@ -44,7 +45,7 @@ export function hashSkillFolder(dir: string): Array<{ path: string; sha256: stri
 export async function signManifest(manifest: UnsignedManifest, privateKey: `0x${string}`): Promise<SkillManifest> {
   const account = privateKeyToAccount(privateKey)
   if (account.address.toLowerCase() !== manifest.publisher.address.toLowerCase()) {
-    throw new Error(`the key is for ${account.address}, but publisher.address is ${manifest.publisher.address}`)
+    throw new OperatorError(`the key is for ${account.address}, but publisher.address is ${manifest.publisher.address}`)
   }
   const { signature: _old, ...unsigned } = manifest as SkillManifest
   const signature = await account.signMessage({ message: { raw: manifestHash(unsigned) } })
@@ -67,8 +68,8 @@ export async function runSkillCli(argv: string[], io: SkillCliIo): Promise<numbe
       let key = ''
       for await (const chunk of io.stdin) key += chunk.toString()
       key = key.trim()
-      if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error('stdin must hold the publisher key: 0x followed by 64 hex characters')
-      const manifest = JSON.parse(readFileSync(target, 'utf8')) as UnsignedManifest
+      if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new OperatorError('stdin must hold the publisher key: 0x followed by 64 hex characters')
+      const manifest = parseManifestFile(target)
       const signed = await signManifest({ ...manifest, files: hashSkillFolder(argv[dirFlag + 1]!) }, key as `0x${string}`)
       io.out(JSON.stringify(signed, null, 2))
       return 0
@@ -76,8 +77,17 @@ export async function runSkillCli(argv: string[], io: SkillCliIo): Promise<numbe
     io.err(USAGE)
     return 2
   } catch (err) {
-    io.err(`countersign-skill: ${(err as Error).message}`)
+    io.err(`countersign-skill: ${describeFailure(err)}`)
     return 1
+  }
+}
+
+function parseManifestFile(file: string): UnsignedManifest {
+  const text = readFileSync(file, 'utf8')
+  try {
+    return JSON.parse(text) as UnsignedManifest
+  } catch (err) {
+    throw new OperatorError(`${file} is not JSON: ${(err as Error).message}`)
   }
 }
 

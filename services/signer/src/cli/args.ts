@@ -1,6 +1,7 @@
 import { english } from 'viem/accounts'
+import { OperatorError } from '@countersign/shared'
 
-export class UsageError extends Error {
+export class UsageError extends OperatorError {
   override name = 'UsageError'
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { pkcs11ConfigFrom, type Pkcs11Config } from '../config.js'
 import { readPassphraseFile } from '../keystore/passphrase.js'
 import { labelProblem } from '../keystore/format.js'
-import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, slotOfToken, type Handle, type Pkcs11, type Pkcs11Lib } from '../pkcs11/token.js'
+import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, moduleRefusalAsOperatorError, slotOfToken, type Handle, type Pkcs11, type Pkcs11Lib } from '../pkcs11/token.js'
 import { UsageError } from './args.js'
 import type { KeyAdded } from './commands.js'
 
@@ -31,6 +31,8 @@ async function withTokenSession<T>(env: Record<string, string | undefined>, rw: 
     const session = pkcs11.C_OpenSession(slot, lib.CKF_SERIAL_SESSION | (rw ? lib.CKF_RW_SESSION : 0))
     login(lib, pkcs11, session, pin)
     return work(lib, pkcs11, session)
+  } catch (err) {
+    throw moduleRefusalAsOperatorError(lib, err)
   } finally {
     try {
       pkcs11.C_Finalize()

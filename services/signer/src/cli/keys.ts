@@ -2,16 +2,14 @@
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { KeystoreError } from '../keystore/errors.js'
+import { OperatorError, readDataDir } from '@countersign/shared'
 import type { ScryptParams } from '../keystore/format.js'
 import { Keystore } from '../keystore/keystore.js'
-import { PassphraseError } from '../keystore/passphrase.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
 import { generateKey, importKey, importMnemonic, listKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
 import { hsmGenerate, hsmList } from './hsmCommands.js'
 import { auditKeyAdded } from './keyAudit.js'
-import { pkcs11ConfigFrom, SignerConfigError } from '../config.js'
-import { Pkcs11BackendError } from '../pkcs11/token.js'
+import { pkcs11ConfigFrom } from '../config.js'
 
 export type { KeyAdded, KeysIo } from './commands.js'
 
@@ -50,7 +48,7 @@ export interface KeysCliOptions {
 
 /** The data directory: --data-dir, else SERVICE_DATA_DIR, else ./data. */
 export const dataDirOf = (opts: Record<string, string>, env: KeysIo['env']): string =>
-  path.resolve(opts['data-dir'] ?? (env.SERVICE_DATA_DIR || 'data'))
+  opts['data-dir'] !== undefined ? path.resolve(opts['data-dir']) : readDataDir(env)
 
 /**
  * Runs one `countersign-keys` command; returns the exit code (0 done, 1
@@ -116,10 +114,9 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
   }
 }
 
-/** Our own errors carry safe sentences; anything else is named but not dumped (no stack). */
+/** Our own errors (OperatorError) carry safe sentences; anything else is named but not dumped (no stack). */
 function describe(err: unknown): string {
-  if (err instanceof UsageError || err instanceof KeystoreError || err instanceof PassphraseError || err instanceof SignerConfigError || err instanceof Pkcs11BackendError) return err.message
-  if ((err as Error)?.name === 'Pkcs11Error') return `the PKCS#11 module refused: ${(err as Error).message}`
+  if (err instanceof OperatorError) return err.message
   const e = err as NodeJS.ErrnoException
   return e?.code ? `${e.message}` : `unexpected error (${e?.name ?? typeof err}): ${e?.message ?? String(err)}`
 }

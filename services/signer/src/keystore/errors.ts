@@ -1,5 +1,7 @@
+import { OperatorError } from '@countersign/shared'
+
 /** Base class of every keystore failure; messages are safe to print (never key material). */
-export class KeystoreError extends Error {
+export class KeystoreError extends OperatorError {
   override name = 'KeystoreError'
 }
 

@@ -2,8 +2,9 @@ import path from 'node:path'
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
+import { OperatorError } from '@countersign/shared'
 
-export class PassphraseError extends Error {
+export class PassphraseError extends OperatorError {
   override name = 'PassphraseError'
 }
 

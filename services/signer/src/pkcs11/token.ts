@@ -1,12 +1,13 @@
 import type * as Pkcs11Js from 'pkcs11js'
 import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS, uncompressedPoint } from './ecPoint.js'
+import { OperatorError } from '@countersign/shared'
 
 export type Pkcs11Lib = typeof Pkcs11Js
 export type Pkcs11 = Pkcs11Js.PKCS11
 export type Handle = Buffer
 
 /** A configuration or token problem the operator must fix; the message is safe to print (never the PIN). */
-export class Pkcs11BackendError extends Error {
+export class Pkcs11BackendError extends OperatorError {
   override name = 'Pkcs11BackendError'
 }
 
@@ -22,6 +23,15 @@ export async function loadPkcs11Lib(): Promise<Pkcs11Lib> {
   } catch (err) {
     throw new Pkcs11BackendError(`SERVICE_PKCS11_MODULE is set but the optional package pkcs11js cannot be loaded (${(err as Error).message}); run npm install in the signer's directory`)
   }
+}
+
+/**
+ * A refusal of the PKCS#11 module itself (wrong PIN, token removed, a CKR_*
+ * code) as an operator error, so entry points print its message without a
+ * stack; anything else is returned unchanged.
+ */
+export function moduleRefusalAsOperatorError(lib: Pkcs11Lib, err: unknown): unknown {
+  return err instanceof lib.Pkcs11Error ? new Pkcs11BackendError(`the PKCS#11 module refused: ${err.message}`) : err
 }
 
 /** Loads the module's .so into a PKCS11 object (not yet initialised). */

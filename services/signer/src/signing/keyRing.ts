@@ -1,8 +1,9 @@
 import type { KeyBackend, RingKey } from './keyBackend.js'
+import { OperatorError } from '@countersign/shared'
 
 export type { RingKey } from './keyBackend.js'
 
-export class KeyRingError extends Error {
+export class KeyRingError extends OperatorError {
   override name = 'KeyRingError'
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { socketConfigFromEnv, SocketConfigError } from './sockets.js'
+import { ConfigError } from './configError.js'
+import { socketConfigFromEnv } from './sockets.js'
 
 describe('socketConfigFromEnv', () => {
   it('defaults to DATA_DIR/run and mode 0600', () => {
@@ -11,6 +12,6 @@ describe('socketConfigFromEnv', () => {
   })
   it('refuses relative paths and other modes, naming the variable', () => {
     expect(() => socketConfigFromEnv({ SERVICE_SIGNER_SOCKET: 'signer.sock' }, '/x')).toThrow(/SERVICE_SIGNER_SOCKET must be an absolute path/)
-    expect(() => socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0666' }, '/x')).toThrow(SocketConfigError)
+    expect(() => socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0666' }, '/x')).toThrow(ConfigError)
   })
 })

@@ -1,0 +1,66 @@
+// The settings more than one process reads, parsed one way for all of them.
+import path from 'node:path'
+import { SUPPORTED_CHAIN_IDS, type ChainId } from '../types.js'
+import { readVariable, type Env } from './read.js'
+import type { LogLevel } from './variables.js'
+
+export const DEFAULT_GATEWAY_PORT = 3100
+export const DEFAULT_APPROVER_PORT = 3101
+export const LOOPBACK_HOST = '127.0.0.1'
+
+/** SERVICE_DATA_DIR, absolute (default ./data). */
+export function readDataDir(env: Env): string {
+  return readVariable(env, 'SERVICE_DATA_DIR') ?? path.resolve('data')
+}
+
+export function readLogLevel(env: Env): LogLevel {
+  return readVariable(env, 'SERVICE_LOG_LEVEL') ?? 'info'
+}
+
+export interface ListenAddress {
+  host: string
+  port: number
+}
+
+/** The gateway's public HTTP address: SERVICE_HOST (default 127.0.0.1) and SERVICE_PORT (default 3100). */
+export function readGatewayListen(env: Env): ListenAddress {
+  return { host: readVariable(env, 'SERVICE_HOST') ?? LOOPBACK_HOST, port: readVariable(env, 'SERVICE_PORT') ?? DEFAULT_GATEWAY_PORT }
+}
+
+/**
+ * The approver's own HTTP address: SERVICE_APPROVER_HOST (default 127.0.0.1,
+ * whatever SERVICE_HOST says: exposing the gateway never exposes the
+ * approver) and SERVICE_APPROVER_PORT (default 3101).
+ */
+export function readApproverListen(env: Env): ListenAddress {
+  return { host: readVariable(env, 'SERVICE_APPROVER_HOST') ?? LOOPBACK_HOST, port: readVariable(env, 'SERVICE_APPROVER_PORT') ?? DEFAULT_APPROVER_PORT }
+}
+
+/** Where another process on this machine reaches a listener: a wildcard address is reached on loopback. */
+export function localUrlOf(listen: ListenAddress): string {
+  const host = listen.host === '0.0.0.0' || listen.host === '::' ? LOOPBACK_HOST : listen.host
+  return `http://${host.includes(':') ? `[${host}]` : host}:${listen.port}`
+}
+
+export interface RpcUrl {
+  chainId: ChainId
+  url: string
+  /** The variable it came from, so errors can name it. */
+  variable: string
+}
+
+/** Legacy variable that serves chain 8453 when SERVICE_RPC_URL_8453 is unset (DESIGN.md §3). */
+export const LEGACY_BASE_RPC_VAR = 'BASE_RPC_URL'
+
+/** SERVICE_RPC_URL_{chainId} for each supported chain, BASE_RPC_URL standing in for 8453; only configured chains appear. */
+export function readRpcUrls(env: Env): RpcUrl[] {
+  const legacy = readVariable(env, LEGACY_BASE_RPC_VAR)
+  const urls: RpcUrl[] = []
+  for (const chainId of SUPPORTED_CHAIN_IDS) {
+    const variable = `SERVICE_RPC_URL_${chainId}`
+    const url = readVariable(env, 'SERVICE_RPC_URL_{chainId}', variable)
+    if (url) urls.push({ chainId, url, variable })
+    else if (chainId === 8453 && legacy) urls.push({ chainId, url: legacy, variable: LEGACY_BASE_RPC_VAR })
+  }
+  return urls
+}

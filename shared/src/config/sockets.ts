@@ -1,0 +1,30 @@
+import path from 'node:path'
+import type { SocketMode } from '../rpc/socketFile.js'
+import { APPROVER_SOCKET } from '../protocol/approver.js'
+import { GRANT_SOCKET, SIGNER_SOCKET } from '../protocol/signer.js'
+import { readVariable, type Env } from './read.js'
+
+export interface SocketConfig {
+  signer: string
+  grant: string
+  approver: string
+  /** Mode of the sockets a process listens on: 0600, or 0660 when each process runs as its own user. */
+  mode: SocketMode
+}
+
+/**
+ * Where the three sockets are. By default all in DATA_DIR/run (one user runs
+ * everything); a deployment with one user per process gives each socket its
+ * own setgid directory (SERVICE_SIGNER_SOCKET, SERVICE_GRANT_SOCKET,
+ * SERVICE_APPROVER_SOCKET) and SERVICE_SOCKET_MODE=0660, so that a directory's
+ * group says who may connect (docs/operations.md).
+ */
+export function socketConfigFromEnv(env: Env, dataDir: string): SocketConfig {
+  const run = path.join(dataDir, 'run')
+  return {
+    signer: readVariable(env, 'SERVICE_SIGNER_SOCKET') ?? path.join(run, SIGNER_SOCKET),
+    grant: readVariable(env, 'SERVICE_GRANT_SOCKET') ?? path.join(run, GRANT_SOCKET),
+    approver: readVariable(env, 'SERVICE_APPROVER_SOCKET') ?? path.join(run, APPROVER_SOCKET),
+    mode: readVariable(env, 'SERVICE_SOCKET_MODE') === '0660' ? 0o660 : 0o600,
+  }
+}
