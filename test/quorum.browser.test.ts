@@ -194,3 +194,42 @@ describe('an approver that cannot get the quorum the policy asks for', () => {
     expect(approver.output()).toContain('policy/requireQuorumAbove/approvals must be >= 2')
   }, 30_000)
 })
+
+describe('an approver whose own policy file has no quorum, behind a gateway whose policy has one', () => {
+  let split: Stack
+  let splitAnvil: Anvil
+  beforeAll(async () => {
+    splitAnvil = await startAnvil({ chainId: 8453 })
+    split = new Stack({ rpcUrls: { 8453: splitAnvil.rpcUrl }, policy: POLICY })
+    await importKey(split.dataDir, anvilAccounts[2].privateKey)
+    await split.startSigner()
+    // The approver reads another policy (no requireQuorumAbove) and has the single operator token: it starts.
+    await split.startApprover({ SERVICE_POLICY_FILE: writePolicy(tempDataDir(), { maxTxPerHour: 1000 }) })
+    await split.startGateway()
+  }, 90_000)
+  afterAll(async () => {
+    await split?.stop()
+    await splitAnvil?.stop()
+  })
+
+  it("the gateway's quorum still holds: the request is refused (503), never decided by the one token", async () => {
+    const intent = nativeIntent(parseEther('1.5').toString(), { wallet })
+    const r = await split.post('/v1/tx/approve-request', intent)
+    expect(r.status, JSON.stringify(r.body)).toBe(503)
+    expect(r.body).toMatchObject({ error: 'approver_unavailable', message: expect.stringContaining('needs 2 distinct named operators') })
+    expect((await split.get('/v1/approvals/pending')).body.pending).toEqual([])
+    // Below the figure the single token decides as before.
+    const small = nativeIntent(parseEther('0.5').toString(), { wallet })
+    const blocked = split.post('/v1/tx/approve-request', small)
+    const id = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const p = (await split.get('/v1/approvals/pending')).body.pending[0]
+        if (p) return p.requestId as string
+        await new Promise((res) => setTimeout(res, 100))
+      }
+      throw new Error('no pending request')
+    })()
+    expect((await split.decide(id, true)).status).toBe(200)
+    expect((await blocked).status).toBe(200)
+  }, 60_000)
+})

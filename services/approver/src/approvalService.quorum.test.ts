@@ -8,7 +8,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { defaultRouterTable, noPreflight, openAuditLog, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
-import { createApprovalService, DecisionError } from './approvalService.js'
+import { ApprovalRefusal, createApprovalService, DecisionError } from './approvalService.js'
 import type { ApprovalChannel } from './channels/channel.js'
 import { pendingView } from './channels/pendingView.js'
 import { PendingRequests, type PendingRequest } from './requests/pendingRequests.js'
@@ -19,7 +19,7 @@ afterEach(async () => {
   audit = undefined
 })
 
-function setup(opts: { failGrants?: number } = {}) {
+function setup(opts: { failGrants?: number; namedOperators?: number } = {}) {
   const now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-quorum-')), 'audit.db'), { clock })
@@ -41,6 +41,7 @@ function setup(opts: { failGrants?: number } = {}) {
     },
     // Above 1000 wei: two operators (the policy's requireQuorumAbove, as main.ts wires it).
     quorumFor: (i) => (i.action.type === 'transfer_native' && BigInt(i.action.amount) > 1000n ? 2 : null),
+    namedOperators: opts.namedOperators ?? 3,
   })
   const seen: string[] = []
   const channel: ApprovalChannel = {
@@ -50,8 +51,8 @@ function setup(opts: { failGrants?: number } = {}) {
     update: (r: PendingRequest) => void seen.push(`update ${pendingView(r, clock()).card.lines.find((l) => l.label === 'Quorum')?.value}`),
   }
   service.addChannel(channel)
-  const request = async (i: TxIntent) => {
-    const t = await service.requestApproval({ intent: i, preflight: noPreflight(), policyReasons: ['above the quorum threshold'] })
+  const request = async (i: TxIntent, quorum?: number) => {
+    const t = await service.requestApproval({ intent: i, preflight: noPreflight(), policyReasons: ['above the quorum threshold'], ...(quorum ? { quorum } : {}) })
     if (t.state !== 'pending') throw new Error(`expected pending, got ${JSON.stringify(t)}`)
     return t
   }
@@ -149,5 +150,24 @@ describe('quorum', () => {
     expect('quorum' in pendingView(s.pending.get(t.requestId)!, s.now)).toBe(false)
     expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toEqual({ decided: true, requestId: t.requestId, approved: true, operator: 'alice' })
     expect(s.rows().map((r) => r.event)).toEqual(['approval_requested', 'approval_granted', 'web_approval_decided'])
+  })
+
+  it("the gateway's quorum counts when the approver's own policy asks for less (a policy file missing on one side never lowers it)", async () => {
+    const s = setup()
+    const t = await s.request(makeIntent({ action: actions.native('5'), nowMs: s.now }), 3)
+    expect(s.pending.get(t.requestId)?.quorum?.required).toBe(3)
+    // …and the approver's own when the gateway asks for less.
+    const u = await s.request(s.big, undefined)
+    expect(s.pending.get(u.requestId)?.quorum?.required).toBe(2)
+  })
+
+  it('a quorum the approver cannot gather is refused at once (quorum_unavailable), never shown with fewer operators', async () => {
+    const s = setup({ namedOperators: 2 })
+    const err = await s.request(makeIntent({ action: actions.native('5'), nowMs: s.now }), 3).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ApprovalRefusal)
+    expect(err).toMatchObject({ reason: 'quorum_unavailable', message: expect.stringContaining('needs 3 distinct named operators') })
+    expect(s.pending.list()).toEqual([])
+    const single = setup({ namedOperators: 0 })
+    await expect(single.request(single.big)).rejects.toMatchObject({ reason: 'quorum_unavailable', message: expect.stringContaining('no named operators') })
   })
 })

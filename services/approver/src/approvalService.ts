@@ -36,7 +36,7 @@ export class DecisionError extends Error {
 /** requestApproval refused: 409 intent_conflict or 429 too_many_pending at the gateway. */
 export class ApprovalRefusal extends Error {
   constructor(
-    readonly reason: 'intent_conflict' | 'too_many_pending',
+    readonly reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable',
     message: string,
   ) {
     super(message)
@@ -75,6 +75,8 @@ export function createApprovalService(deps: {
    * approval decides.
    */
   quorumFor?: (intent: TxIntent) => number | null
+  /** Named operators configured (SERVICE_OPERATORS_FILE); 0 for the single token or no operator auth. */
+  namedOperators?: number
 }): ApprovalService {
   const { pending, granter, audit, clock } = deps
   const channels: ApprovalChannel[] = []
@@ -202,9 +204,16 @@ export function createApprovalService(deps: {
       if (full) throw new ApprovalRefusal('too_many_pending', full)
 
       // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
+      // The larger of the approver's own reading of the policy and the gateway's: a policy missing on one side never lowers it.
+      const needed = Math.max(deps.quorumFor?.(intent) ?? 1, params.quorum ?? 1)
+      if (needed > 1 && needed > (deps.namedOperators ?? 0)) {
+        throw new ApprovalRefusal(
+          'quorum_unavailable',
+          `this request needs ${needed} distinct named operators (policy requireQuorumAbove) and the approver has ${deps.namedOperators ? `only ${deps.namedOperators} in SERVICE_OPERATORS_FILE` : 'no named operators (SERVICE_OPERATORS_FILE)'}; nothing was approved. Give the approver the same SERVICE_POLICY_FILE and enough named operators`,
+        )
+      }
       const summary = summarise(params, deps.routers)
-      const needed = deps.quorumFor?.(intent) ?? null
-      const entry = pending.add(intent, hash, summary, needed !== null && needed > 1 ? newQuorum(needed) : null)
+      const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null)
       await audit.append({
         intentId: intent.id,
         event: 'approval_requested',

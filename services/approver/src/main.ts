@@ -71,6 +71,18 @@ async function main(): Promise<void> {
   // The same policy file as the gateway and the signer: the approver decides for itself which requests need a quorum.
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   makePrivateDir(config.dataDir)
+  // Loaded before the socket opens: the gateway may ask about it at once.
+  // SERVICE_OPERATORS_FILE (named operators, each with their own token) replaces the single operator token.
+  const namedOps = config.operatorAuth && config.operatorsFile ? loadOperatorsFile(config.operatorsFile) : null
+  const quorumProblem = quorumStartProblem({
+    required: policy.requireQuorumAbove?.approvals ?? null,
+    operatorAuth: config.operatorAuth,
+    namedOperators: namedOps?.named ?? 0,
+    channels: config.channels,
+  })
+  if (quorumProblem) throw new ConfigError(quorumProblem)
+  const token = config.operatorAuth && !namedOps ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
+  const operators = namedOps ?? (token ? singleTokenOperators(token.token) : null)
   const auditFile = path.join(config.dataDir, 'audit.db')
   const audit = openAuditLog(auditFile)
   // Webhooks are filled from the audit log (the gateway's broadcasts included) into webhooks.db, then delivered in order.
@@ -86,6 +98,8 @@ async function main(): Promise<void> {
     routers,
     clock,
     quorumFor: (intent) => quorumFor(policy, intent)?.approvals ?? null,
+    // Auto mode and SERVICE_OPERATOR_AUTH=off never count: the start check refuses a quorum there, this refuses the gateway's.
+    namedOperators: config.channels.includes('auto') ? 0 : (namedOps?.named ?? 0),
   })
   const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()
@@ -107,18 +121,6 @@ async function main(): Promise<void> {
   const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
   const validVerify = ajv.compile<VerifyOperatorTokenParams>(verifyOperatorTokenParamsSchema)
   const validUpdates = ajv.compile<ApprovalUpdatesParams>(approvalUpdatesParamsSchema)
-  // Loaded before the socket opens: the gateway may ask about it at once.
-  // SERVICE_OPERATORS_FILE (named operators, each with their own token) replaces the single operator token.
-  const namedOps = config.operatorAuth && config.operatorsFile ? loadOperatorsFile(config.operatorsFile) : null
-  const token = config.operatorAuth && !namedOps ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
-  const operators = namedOps ?? (token ? singleTokenOperators(token.token) : null)
-  const quorumProblem = quorumStartProblem({
-    required: policy.requireQuorumAbove?.approvals ?? null,
-    operatorAuth: config.operatorAuth,
-    namedOperators: namedOps?.named ?? 0,
-    channels: config.channels,
-  })
-  if (quorumProblem) throw new ConfigError(quorumProblem)
   const rpc = createRpcServer({
     socketPath: sockets.approver,
     socketMode: sockets.mode,

@@ -149,7 +149,7 @@ export function buildOpenApiDocument() {
             '409': err('intent_conflict: this intent id already has an approval request (or decision) for a different body'),
             '429': err('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all'),
             '502': err('no_rpc_client: no RPC is configured for the chain (nothing is pending)'),
-            '503': err('approver_unavailable'),
+            '503': err('approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); nothing was approved'),
           },
         },
       },

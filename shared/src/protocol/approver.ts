@@ -47,6 +47,12 @@ export interface RequestApprovalParams {
   tokenFacts?: TokenFact[]
   /** Set only by the gateway's skill sandbox runner: the skill that submitted the intent. */
   skill?: string
+  /**
+   * The distinct named operators the gateway's policy asks for
+   * (requireQuorumAbove). The approver reads the policy itself and requires
+   * the larger of the two, so a policy file missing on one side never lowers it.
+   */
+  quorum?: number
 }
 
 export type ApprovalOutcome =
@@ -79,7 +85,7 @@ export interface ApprovalUpdates {
 export const APPROVAL_REFUSED = -32020
 
 export interface ApprovalRefusalData {
-  reason: 'intent_conflict' | 'too_many_pending'
+  reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable'
 }
 
 export const approverMethods = {
@@ -164,6 +170,7 @@ export const requestApprovalParamsSchema = {
       },
     },
     skill: { type: 'string', minLength: 1, maxLength: 128 },
+    quorum: { type: 'integer', minimum: 2, maximum: 100 },
   },
 } as const
 

@@ -40,7 +40,7 @@ async function approver(opts: { quorum?: boolean } = {}) {
     audit,
     routers: defaultRouterTable(),
     clock: Date.now,
-    ...(opts.quorum ? { quorumFor: () => 2 } : {}),
+    ...(opts.quorum ? { quorumFor: () => 2, namedOperators: 2 } : {}),
   })
   const web = webChannel(Date.now)
   service.addChannel(web)

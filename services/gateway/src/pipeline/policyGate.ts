@@ -1,6 +1,7 @@
 import {
   contractOf,
   evaluatePolicy,
+  quorumFor,
   type Address,
   type AuditLog,
   type Clock,
@@ -26,6 +27,8 @@ export interface PolicyGate {
    * caller must await `audited` before it answers.
    */
   decide(intent: TxIntent, extra?: { riskScore?: number; contract?: Address | null }): { decision: PolicyDecision; audited: Promise<unknown> }
+  /** How many distinct named operators the intent needs (policy requireQuorumAbove); null when one approval is enough. */
+  quorumFor(intent: TxIntent): number | null
 }
 
 export function createPolicyGate(deps: {
@@ -36,6 +39,7 @@ export function createPolicyGate(deps: {
   clock: Clock
 }): PolicyGate {
   const gate: PolicyGate = {
+    quorumFor: (intent) => quorumFor(deps.policy, intent)?.approvals ?? null,
     async check(intent, extra = {}) {
       const { decision, audited } = gate.decide(intent, extra)
       await audited

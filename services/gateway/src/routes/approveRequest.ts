@@ -57,13 +57,15 @@ function skillOf(header: unknown, secret: string, intent: TxIntent): string | nu
 
 const approverUnavailable = () => new HttpError(503, { error: 'approver_unavailable', message: 'the approver is not reachable; nothing was approved, retry later' })
 
-/** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending. */
+/** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending, 503 when it cannot gather a quorum. */
 function refusal(err: unknown): HttpError | null {
   if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) return approverUnavailable()
   if (!(err instanceof RpcError) || err.code !== APPROVAL_REFUSED) return null
   const { reason } = (err.data ?? {}) as Partial<ApprovalRefusalData>
   if (reason === 'intent_conflict') return new HttpError(409, { error: 'intent_conflict', message: err.message })
   if (reason === 'too_many_pending') return new HttpError(429, { error: 'too_many_pending', message: err.message })
+  // The approver cannot gather the operators the gateway's policy asks for (its own configuration differs): nothing approved.
+  if (reason === 'quorum_unavailable') return new HttpError(503, { error: 'approver_unavailable', message: err.message })
   return null
 }
 
@@ -115,10 +117,13 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // The approver has no RPC: the gateway hands on the tokens' own symbol and decimals, and who really submitted it.
     const facts = await opts.tokenFacts.read(intent)
     const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
+    // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
+    const quorum = policyGate.quorumFor(intent)
     const params = {
       intent,
       preflight,
       policyReasons: decision.reasons,
+      ...(quorum !== null ? { quorum } : {}),
       ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
       ...(facts ? { tokenFacts: facts } : {}),
       ...(skill ? { skill } : {}),
