@@ -4,6 +4,9 @@
 // terminal and shown on the dashboard feed at the same time; whichever answers
 // first wins and the other stops showing it.
 import { execFileSync } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { chmodSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import WebSocket from 'ws'
@@ -92,6 +95,58 @@ describe('web and cli channels at once', () => {
       expect(requested.data.mode).toBe('web,cli')
     } finally {
       ws?.close()
+      execFileSync('tmux', ['kill-session', '-t', session])
+      await stack.stop()
+    }
+  }, 90_000)
+})
+
+describe('a quorum request on the approver terminal', () => {
+  it('the terminal shows the quorum, cannot approve it (it knows no name), and its denial ends it after a named approval', async () => {
+    const ALICE = randomBytes(32).toString('base64url')
+    const BOB = randomBytes(32).toString('base64url')
+    const sha256 = (t: string) => createHash('sha256').update(t).digest('hex')
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, requireQuorumAbove: { valueWei: parseEther('1').toString(), approvals: 2 } } })
+    await importKey(stack.dataDir, anvilAccounts[1].privateKey)
+    const operatorsFile = path.join(stack.dataDir, 'operators.json')
+    writeFileSync(operatorsFile, JSON.stringify({ operators: [{ name: 'alice', tokenSha256: sha256(ALICE) }, { name: 'bob', tokenSha256: sha256(BOB) }] }))
+    chmodSync(operatorsFile, 0o600)
+    const session = `cs-chq-${process.pid}-${Date.now()}`
+    await stack.startSigner()
+    stack.approverPort = await freePort()
+    const env = { ...stack.env, SERVICE_APPROVAL_CHANNELS: 'web,cli', SERVICE_OPERATORS_FILE: operatorsFile, SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '220', '-y', '50', ...envArgs, process.execPath, entries.approver])
+    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-300']).toString()
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
+      await stack.startGateway()
+      const wallet = { address: anvilAccounts[1].address as Address }
+      const intent = nativeIntent(parseEther('1.5').toString(), { wallet })
+      const call = stack.post('/v1/tx/approve-request', intent)
+      await waitFor(() => (screen().includes('needs 2 named operators') ? true : null), { what: 'the quorum prompt on the terminal' })
+      expect(screen()).toMatch(/Quorum +0 of 2 approvals; 2 more needed/)
+      expect(screen()).not.toContain('approve? [y/n]')
+      const id = (await stack.get('/v1/approvals/pending')).body.pending[0].requestId as string
+
+      // "y" is not an approval here; the request stays pending.
+      execFileSync('tmux', ['send-keys', '-t', session, 'y', 'Enter'])
+      await waitFor(() => (screen().includes('only named operators can approve this request') ? true : null), { what: 'the refusal of y' })
+      expect((await stack.decide(id, true, ALICE)).body).toMatchObject({ decided: false, operator: 'alice', quorum: { approvals: 1, required: 2 } })
+
+      // A denial on the terminal ends it, alice's approval notwithstanding.
+      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      const denied = await call
+      expect(denied.status).toBe(403)
+      expect(denied.body.reason).toBe('user_declined')
+      expect((await stack.decide(id, true, BOB)).status).toBe(404)
+      const events = (await stack.get('/v1/approvals/history?limit=40')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id).reverse()
+      expect(events.filter((e: { event: string }) => e.event === 'approval_vote').map((e: { data: Record<string, unknown> }) => [e.data.operator ?? null, e.data.via, e.data.approved])).toEqual([
+        ['alice', 'web', true],
+        [null, 'terminal', false],
+      ])
+      expect(events.find((e: { event: string }) => e.event === 'approval_rejected').data).toMatchObject({ via: 'terminal', reason: 'user_declined' })
+    } finally {
       execFileSync('tmux', ['kill-session', '-t', session])
       await stack.stop()
     }
