@@ -116,35 +116,47 @@ function phaseSummary(results) {
 
 const load = () => os.loadavg().map((l) => fmt(l, 2)).join(' ')
 
-async function sequential({ rounds, perRound, warmup, nodeArgs }) {
+async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   const anvilBare = await startAnvil(CHAIN_ID)
   const anvilCs = await startAnvil(CHAIN_ID)
+  const anvilAb = abGateway ? await startAnvil(CHAIN_ID) : null
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
+  const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
   const account = privateKeyToAccount(devKeys[0])
   const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs })
+  const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', gatewayEntry: abGateway }) : null
   const bare = []
   const cs = []
+  const ab = []
   let n = 0
   try {
     for (let i = 0; i < warmup; i++) {
       await barePipeline(bareClient, account, n++)
       await countersignPipeline(stack, csClient, account.address, n++)
+      if (abStack) await countersignPipeline(abStack, abClient, account.address, n++)
     }
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < perRound; i++) bare.push(await barePipeline(bareClient, account, n++))
       for (let i = 0; i < perRound; i++) cs.push(await countersignPipeline(stack, csClient, account.address, n++))
+      if (abStack) for (let i = 0; i < perRound; i++) ab.push(await countersignPipeline(abStack, abClient, account.address, n++))
     }
   } finally {
     await stack.stop()
+    await abStack?.stop()
     anvilBare.stop()
     anvilCs.stop()
+    anvilAb?.stop()
   }
   const b = quantiles(bare.map((r) => r.total))
   const c = quantiles(cs.map((r) => r.total))
   console.log(`\nsequential pipeline, native transfer, anvil automine, receipt polled every ${POLL_MS} ms, ${rounds} interleaved rounds of ${perRound} (load avg ${load()})`)
   console.log(`  bare viem + local key   p50 ${fmt(b.p50, 2).padStart(6)} ms  p99 ${fmt(b.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(bare).join(', ')})`)
   console.log(`  countersign (auto)      p50 ${fmt(c.p50, 2).padStart(6)} ms  p99 ${fmt(c.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(cs).join(', ')})`)
+  if (abStack) {
+    const a = quantiles(ab.map((r) => r.total))
+    console.log(`  A/B: gateway ${abGateway}   p50 ${fmt(a.p50, 2).padStart(6)} ms  p99 ${fmt(a.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(ab).join(', ')})`)
+  }
   console.log(`  ratio p50 ${fmt(c.p50 / b.p50, 2)}x (goal <= 1.5x)   ratio p99 ${fmt(c.p99 / b.p99, 2)}x (goal <= 3x)`)
   return { bare: b, countersign: c }
 }
@@ -222,7 +234,8 @@ function profileArgs() {
 
 export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
   const nodeArgs = profileArgs()
-  await sequential({ rounds, perRound, warmup, nodeArgs })
+  // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought).
+  await sequential({ rounds, perRound, warmup, nodeArgs, abGateway: process.env.PIPELINE_AB_GATEWAY })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
   await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs })
 }

@@ -49,9 +49,10 @@ export async function importKeys(dataDir, keys) {
 /**
  * Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`;
  * with `approver` (its SERVICE_APPROVAL_MODE, e.g. 'auto') the approver too.
- * `nodeArgs` per service (e.g. { gateway: ['--cpu-prof', ...] }) for profiling.
+ * `nodeArgs` per service (e.g. { gateway: ['--cpu-prof', ...] }) for profiling;
+ * `gatewayEntry` another build of the gateway (an A/B comparison).
  */
-export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {} }) {
+export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {}, gatewayEntry = path.join(root, 'services/gateway/dist/main.js') }) {
   const dataDir = tempDir('cs-b-')
   const policyFile = path.join(dataDir, 'policy.json')
   writeFileSync(policyFile, JSON.stringify(policy))
@@ -68,7 +69,7 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
   if (rpcUrl) {
     const port = await freePort()
     url = `http://127.0.0.1:${port}`
-    gateway = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
+    gateway = await startNode(gatewayEntry, {
       env: { ...env, SERVICE_PORT: String(port), [`SERVICE_RPC_URL_${chainId}`]: rpcUrl },
       url: `${url}/v1/health`,
       nodeArgs: nodeArgs.gateway,

@@ -41,6 +41,7 @@ import { createSignTimeRisk } from './preflight/signTimeRisk.js'
 import { preflightRoutes } from './routes/preflight.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
+import { settleAll } from './pipeline/settleAll.js'
 import type { KnownRecipients } from './store/knownRecipients.js'
 import type { SwapRoutes } from './store/swapRoutes.js'
 import type { RateLimitStore } from './store/rateLimits.js'
@@ -148,19 +149,22 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     try {
       report = await simulate(intent, built)
     } catch (err) {
-      return { ...noPreflight(), warnings: [`simulation could not run: ${(err as Error).message.split('\n')[0]}`] }
+      return { findings: { ...noPreflight(), warnings: [`simulation could not run: ${(err as Error).message.split('\n')[0]}`] }, recorded: Promise.resolve() }
     }
-    await recordPreflight(intent, report)
+    // Not awaited here: the route commits it together with its own events.
+    const recorded = recordPreflight(intent, report)
+    recorded.catch(() => undefined) // the caller awaits it; this keeps a failure before then from counting as unhandled
     if (report.gasCost && !report.gasCost.withinLimit) {
       const reason = gasCostExceededText(report.gasCost)
-      await deps.audit.append({
+      const denied = deps.audit.append({
         intentId: intent.id,
         event: 'approve_request_created',
         data: { decision: 'deny', reasons: [reason], reasonCodes: ['gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
       })
+      await settleAll([recorded, denied])
       throw new HttpError(403, policyDeniedBody([reason]))
     }
-    return findingsOf(report)
+    return { findings: findingsOf(report), recorded }
   }
   const assessRisk = createSignTimeRisk({
     recent: recentPreflights,

@@ -20,6 +20,7 @@ import {
 import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
+import { settleAll } from '../pipeline/settleAll.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
@@ -29,9 +30,11 @@ export type { ApproverCaller }
 
 /**
  * Simulation and risk scoring of the intent (see app.ts). Findings with
- * simulationSuccess null mean no simulation ran.
+ * simulationSuccess null mean no simulation ran. `recorded` settles when its
+ * audit event (preflight_completed) is committed: the route lets that commit
+ * share one transaction with its own events and awaits it before answering.
  */
-export type RunPreflight = (intent: TxIntent, built: BuiltTx) => Promise<PreflightFindings>
+export type RunPreflight = (intent: TxIntent, built: BuiltTx) => Promise<{ findings: PreflightFindings; recorded: Promise<unknown> }>
 
 export interface ApproveRequestOptions {
   audit: AuditLog
@@ -75,16 +78,21 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
   app.post('/v1/tx/approve-request', { schema: { body: txIntentSchema } }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
     const built = await opts.buildIntent(intent)
-    const preflight = await opts.preflight(intent, built)
-    const decision = requireApprovalWithoutSimulation(
-      await policyGate.check(intent, { riskScore: preflight.riskScore, contract: built.contract }),
-      preflight.simulationSuccess,
-    )
-    await audit.append({
+    const { findings: preflight, recorded } = await opts.preflight(intent, built)
+    const recordBuilt = () =>
+      audit.append({ intentId: intent.id, event: 'tx_built', data: { txRequestHash: built.txRequestHash, description: built.description } })
+    // preflight_completed, policy_evaluated and approve_request_created (and
+    // tx_built when policy allows) go into one group commit, in that order;
+    // all are durable before an approver is asked or the client answered.
+    const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
+    const decision = requireApprovalWithoutSimulation(gate.decision, preflight.simulationSuccess)
+    const created = audit.append({
       intentId: intent.id,
       event: 'approve_request_created',
       data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash, ...(intent.metadata?.source ? { source: intent.metadata.source } : {}) },
     })
+    const builtRecorded = decision.decision === 'allow' ? recordBuilt() : null
+    await settleAll([recorded, gate.audited, created, builtRecorded])
     if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision.reasons))
 
     const policyDecision = { decision: decision.decision, reasons: decision.reasons, policyVersion: POLICY_VERSION }
@@ -99,12 +107,9 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       gasEstimate: preflight.gasEstimate,
       policyDecision,
     }
-    const recordBuilt = () =>
-      audit.append({ intentId: intent.id, event: 'tx_built', data: { txRequestHash: built.txRequestHash, description: built.description } })
 
     if (decision.decision === 'allow') {
-      await recordBuilt()
-      // No token: sign-and-send needs none for this intent, and the signer checks that itself.
+      // tx_built was committed above, with approve_request_created. No token: sign-and-send needs none for this intent, and the signer checks that itself.
       return { ...result, approved: true, approvalRequired: false }
     }
 

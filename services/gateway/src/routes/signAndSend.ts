@@ -20,6 +20,7 @@ import type { WalletQueue } from '../chain/walletQueue.js'
 import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
+import { settleAll } from '../pipeline/settleAll.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
@@ -113,36 +114,39 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     // Risk at sign time (DESIGN.md §6): the same ceiling and the same
     // "nothing simulated, a human decides" rule as approve-request.
     const risk = await opts.assessRisk(intent, built)
-    const decision = requireApprovalWithoutSimulation(await policyGate.check(intent, { contract: built.contract, riskScore: risk.riskScore }), risk.simulationSuccess)
+    // policy_evaluated (the durable rate-limit record) commits while the chain
+    // is read below; it is awaited before the signer is asked and before any answer.
+    const gate = policyGate.decide(intent, { contract: built.contract, riskScore: risk.riskScore })
+    const policyAudited = gate.audited
+    policyAudited.catch(() => undefined) // awaited below on every path; this only keeps an early failure from being "unhandled"
+    const decision = requireApprovalWithoutSimulation(gate.decision, risk.simulationSuccess)
     if (decision.decision === 'deny') {
-      await denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes, riskScore: risk.riskScore })
+      await settleAll([policyAudited, denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes, riskScore: risk.riskScore })])
       return reply.code(403).send(policyDeniedBody(decision.reasons))
     }
     if (decision.decision === 'require_approval' && !approvalTokenId) {
-      await denied(intent, 'missing_approval_token', { txRequestHash: built.txRequestHash })
+      await settleAll([policyAudited, denied(intent, 'missing_approval_token', { txRequestHash: built.txRequestHash })])
       return reply
         .code(403)
         .send(approvalRequiredBody(`policy requires approval (${decision.reasons.join('; ')}); call POST /v1/tx/approve-request and pass its approvalTokenId`, built.txRequestHash))
     }
 
-    return queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
+    const sent = queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
       const tx = built.txRequest
-      let pending: number, fees, estimate: bigint
-      try {
-        ;[pending, fees] = await Promise.all([
-          chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }),
-          estimateFees(chain.client, intent.preferences?.speed),
-        ])
-      } catch (err) {
-        throw rpcFailure(err, intent.chain.chainId)
-      }
-      try {
-        estimate = await chain.client.estimateGas({ account: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) })
-      } catch (err) {
-        const message = `the transaction would fail on chain ${intent.chain.chainId}: ${rpcMessage(err)}`
+      // Nonce, fees and the gas estimate are independent reads: one round trip to the node, not two.
+      const [reads, estimated] = await Promise.allSettled([
+        Promise.all([chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }), estimateFees(chain.client, intent.preferences?.speed)]),
+        chain.client.estimateGas({ account: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
+      ])
+      await policyAudited
+      if (reads.status === 'rejected') throw rpcFailure(reads.reason, intent.chain.chainId)
+      const [pending, fees] = reads.value
+      if (estimated.status === 'rejected') {
+        const message = `the transaction would fail on chain ${intent.chain.chainId}: ${rpcMessage(estimated.reason)}`
         await denied(intent, 'simulation_failed', { error: message })
         throw new HttpError(403, { error: 'signing_failed', message })
       }
+      const estimate = estimated.value
       const gas = gasLimitFor(estimate, tx.data !== '0x')
       const cost = gas * fees.maxFeePerGas
       if (cost > BigInt(intent.constraints.maxGasWei)) {
@@ -190,5 +194,8 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       if (result.broadcast) nonces.used(signed.nonce)
       return result
     })
+    // Whatever the task answered (or threw), policy_evaluated is committed first.
+    await settleAll([policyAudited, sent])
+    return sent
   })
 }
