@@ -2,7 +2,7 @@
 // a bare fastify route, both at 32 connections, in the same run.
 import { randomBytes, randomUUID } from 'node:crypto'
 import path from 'node:path'
-import { cpuPerRequest, fmt, freePort, load, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
+import { cpuPerRequest, fmt, freePort, load, profileArgs, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
 
 /** Many agents, each with its own wallet, under the default policy (at most 10 per wallet per hour). */
 function intentBody() {
@@ -48,6 +48,7 @@ export async function benchBuild({ duration = 8 } = {}) {
   const gw = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
     env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: dataDir, SERVICE_LOG_LEVEL: 'warn' },
     url: `http://127.0.0.1:${port}/v1/health`,
+    nodeArgs: profileArgs('gateway-build'),
   })
   let buildResult
   let cpu = null

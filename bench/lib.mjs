@@ -54,6 +54,15 @@ export async function startNode(entry, { env = {}, url, args = [], nodeArgs = []
   }
 }
 
+/**
+ * BENCH_CPU_PROF=dir: the node flags that make service `name` write a CPU
+ * profile (node --cpu-prof) into dir when it exits; none without it.
+ */
+export function profileArgs(name) {
+  const dir = process.env.BENCH_CPU_PROF
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
+}
+
 /** Runs autocannon and returns {rps, p50, p99, errors, non2xx}. */
 export async function load(opts) {
   const result = await autocannon({ connections: 32, duration: 8, ...opts })

@@ -14,7 +14,7 @@
 import os from 'node:os'
 import { createPublicClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { fmt } from './lib.mjs'
+import { fmt, profileArgs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
 import { devKeys, startAnvil, startStack } from './stack.mjs'
 
@@ -224,18 +224,11 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   return { bareRate, csRate }
 }
 
-/** PIPELINE_CPU_PROF=dir profiles the three services (node --cpu-prof) into dir. */
-function profileArgs() {
-  const dir = process.env.PIPELINE_CPU_PROF
-  if (!dir) return {}
-  const args = (name) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`]
-  return { gateway: args('gateway'), approver: args('approver'), signer: args('signer') }
-}
-
 export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
-  const nodeArgs = profileArgs()
+  // BENCH_CPU_PROF=dir profiles the three services.
+  const nodeArgs = (phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
   // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought).
-  await sequential({ rounds, perRound, warmup, nodeArgs, abGateway: process.env.PIPELINE_AB_GATEWAY })
+  await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway: process.env.PIPELINE_AB_GATEWAY })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
-  await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs })
+  await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs: nodeArgs('concurrent') })
 }
