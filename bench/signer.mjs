@@ -30,13 +30,23 @@ const sumOf = (h, weight) => Object.entries(h).reduce((s, [size, n]) => s + weig
 export async function benchSigner({ ms = 5000 } = {}) {
   const account = privateKeyToAccount(devKeys[0])
   const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
-  const rawRate = () => throughput(async (_w, n) => account.signTransaction({ ...tx, nonce: n }), { concurrency: 1, ms })
+  // Also the CPU one raw signature costs (this process, one thread): a
+  // figure the machine's load does not move, unlike the rates.
+  const rawCpuUs = []
+  const rawRate = async () => {
+    const cpu = process.cpuUsage()
+    let n = 0
+    const rate = await throughput(async () => account.signTransaction({ ...tx, nonce: n++ }), { concurrency: 1, ms })
+    const used = process.cpuUsage(cpu)
+    rawCpuUs.push((used.user + used.system) / n)
+    return rate
+  }
   const loadBefore = load()
   const rawBefore = await rawRate()
 
   const prof = process.env.BENCH_SIGNER_CPU_PROF
-  const env = prof ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(prof)}` } : {}
-  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env })
+  const nodeArgs = prof ? { signer: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(prof)}`] } : {}
+  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, nodeArgs })
   const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
   let nonce = 0
   try {
@@ -58,6 +68,10 @@ export async function benchSigner({ ms = 5000 } = {}) {
     const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
     const signatures = after.signatures - before.signatures
     const auditSyncs = after.auditDb.syncs - before.auditDb.syncs
+    const cpuPerSig = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(signatures, 1)
+    const sysPerSig = (after.cpuUs.system - before.cpuUs.system) / Math.max(signatures, 1)
+    const rawCpu = (rawCpuUs[0] + rawCpuUs[1]) / 2
+    const fsyncMs = (db) => (after[db].syncMs - before[db].syncMs) / Math.max(after[db].syncs - before[db].syncs, 1)
     const shown = Object.entries(batches)
       .sort((a, b) => Number(a[0]) - Number(b[0]))
       .map(([size, n]) => `${size}:${n}`)
@@ -68,7 +82,9 @@ export async function benchSigner({ ms = 5000 } = {}) {
     console.log(`  signer RPC, concurrency ${CONCURRENCY}            ${fmt(rpc).padStart(7)} sig/s`)
     console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
     console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditSyncs)} audit.db fsyncs (one checkpoint each)`)
+    console.log(`  CPU per signature: raw ${fmt(rawCpu)} µs; signer ${fmt(cpuPerSig)} µs, all its threads, ${fmt(sysPerSig)} of it in the kernel (raw / signer ${fmt(ratio(rawCpu, cpuPerSig) * 100, 1)} %)`)
     console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
+    console.log(`  mean fdatasync: signer.db ${fmt(fsyncMs('signerDb'), 2)} ms, audit.db ${fmt(fsyncMs('auditDb'), 2)} ms; mean reply latency ${fmt((CONCURRENCY * 1000) / rpc, 2)} ms`)
     return { raw, rpc, signatures, signerSyncs, auditSyncs, batches }
   } finally {
     client.close()

@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getAddress, parseEther, parseTransaction, recoverTransactionAddress, type Address, type Hex } from 'viem'
-import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET, type Action, type SignResult, type TxIntent } from '@countersign/shared'
+import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET, type AccountInfo, type Action, type SignResult, type TxIntent } from '@countersign/shared'
 import { initSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from '../services/signer/src/pkcs11/softhsm.testkit.js'
 import { initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, slotOfToken } from '../services/signer/src/pkcs11/token.js'
 import { anvilAccounts, fundAccount, startAnvil, type Anvil } from './support/anvil.js'
@@ -68,9 +68,16 @@ afterAll(async () => {
 })
 
 describe('a key on a PKCS#11 token', () => {
-  it('is listed by the key CLI with its backend, and a second key of the same label is refused', async () => {
+  it('is listed by the key CLI and the signer accounts method with its backend, and a second key of the same label is refused', async () => {
     expect(await keysCli(['hsm-list'])).toEqual({ code: 0, out: `${hsmWallet}  treasury\n`, err: '' })
     expect(await keysCli(['list'])).toEqual({ code: 0, out: `${hsmWallet}  treasury  pkcs11\n`, err: '' })
+    // The running signer says the same over its accounts method.
+    const signer = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
+    try {
+      expect(await signer.call<AccountInfo[]>('accounts', {})).toEqual([{ address: hsmWallet, label: 'treasury', dev: false, unlocked: true, backend: 'pkcs11' }])
+    } finally {
+      signer.close()
+    }
     const again = await keysCli(['hsm-generate', '--label', 'treasury'])
     expect(again.code).toBe(1)
     expect(again.err).toMatch(/already holds a key labelled "treasury"/)

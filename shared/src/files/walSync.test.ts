@@ -30,7 +30,7 @@ describe('WAL group sync', () => {
     const late = sync.durable().then(() => released.push(99))
     await Promise.all([...first, late])
     expect(released).toEqual([0, 1, 2, 3, 4, 99])
-    expect(sync.stats()).toEqual({ commits: 6, syncs: 2, waitersPerSync: { 5: 1, 1: 1 } })
+    expect(sync.stats()).toEqual({ commits: 6, syncs: 2, syncMs: expect.any(Number), waitersPerSync: { 5: 1, 1: 1 } })
     await sync.close()
   })
 

@@ -17,6 +17,8 @@ export interface WalSyncStats {
   commits: number
   /** fdatasync calls completed. */
   syncs: number
+  /** Their total duration, milliseconds (start to callback). */
+  syncMs: number
   /** How many durable() waiters each sync released: size → number of syncs. */
   waitersPerSync: Record<number, number>
 }
@@ -69,6 +71,7 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
   let scheduled = false
   let closed = false
   let syncs = 0
+  let syncMs = 0
   let started = 0
   const waitersPerSync: Record<number, number> = {}
   let waiters: Array<Waiter<T>> = []
@@ -106,9 +109,11 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
       fail(waiters.splice(0), err as Error)
       return
     }
+    const t0 = performance.now()
     fdatasync(file, (err) => {
       running = false
       syncs += 1
+      syncMs += performance.now() - t0
       const releases = (w: Waiter<T>) => w.upTo <= upTo && w.minSync <= n
       const covered = waiters.filter(releases)
       waiters = waiters.filter((w) => !releases(w))
@@ -158,7 +163,7 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
       synced = Math.max(synced, upTo)
     },
     stats() {
-      return { commits: marked, syncs, waitersPerSync: { ...waitersPerSync } }
+      return { commits: marked, syncs, syncMs, waitersPerSync: { ...waitersPerSync } }
     },
     async close() {
       closed = true

@@ -69,6 +69,8 @@ export interface AccountInfo {
   label: string | null
   dev: boolean
   unlocked: boolean
+  /** Where the key lives: an encrypted keystore file unlocked in memory, or a PKCS#11 token it never leaves. */
+  backend: 'keystore' | 'pkcs11'
 }
 
 /** Application error code for every refusal; `data.reason` says which. */

@@ -10,7 +10,7 @@ const core: SignerCore = {
   grantApproval: async () => ({ approvalTokenId: 'x', expiresAt: 0 }),
   accounts: () => [],
   auditMissed: async () => 0,
-  durability: () => ({ signatures: 0, signerDb: { commits: 0, syncs: 0, waitersPerSync: {} }, auditDb: undefined }),
+  durability: () => ({ signatures: 0, cpuUs: { user: 0, system: 0 }, signerDb: { commits: 0, syncs: 0, syncMs: 0, waitersPerSync: {} }, auditDb: undefined }),
 }
 
 describe('the signer interface', () => {

@@ -351,9 +351,11 @@ describe('signer core', () => {
     expect(await s.reason(s.core.sign(s.params(i)))).toBe('policy_deny')
   })
 
-  it('lists its accounts without key material', () => {
+  it('lists its accounts without key material, each with its backend', () => {
     const s = setup()
-    expect(s.core.accounts()).toEqual([{ address: account.address, label: null, dev: false, unlocked: true }])
+    expect(s.core.accounts()).toEqual([{ address: account.address, label: null, dev: false, unlocked: true, backend: 'keystore' }])
     expect(JSON.stringify(s.core.accounts())).not.toContain(KEY.slice(2, 20))
+    const onToken: RingKey = { address: account.address, label: 'vault', dev: false, backend: 'pkcs11', signDigest: async () => ({ r: '0x1', s: '0x1', yParity: 0 }) }
+    expect(setup({ ringKey: onToken }).core.accounts()).toEqual([{ address: account.address, label: 'vault', dev: false, unlocked: true, backend: 'pkcs11' }])
   })
 })

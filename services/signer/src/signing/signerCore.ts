@@ -44,6 +44,8 @@ export interface SignerCore {
 
 export interface SignerDurability {
   signatures: number
+  /** process.cpuUsage(): with `signatures`, the signer's CPU per signature (all threads). */
+  cpuUs: { user: number; system: number }
   signerDb: WalSyncStats
   auditDb: WalSyncStats | undefined
 }
@@ -326,11 +328,11 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     },
 
     durability() {
-      return { signatures: stored, signerDb: wal.stats(), auditDb: audit.syncStats() }
+      return { signatures: stored, cpuUs: process.cpuUsage(), signerDb: wal.stats(), auditDb: audit.syncStats() }
     },
 
     accounts() {
-      return keys.all().map((k) => ({ address: k.address, label: k.label, dev: k.dev, unlocked: true }))
+      return keys.all().map((k) => ({ address: k.address, label: k.label, dev: k.dev, unlocked: true, backend: k.backend }))
     },
   }
 }
