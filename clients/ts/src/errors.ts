@@ -159,7 +159,7 @@ export class RpcError extends CountersignError {
   override name = 'RpcError'
 }
 
-/** 503 `signer_unavailable`: the signer is not reachable; nothing was signed. Retry the same intent. */
+/** 503 `signer_unavailable`: the signer is not reachable, or did not answer in time (a signature may then exist). Retrying the same intent is safe: signing is idempotent. */
 export class SignerUnavailableError extends CountersignError {
   override name = 'SignerUnavailableError'
 }

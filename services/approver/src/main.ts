@@ -26,6 +26,7 @@ import {
   withdrawApprovalParamsSchema,
   approvalUpdatesParamsSchema,
   APPROVAL_REFUSED,
+  RPC_INVALID_PARAMS,
   type ApprovalRefusalData,
   type ApprovalUpdatesParams,
   type GrantResult,
@@ -127,26 +128,26 @@ async function main(): Promise<void> {
     methods: {
       // Answers at once; nothing on this socket waits for a human.
       [approverMethods.requestApproval]: (params) => {
-        if (!validRequest(params)) throw new RpcError(-32602, describeValidationErrors(validRequest.errors, 'params'))
+        if (!validRequest(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validRequest.errors, 'params'))
         return service.requestApproval(params).catch((err: unknown) => {
           // An aggregator transaction that does not match its intent is refused, not an internal error.
-          if (err instanceof BuildError) throw new RpcError(-32602, err.message)
+          if (err instanceof BuildError) throw new RpcError(RPC_INVALID_PARAMS, err.message)
           if (err instanceof ApprovalRefusal) throw new RpcError(APPROVAL_REFUSED, err.message, { reason: err.reason } satisfies ApprovalRefusalData)
           throw err
         })
       },
       [approverMethods.approvalUpdates]: (params) => {
-        if (!validUpdates(params)) throw new RpcError(-32602, describeValidationErrors(validUpdates.errors, 'params'))
+        if (!validUpdates(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validUpdates.errors, 'params'))
         return service.updates(params.cursor)
       },
       [approverMethods.withdrawApproval]: (params) => {
-        if (!validWithdraw(params)) throw new RpcError(-32602, describeValidationErrors(validWithdraw.errors, 'params'))
+        if (!validWithdraw(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validWithdraw.errors, 'params'))
         return { withdrawn: service.withdrawByIntent(params.intentId) }
       },
       // Operator authority for the gateway's own operator routes (skill
       // registration and revocation): the token never leaves this process.
       [approverMethods.verifyOperatorToken]: (params): VerifyOperatorTokenResult => {
-        if (!validVerify(params)) throw new RpcError(-32602, describeValidationErrors(validVerify.errors, 'params'))
+        if (!validVerify(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validVerify.errors, 'params'))
         if (operators === null) return { required: false, valid: true }
         return { required: true, valid: operators.identify(params.token) !== null }
       },

@@ -164,7 +164,7 @@ export function buildOpenApiDocument() {
             '403': err('policy_denied, approval_required (with txRequestHash), invalid_approval_token or signing_failed'),
             '409': err('intent_conflict: the intent id was signed for another transaction'),
             '502': err('no_rpc_client or rpc_error'),
-            '503': err('signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet\'s key is on a PKCS#11 token the signer cannot reach now; nothing was signed, retry the same intent'),
+            '503': err('signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet\'s key is on a PKCS#11 token the signer cannot reach now; or the signer did not answer in time (the signature may or may not exist). Retrying the same intent is always safe: signing is idempotent'),
           },
         },
       },

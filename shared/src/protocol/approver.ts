@@ -81,8 +81,8 @@ export interface ApprovalUpdates {
   outcomes: ApprovalOutcome[]
 }
 
-/** Application error code of requestApproval refusals; `data.reason` says which. */
-export const APPROVAL_REFUSED = -32020
+/** requestApproval refusals are answered with APPROVAL_REFUSED (errorCodes.ts); `data.reason` says which. */
+export { APPROVAL_REFUSED } from './errorCodes.js'
 
 export interface ApprovalRefusalData {
   reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable'

@@ -1,2 +1,3 @@
 export * from './signer.js'
 export * from './approver.js'
+export { APPLICATION_ERROR_CODES, SKILL_INTENT_REFUSED } from './errorCodes.js'

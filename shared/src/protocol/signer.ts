@@ -73,8 +73,8 @@ export interface AccountInfo {
   backend: 'keystore' | 'pkcs11'
 }
 
-/** Application error code for every refusal; `data.reason` says which. */
-export const SIGNING_REFUSED = -32010
+/** Every refusal is answered with SIGNING_REFUSED (errorCodes.ts); `data.reason` says which. */
+export { SIGNING_REFUSED } from './errorCodes.js'
 
 /** Reasons the signer refuses; the first five are SPEC's signing_denied reasons. */
 export type SigningRefusal =

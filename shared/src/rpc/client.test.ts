@@ -92,6 +92,7 @@ describe('RPC client', () => {
     expect(missing).toBeInstanceOf(RpcUnavailableError)
     expect(missing.message).toContain(p)
     expect(missing.message).toMatch(/no socket file/)
+    expect((missing as RpcUnavailableError).sent).toBe(false) // never reached a peer: it did not run
 
     expect(Date.now() - started).toBeLessThan(1000)
 
@@ -103,6 +104,7 @@ describe('RPC client', () => {
     expect(refused).toBeInstanceOf(RpcUnavailableError)
     expect(refused.message).toContain(p)
     expect(refused.message).toMatch(/refused/)
+    expect((refused as RpcUnavailableError).sent).toBe(false)
     expect(Date.now() - again).toBeLessThan(1000)
   })
 
@@ -118,6 +120,7 @@ describe('RPC client', () => {
     const err = await inFlight
     expect(err).toBeInstanceOf(RpcUnavailableError)
     expect(err.message).toContain(p)
+    expect((err as RpcUnavailableError).sent).toBe(true) // it was running on the server when the connection dropped
     await expect(c.call('echo', { n: 2 })).rejects.toBeInstanceOf(RpcUnavailableError)
     await startServer(defer, { socketPath: p })
     expect(await c.call('echo', { n: 3 })).toEqual({ n: 3 })

@@ -60,7 +60,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
   let closed = false
   let nextId = 1
 
-  const unavailable = (why: string) => new RpcUnavailableError(`cannot reach ${opts.socketPath}: ${why}`)
+  const unavailable = (why: string, sent = false) => new RpcUnavailableError(`cannot reach ${opts.socketPath}: ${why}`, sent)
 
   function finish(id: number): InFlight | undefined {
     const call = inFlight.get(id)
@@ -119,9 +119,10 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     socket.once('close', () => {
       clearTimeout(timer)
       if (current === conn) current = null
-      const err = unavailable(closed ? 'client closed' : connected ? 'connection closed' : (failure ?? 'connection failed'))
-      settle.reject(err)
-      failCallsOn(conn, err)
+      const why = closed ? 'client closed' : connected ? 'connection closed' : (failure ?? 'connection failed')
+      settle.reject(unavailable(why))
+      // Calls on this connection were written to the peer: they may have run.
+      failCallsOn(conn, unavailable(why, connected))
     })
     return ready
   }
@@ -144,7 +145,8 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
         conn.calls++
         socket.ref()
         socket.write(line, (err) => {
-          if (err) finish(id)?.reject(unavailable(`write failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`))
+          // Part of the line may have reached the peer: treated as possibly run.
+          if (err) finish(id)?.reject(unavailable(`write failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`, true))
         })
       })
     },
@@ -154,7 +156,7 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
       const conn = current
       current = null
       if (conn) {
-        failCallsOn(conn, unavailable('client closed'))
+        failCallsOn(conn, unavailable('client closed', true))
         conn.socket.destroy()
       }
     },

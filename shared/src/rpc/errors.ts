@@ -22,14 +22,22 @@ export class RpcError extends Error {
 
 /**
  * The peer is not there: no socket file, connection refused or timed out, or
- * the connection dropped while the call was in flight (the call may or may not
- * have run; it is never retried automatically).
+ * the connection dropped while the call was in flight. `sent` says which: false
+ * when the call never reached the peer (it did not run), true when it was
+ * written and the connection then failed (it may or may not have run; it is
+ * never retried automatically).
  */
 export class RpcUnavailableError extends Error {
   override name = 'RpcUnavailableError'
+  constructor(
+    message: string,
+    readonly sent = false,
+  ) {
+    super(message)
+  }
 }
 
-/** No answer within the call's timeout (the call may still run on the peer). */
+/** No answer within the call's timeout: the call may still run, or have run, on the peer. */
 export class RpcTimeoutError extends Error {
   override name = 'RpcTimeoutError'
 }

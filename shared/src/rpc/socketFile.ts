@@ -1,16 +1,18 @@
 import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import { OperatorError } from '../operatorError.js'
 
 /** sun_path is 108 bytes on Linux, one of them the terminating NUL. */
 export const MAX_SOCKET_PATH_BYTES = 107
 
+// Every refusal here is a deployment problem found at start (path too long, directory modes, a socket in use): an OperatorError.
 const PROBE_TIMEOUT_MS = 1000
 
 export function assertSocketPathFits(socketPath: string): void {
   const bytes = Buffer.byteLength(socketPath)
   if (bytes > MAX_SOCKET_PATH_BYTES) {
-    throw new Error(`socket path ${socketPath} is ${bytes} bytes; Unix socket paths are limited to ${MAX_SOCKET_PATH_BYTES}`)
+    throw new OperatorError(`socket path ${socketPath} is ${bytes} bytes; Unix socket paths are limited to ${MAX_SOCKET_PATH_BYTES}`)
   }
 }
 
@@ -27,18 +29,18 @@ export type SocketMode = 0o600 | 0o660
 export function ensurePrivateDir(dir: string, socketMode: SocketMode = 0o600): void {
   if (socketMode === 0o660) {
     const st = statSync(dir, { throwIfNoEntry: false })
-    if (!st?.isDirectory()) throw new Error(`${dir} must exist for a group socket (setgid, mode 2710)`)
+    if (!st?.isDirectory()) throw new OperatorError(`${dir} must exist for a group socket (setgid, mode 2710)`)
     if ((st.mode & 0o027) !== 0 || (st.mode & 0o2000) === 0) {
-      throw new Error(`${dir} must be setgid and closed to others for a group socket (mode 2710); it is ${(st.mode & 0o7777).toString(8)}`)
+      throw new OperatorError(`${dir} must be setgid and closed to others for a group socket (mode 2710); it is ${(st.mode & 0o7777).toString(8)}`)
     }
     return
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const st = statSync(dir)
-  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`)
+  if (!st.isDirectory()) throw new OperatorError(`${dir} is not a directory`)
   if ((st.mode & 0o077) === 0) return
   if ((st.mode & 0o1000) !== 0) {
-    throw new Error(`${dir} is a shared directory (sticky bit); put the socket in a directory of its own`)
+    throw new OperatorError(`${dir} is a shared directory (sticky bit); put the socket in a directory of its own`)
   }
   chmodSync(dir, 0o700)
 }
@@ -79,9 +81,9 @@ export async function removeStaleSocket(socketPath: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
     throw err
   }
-  if (!st.isSocket()) throw new Error(`${socketPath} exists and is not a socket; refusing to remove it`)
+  if (!st.isSocket()) throw new OperatorError(`${socketPath} exists and is not a socket; refusing to remove it`)
   const state = await probe(socketPath)
-  if (state === 'listening') throw new Error(`${socketPath} is in use by a running server`)
+  if (state === 'listening') throw new OperatorError(`${socketPath} is in use by a running server`)
   if (state === 'gone') return
   try {
     unlinkSync(socketPath)

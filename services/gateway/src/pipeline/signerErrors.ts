@@ -8,13 +8,26 @@ import {
 import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 
+/** The call never reached the signer. */
+export const SIGNER_NOT_REACHED = 'the signer is not reachable; nothing was sent to it, so nothing was signed for this request. Retry the same intent later'
+
+/**
+ * A timeout, or a connection lost after the call was sent: the signer may
+ * have signed, or may still sign. Signing is idempotent per intent (the signer
+ * keeps each intent's signature and returns it again), so a retry of the same
+ * intent never signs twice.
+ */
+export const SIGNER_DID_NOT_ANSWER =
+  'the signer did not answer in time: the signature may or may not exist. Retrying the same intent is safe: signing is idempotent, so a retry returns the stored signature if there is one and signs only once otherwise'
+
 /** Maps what the signer answered to the spec's sign-and-send errors. */
 export function signerFailure(err: unknown): HttpError | null {
-  if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) {
-    return new HttpError(503, {
-      error: 'signer_unavailable',
-      message: 'the signer is not reachable; nothing was signed for this request, retry the same intent later',
-    })
+  if (err instanceof RpcTimeoutError || (err instanceof RpcUnavailableError && err.sent)) {
+    // The call reached the signer, which may still sign (or have signed) it.
+    return new HttpError(503, { error: 'signer_unavailable', message: SIGNER_DID_NOT_ANSWER })
+  }
+  if (err instanceof RpcUnavailableError) {
+    return new HttpError(503, { error: 'signer_unavailable', message: SIGNER_NOT_REACHED })
   }
   if (!(err instanceof RpcError) || err.code !== SIGNING_REFUSED) return null
   const data = (err.data ?? {}) as Partial<SigningRefusalData>

@@ -1,5 +1,6 @@
 import {
   RpcError,
+  RPC_INVALID_PARAMS,
   SERVICE_VERSION,
   createAjv,
   describeValidationErrors,
@@ -17,7 +18,7 @@ type Method = (params: unknown) => Promise<unknown> | unknown
 function validated<T>(schema: object, handler: (p: T) => Promise<unknown> | unknown): Method {
   const validate = createAjv().compile<T>(schema)
   return (params) => {
-    if (!validate(params)) throw new RpcError(-32602, describeValidationErrors(validate.errors, 'params'))
+    if (!validate(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validate.errors, 'params'))
     return handler(params)
   }
 }

@@ -3,6 +3,7 @@ import { keccak256 } from 'viem'
 import {
   BuildError,
   RpcError,
+  RPC_INVALID_PARAMS,
   SIGNING_REFUSED,
   buildAggregatorTransaction,
   buildTransaction,
@@ -230,7 +231,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const maxFeePerGas = BigInt(p.maxFeePerGas)
       const maxPriorityFeePerGas = BigInt(p.maxPriorityFeePerGas)
       if (maxPriorityFeePerGas > maxFeePerGas) {
-        throw new RpcError(-32602, 'maxPriorityFeePerGas must not exceed maxFeePerGas')
+        throw new RpcError(RPC_INVALID_PARAMS, 'maxPriorityFeePerGas must not exceed maxFeePerGas')
       }
       const cost = gas * maxFeePerGas
       if (cost > BigInt(intent.constraints.maxGasWei)) {

@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
   RpcError,
+  RPC_INVALID_PARAMS,
+  SKILL_INTENT_REFUSED,
   createAjv,
   createRpcServer,
   describeValidationErrors,
@@ -42,16 +44,16 @@ export async function openSkillApiSocket(opts: {
     methods: {
       async submitIntent(params, ctx) {
         const intent = (params as { intent?: unknown }).intent
-        if (!validate(intent)) throw new RpcError(-32602, describeValidationErrors(validate.errors, 'intent'))
+        if (!validate(intent)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validate.errors, 'intent'))
         if (!permissions.actions.includes(intent.action.type)) {
           const reason = `skill ${opts.skill.name} may not submit ${intent.action.type} (its manifest allows ${permissions.actions.join(', ') || 'nothing'})`
           opts.onForbidden(reason)
-          throw new RpcError(-32020, reason, { reason: 'forbidden_action' })
+          throw new RpcError(SKILL_INTENT_REFUSED, reason, { reason: 'forbidden_action' })
         }
         if (!permissions.chains.includes(intent.chain.chainId)) {
           const reason = `skill ${opts.skill.name} may not submit on chain ${intent.chain.chainId} (its manifest allows ${permissions.chains.join(', ') || 'none'})`
           opts.onForbidden(reason)
-          throw new RpcError(-32020, reason, { reason: 'forbidden_action' })
+          throw new RpcError(SKILL_INTENT_REFUSED, reason, { reason: 'forbidden_action' })
         }
         const stamped: TxIntent = { ...intent, metadata: { ...intent.metadata, source: `skill:${opts.skill.name}` } }
         return opts.submit(stamped, ctx.signal)
