@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { RATE_LIMIT_WINDOW_MS } from '@countersign/shared'
+import { RecentWindow } from './recentWindow.js'
 
 export interface StoredSignature {
   intentId: string
@@ -65,10 +66,29 @@ export function createSignatures(db: Database.Database): Signatures {
     `INSERT INTO signatures (intent_id, tx_request_hash, signer_address, chain_id, nonce, signed_tx, tx_hash, token_id, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const count = db.prepare<[string, string, number, string, number], { n: number }>(
-    `SELECT (SELECT COUNT(*) FROM signatures WHERE signer_address = ? AND intent_id <> ? AND created_at > ?)
-          + (SELECT COUNT(*) FROM replaced_signatures WHERE signer_address = ? AND replaced_at > ?) AS n`,
+  // Every time that counts for a wallet (its signatures' created_at, its
+  // replaced signatures' replaced_at), read once per wallet and then kept up
+  // to date by insert and replace: this connection is signer.db's only
+  // writer. A transaction that fails after insert/replace leaves one time too
+  // many, which can only make the re-check stricter.
+  const timesOf = db.prepare<[string, number, string, number], { t: number }>(
+    `SELECT created_at AS t FROM signatures WHERE signer_address = ? AND created_at > ?
+     UNION ALL SELECT replaced_at AS t FROM replaced_signatures WHERE signer_address = ? AND replaced_at > ?`,
   )
+  const createdAt = db.prepare<[string], { signer_address: string; created_at: number }>('SELECT signer_address, created_at FROM signatures WHERE intent_id = ?')
+  const windows = new Map<string, RecentWindow>()
+  // Kept beyond the window by as much again: a clock stepped back by up to an hour still counts right.
+  const keepMs = RATE_LIMIT_WINDOW_MS
+  const windowOf = (wallet: string, since: number): RecentWindow => {
+    let w = windows.get(wallet)
+    if (!w) {
+      const from = since - keepMs
+      w = new RecentWindow(timesOf.all(wallet, from, wallet, from).map((r) => r.t), keepMs)
+      windows.set(wallet, w)
+    }
+    return w
+  }
+  const loaded = (wallet: string) => windows.get(wallet.toLowerCase())
   const keepReplaced = db.prepare(
     `INSERT INTO replaced_signatures (tx_hash, intent_id, signer_address, chain_id, nonce, signed_tx, token_id, created_at, replaced_at, replaced_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -113,15 +133,25 @@ export function createSignatures(db: Database.Database): Signatures {
     },
     insert(s) {
       ins.run(s.intentId, s.txRequestHash, s.signerAddress.toLowerCase(), s.chainId, s.nonce, s.signedTx, s.txHash, s.tokenId, s.createdAt)
+      loaded(s.signerAddress)?.add(s.createdAt)
     },
     replace(old, s, nowMs) {
       keepReplaced.run(old.txHash, old.intentId, old.signerAddress, old.chainId, old.nonce, old.signedTx, old.tokenId, old.createdAt, nowMs, s.txHash)
       const changed = overwrite.run(s.txRequestHash, s.signerAddress.toLowerCase(), s.chainId, s.nonce, s.signedTx, s.txHash, s.tokenId, s.createdAt, old.txHash, s.intentId, old.txHash).changes
       if (changed !== 1) throw new Error(`signature ${old.txHash} of intent ${old.intentId} is no longer the stored one`)
+      // The old row's created_at leaves `signatures`; its replaced_at and the new created_at count.
+      const was = loaded(old.signerAddress)
+      was?.remove(old.createdAt)
+      was?.add(nowMs)
+      loaded(s.signerAddress)?.add(s.createdAt)
     },
     recentCount(wallet, intentId, nowMs) {
       const since = nowMs - RATE_LIMIT_WINDOW_MS
-      return count.get(wallet.toLowerCase(), intentId, since, wallet.toLowerCase(), since)?.n ?? 0
+      const address = wallet.toLowerCase()
+      const all = windowOf(address, since).countAfter(since)
+      // Not counting the intent's own current signature (its replacement is being decided).
+      const own = createdAt.get(intentId)
+      return own && own.signer_address === address && own.created_at > since ? all - 1 : all
     },
   }
 }
