@@ -10,6 +10,7 @@ import {
   type AuditLog,
   type PolicyConfig,
 } from '@countersign/shared'
+import type { RouteOptions } from 'fastify'
 import { buildGatewayApp } from './app.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { openRateLimitStore } from './store/rateLimits.js'
@@ -39,7 +40,7 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
 }
 
 export async function makeTestGateway(
-  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[] } = {},
+  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[]; onRoute?: (route: RouteOptions) => void } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
@@ -79,6 +80,7 @@ export async function makeTestGateway(
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers: defaultRouterTable(),
     clock,
+    ...(opts.onRoute ? { onRoute: opts.onRoute } : {}),
   })
   const close = async () => {
     await app.close()

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify'
 import {
   approverMethods,
   createAjv,
@@ -22,7 +22,7 @@ import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, SKILL_RUN_HEADER, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
 import { createApprovalWaiters } from './approvals/approvalWaiters.js'
-import { buildOpenApiDocument } from './openapi.js'
+import { buildOpenApiDocument, openApiRouteSchema } from './openapi.js'
 import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
@@ -88,6 +88,8 @@ export interface GatewayDeps {
   preflight?: RunPreflight
   clock?: Clock
   logger?: FastifyServerOptions['logger']
+  /** Sees every route as it is registered (tests: the OpenAPI document must be made of the routes' own schemas). */
+  onRoute?: (route: RouteOptions) => void
 }
 
 /** The gateway's HTTP app, with every dependency passed in (no globals), so tests inject their own. */
@@ -105,6 +107,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     // Parser-level and router-level errors in the spec's shapes, with X-Service-Version.
     ...lowLevelErrorOptions,
   })
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute)
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
 
@@ -235,6 +238,6 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     },
   })
   const openapi = buildOpenApiDocument()
-  app.get('/v1/openapi.json', async () => openapi)
+  app.get('/v1/openapi.json', { schema: openApiRouteSchema }, async () => openapi)
   return app
 }

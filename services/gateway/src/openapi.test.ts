@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeTestGateway } from './app.testkit.js'
-import { buildOpenApiDocument } from './openapi.js'
+import type { RouteOptions } from 'fastify'
+import { txIntentSchema } from '@countersign/shared'
+import { buildOpenApiDocument, documentedRoutes } from './openapi.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 let gw: Awaited<ReturnType<typeof makeTestGateway>> | undefined
@@ -59,10 +61,34 @@ describe('OpenAPI document', () => {
     expect(checkedIn, 'docs/openapi.json is stale: run npm run openapi').toEqual(buildOpenApiDocument())
   })
 
-  it('uses the same schema objects the routes validate with', async () => {
-    const { txIntentSchema, signAndSendBodySchema } = await import('@countersign/shared')
+  it('is made of the very schema objects the routes are registered with, request and response', async () => {
+    const registered = new Map<string, RouteOptions['schema']>()
+    gw = await makeTestGateway({ onRoute: (r) => void [r.method].flat().forEach((m) => registered.set(`${m.toLowerCase()} ${r.url}`, r.schema)) })
+    for (const { method, path: p, schema } of documentedRoutes) {
+      expect(registered.get(`${method} ${p.replace(/\{(\w+)\}/g, ':$1')}`), `${method} ${p}`).toBe(schema)
+    }
+    // And every route the gateway serves is documented (HEAD is fastify's automatic twin of GET).
+    const documented = new Set(documentedRoutes.map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, ':$1')}`))
+    expect([...registered.keys()].filter((k) => !k.startsWith('head ') && !documented.has(k))).toEqual([])
+    // Every response a route declares is in the document, with the route's own description.
     const doc = buildOpenApiDocument()
-    expect(doc.components.schemas.TxIntent).toBe(txIntentSchema)
-    expect(doc.paths['/v1/tx/sign-and-send'].post.requestBody.content['application/json'].schema).toBe(signAndSendBodySchema)
+    for (const { method, path: p, schema } of documentedRoutes) {
+      const operation = (doc.paths[p] as Record<string, { responses: Record<string, { description: string }> }>)[method]!
+      expect(Object.keys(operation.responses).sort(), `${method} ${p}`).toEqual(Object.keys(schema.response).sort())
+    }
+  })
+
+  it('shows the TxIntent and the error bodies by reference, as the routes use them', () => {
+    const doc = buildOpenApiDocument()
+    expect(doc.components.schemas.TxIntent).toEqual(txIntentSchema)
+    const build = doc.paths['/v1/tx/build']!.post!
+    expect(build.requestBody?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TxIntent' })
+    expect(build.responses['403']).toEqual({ description: 'Policy denied', content: { 'application/json': { schema: { $ref: '#/components/schemas/PolicyError' } } } })
+    expect(doc.components.schemas.PolicyError).toMatchObject({ required: ['error', 'decision', 'reasons', 'policyVersion'] })
+    const send = doc.paths['/v1/tx/sign-and-send']!.post!
+    expect(send.requestBody?.content['application/json'].schema).toMatchObject({ properties: { intent: { $ref: '#/components/schemas/TxIntent' } } })
+    // Operator-only routes say so.
+    expect(doc.paths['/v1/skills/{name}']!.delete!.security).toEqual([{ operatorToken: [] }])
+    expect(doc.paths['/v1/approvals/{requestId}/decide']!.post!.security).toEqual([{ operatorToken: [] }])
   })
 })

@@ -102,7 +102,16 @@ const chainIdQuery = { type: 'string', pattern: '^[0-9]{1,10}$' } as const
 export const balanceQuerySchema = typedSchema<{ chainId?: string }>()({
   type: 'object',
   additionalProperties: false,
-  properties: { chainId: chainIdQuery },
+  properties: {
+    chainId: {
+      ...chainIdQuery,
+      description: 'default: 8453 when configured, else the only configured chain (400 when several are and 8453 is not); the answer echoes it',
+    },
+  },
 })
 
-export const txReceiptQuerySchema = balanceQuerySchema
+export const txReceiptQuerySchema = typedSchema<{ chainId?: string }>()({
+  type: 'object',
+  additionalProperties: false,
+  properties: { chainId: { ...chainIdQuery, description: 'the chain to look on; default: every configured chain' } },
+})

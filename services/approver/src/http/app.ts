@@ -3,7 +3,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type preHandlerAsyncHookHandler } from 'fastify'
-import { createAjv, typedSchema, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
+import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
+import { decideRouteSchema, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
@@ -50,26 +51,6 @@ export function clampHistoryLimit(raw: unknown): number {
   return Number.isFinite(n) ? Math.min(100, Math.max(1, Math.trunc(n))) : 20
 }
 
-const decideBodySchema = typedSchema<{ approved: boolean }>()({
-  type: 'object',
-  additionalProperties: false,
-  required: ['approved'],
-  properties: { approved: { type: 'boolean' } },
-})
-
-const decideParamsSchema = typedSchema<{ requestId: string }>()({
-  type: 'object',
-  additionalProperties: false,
-  required: ['requestId'],
-  properties: { requestId: { type: 'string', minLength: 1, maxLength: 64 } },
-})
-
-/** Any value is accepted (the history and deliveries lists answer no errors); clampHistoryLimit reads what it can. */
-const limitQuerySchema = typedSchema<{ limit?: unknown }>()({
-  type: 'object',
-  properties: { limit: { description: 'default 20, clamped to 1..100' } },
-})
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the requireOperator preHandler: the operator who sent this request ({name: null} for the single token or auth off). */
@@ -104,11 +85,11 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
 
   const pendingList = () => ({ pending: service.pending.list().map((p) => pendingView(p, clock())) })
 
-  app.get('/v1/approvals/pending', async () => pendingList())
+  app.get('/v1/approvals/pending', { schema: pendingRouteSchema }, async () => pendingList())
 
   app.post(
     '/v1/approvals/:requestId/decide',
-    { schema: { params: decideParamsSchema, body: decideBodySchema }, preHandler: requireOperator(operators, 'deciding') },
+    { schema: decideRouteSchema, preHandler: requireOperator(operators, 'deciding') },
     async (req) => {
       const { requestId } = req.params
       const { approved } = req.body
@@ -124,18 +105,18 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     },
   )
 
-  app.get('/v1/approvals/history', { schema: { querystring: limitQuerySchema } }, async (req) => ({
+  app.get('/v1/approvals/history', { schema: historyRouteSchema }, async (req) => ({
     events: audit.list({ limit: clampHistoryLimit(req.query.limit) }),
   }))
 
   // Delivery status for the dashboard: event kinds, attempts, errors; never a body or the secret.
-  app.get('/v1/approvals/webhooks', { schema: { querystring: limitQuerySchema } }, async (req) => ({
+  app.get('/v1/approvals/webhooks', { schema: webhookDeliveriesRouteSchema }, async (req) => ({
     configured: Boolean(deps.webhooks),
     deliveries: deps.webhooks ? deps.webhooks.list(clampHistoryLimit(req.query.limit)) : [],
   }))
 
   const dashboard = readFileSync(DASHBOARD, 'utf8')
-  app.get('/approval-ui', async (_req, reply) =>
+  app.get('/approval-ui', { schema: dashboardRouteSchema }, async (_req, reply) =>
     reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")

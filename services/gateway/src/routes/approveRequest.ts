@@ -17,7 +17,9 @@ import {
   type PreflightFindings,
   type TxIntent,
 } from '@countersign/shared'
-import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
+import { riskFactorSchema } from '@countersign/shared/http/approvalsContract'
+import { policyDeniedBody, policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { bool, closed, described, nullableStr, num, str, strings } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { settleAll } from '../pipeline/settleAll.js'
@@ -27,6 +29,58 @@ import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaite
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 
 export type { ApproverCaller }
+import { policyDecisionSchema, txHashSchema } from './contractParts.js'
+
+/** SPEC "Approval result", and the decline body (403) of an operator's no, an expiry or a withdrawal. */
+export const approveRequestRouteSchema = {
+  operationId: 'approveRequest',
+  description:
+    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers).',
+  body: txIntentSchema,
+  response: {
+    200: described(
+      'Approved (or no approval needed: approvalRequired false and no token)',
+      closed(
+        {
+          intentId: str,
+          approved: { const: true },
+          approvalRequired: bool,
+          approvalTokenId: str,
+          txRequestHash: txHashSchema,
+          description: str,
+          riskScore: num,
+          warnings: strings,
+          riskReasons: strings,
+          riskFactors: { type: 'array', items: riskFactorSchema },
+          gasEstimate: nullableStr,
+          policyDecision: policyDecisionSchema,
+        },
+        ['intentId', 'approved', 'approvalRequired', 'txRequestHash', 'description', 'riskScore', 'warnings', 'riskReasons', 'riskFactors', 'gasEstimate', 'policyDecision'],
+      ),
+    ),
+    400: validationErrorSchema,
+    403: described('Policy denied, or declined / expired / withdrawn', {
+      anyOf: [
+        policyDeniedSchema,
+        closed({
+          intentId: str,
+          txRequestHash: txHashSchema,
+          policyDecision: policyDecisionSchema,
+          approvalRequired: { const: true },
+          approved: { const: false },
+          reason: { enum: ['user_declined', 'approval_expired', 'withdrawn'] },
+        }),
+      ],
+    }),
+    409: described('intent_conflict: this intent id already has an approval request (or decision) for a different body', simpleErrorSchema),
+    429: described('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all', simpleErrorSchema),
+    502: described('no_rpc_client: no RPC is configured for the chain (nothing is pending)', simpleErrorSchema),
+    503: described(
+      'approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); nothing was approved',
+      simpleErrorSchema,
+    ),
+  },
+}
 
 /**
  * Simulation and risk scoring of the intent (see app.ts). Findings with
@@ -75,7 +129,7 @@ function refusal(err: unknown): HttpError | null {
 export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (app, opts) => {
   const { audit, policyGate, approver } = opts
 
-  app.post('/v1/tx/approve-request', { schema: { body: txIntentSchema } }, async (req, reply) => {
+  app.post('/v1/tx/approve-request', { schema: approveRequestRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
     const built = await opts.buildIntent(intent)
     const { findings: preflight, recorded } = await opts.preflight(intent, built)

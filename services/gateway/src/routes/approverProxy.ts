@@ -1,6 +1,9 @@
 import net from 'node:net'
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { SERVICE_VERSION } from '@countersign/shared'
+import { approvalFeedRouteSchema, dashboardRouteSchema, decideRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema } from '@countersign/shared/http/approvalsContract'
+import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { hostnameOf } from '@countersign/shared/http/hostGuard'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
@@ -10,9 +13,12 @@ const upgradeRefusal = (status: string) => `HTTP/1.1 ${status}\r\nx-service-vers
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
  * approver's /v1/approvals/* (pending, decide, webhook deliveries, the WebSocket feed) are
- * forwarded to the approver, which also listens on its own port.
+ * forwarded to the approver, which also listens on its own port. The routes
+ * carry the approver's own route schemas: decide's params and body are
+ * checked here too, and the OpenAPI document describes them; the approver's
+ * answer is passed on as bytes, which fastify does not serialise again.
  */
-export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = async (app, { approverUrl }) => {
+export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (app, { approverUrl }) => {
   const forward = async (req: FastifyRequest, reply: FastifyReply) => {
     const headers: Record<string, string> = { host: new URL(approverUrl).host }
     if (req.headers.authorization) headers.authorization = req.headers.authorization
@@ -26,7 +32,7 @@ export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = 
         signal: AbortSignal.timeout(10_000),
       })
     } catch {
-      return reply.code(503).send({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+      return reply.code(503).send(simpleErrorBody('approver_unavailable', 'the approver is not reachable'))
     }
     for (const h of ['content-type', 'content-security-policy', 'x-frame-options']) {
       const v = res.headers.get(h)
@@ -34,13 +40,16 @@ export const approverProxyRoutes: FastifyPluginAsync<{ approverUrl: string }> = 
     }
     return reply.code(res.status).send(Buffer.from(await res.arrayBuffer()))
   }
-  app.get('/approval-ui', forward)
-  app.get('/v1/approvals/pending', forward)
-  app.post('/v1/approvals/:requestId/decide', forward)
-  app.get('/v1/approvals/webhooks', forward)
+  app.get('/approval-ui', { schema: dashboardRouteSchema }, forward)
+  app.get('/v1/approvals/pending', { schema: pendingRouteSchema }, forward)
+  app.post('/v1/approvals/:requestId/decide', { schema: decideRouteSchema }, forward)
+  app.get('/v1/approvals/webhooks', { schema: webhookDeliveriesRouteSchema }, forward)
   // The feed is a WebSocket (the upgrade is piped by forwardApproverWebSocket); a plain GET gets told so.
-  app.get('/v1/approvals/ws', async (_req, reply) =>
-    reply.code(426).header('upgrade', 'websocket').send({ error: 'upgrade_required', message: 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message' }),
+  app.get('/v1/approvals/ws', { schema: approvalFeedRouteSchema }, async (_req, reply) =>
+    reply
+      .code(426)
+      .header('upgrade', 'websocket')
+      .send(simpleErrorBody('upgrade_required', 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message')),
   )
 }
 

@@ -1,8 +1,10 @@
-import { txIntentSchema, normalizeIntent, type AuditLog } from '@countersign/shared'
-import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
+import { txIntentSchema, txRequestSchema, normalizeIntent, type AuditLog } from '@countersign/shared'
+import { policyDeniedBody, policyDeniedSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { closed, described, str } from '@countersign/shared/http/schemaParts'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { PolicyGate } from '../pipeline/policyGate.js'
+import { txHashSchema } from './contractParts.js'
 
 export interface BuildRouteOptions {
   audit: AuditLog
@@ -10,8 +12,18 @@ export interface BuildRouteOptions {
   buildIntent: IntentBuilder
 }
 
+export const buildRouteSchema = {
+  operationId: 'build',
+  body: txIntentSchema,
+  response: {
+    200: described('Built', closed({ intentId: str, txRequestHash: txHashSchema, description: str, txRequest: txRequestSchema })),
+    400: validationErrorSchema,
+    403: described('Policy denied', policyDeniedSchema),
+  },
+}
+
 export const buildRoutes: TypedRoutes<BuildRouteOptions> = async (app, opts) => {
-  app.post('/v1/tx/build', { schema: { body: txIntentSchema } }, async (req, reply) => {
+  app.post('/v1/tx/build', { schema: buildRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
     // Built first: policy checks the contract the transaction really calls
     // (an aggregator quote decides it); a 400 for a bad router comes first too.

@@ -12,9 +12,50 @@ import {
 } from '@countersign/shared'
 import type { ChainClient, ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
-import { simpleErrorBody, validationErrorBody } from '@countersign/shared/http/errorBodies'
+import { simpleErrorBody, simpleErrorSchema, validationErrorBody, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { closed, described, int, nullableStr, str } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
+
+import { addressSchema, noRpcOrRpcError, txHashSchema } from './contractParts.js'
+
+export const receiptRouteSchema = {
+  operationId: 'receipt',
+  params: txHashParamsSchema,
+  querystring: txReceiptQuerySchema,
+  response: {
+    200: described(
+      'Receipt',
+      closed({
+        txHash: txHashSchema,
+        status: { enum: ['success', 'reverted'] },
+        blockNumber: int,
+        gasUsed: str,
+        from: addressSchema,
+        to: nullableStr,
+        chainId: int,
+        effectiveGasPrice: str,
+        transactionHash: { ...txHashSchema, description: 'the same as txHash, under the JSON-RPC receipt name' },
+        blockHash: txHashSchema,
+        contractAddress: { ...nullableStr, description: 'the contract a deployment created; null otherwise' },
+      }),
+    ),
+    400: described('Bad hash or chainId', validationErrorSchema),
+    404: described('not_found: pending or unknown', simpleErrorSchema),
+    502: noRpcOrRpcError,
+  },
+}
+
+export const balanceRouteSchema = {
+  operationId: 'balance',
+  params: balanceParamsSchema,
+  querystring: balanceQuerySchema,
+  response: {
+    200: described('Balance (chainId echoes the chain used)', closed({ token: addressSchema, account: addressSchema, balance: str, chainId: int })),
+    400: described('Bad parameters; also a missing chainId when several chains are configured and 8453 is not', validationErrorSchema),
+    502: noRpcOrRpcError,
+  },
+}
 
 const badRequest = (message: string) => new HttpError(400, validationErrorBody(message))
 
@@ -49,7 +90,7 @@ const DEFAULT_BALANCE_CHAIN = 8453
 export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app, { chains }) => {
   app.get(
     '/v1/tx/:hash',
-    { schema: { params: txHashParamsSchema, querystring: txReceiptQuerySchema } },
+    { schema: receiptRouteSchema },
     async (req) => {
       const { hash } = req.params
       const chainId = requestedChain(req.query.chainId)
@@ -98,7 +139,7 @@ export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app
 
   app.get(
     '/v1/balance/:token/:account',
-    { schema: { params: balanceParamsSchema, querystring: balanceQuerySchema } },
+    { schema: balanceRouteSchema },
     async (req) => {
       const { token, account } = req.params
       // viem would refuse such an address deep in the call, which would read as an RPC failure.

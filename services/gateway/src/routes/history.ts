@@ -1,4 +1,5 @@
-import { typedSchema, type AuditLog } from '@countersign/shared'
+import type { AuditLog } from '@countersign/shared'
+import { historyRouteSchema } from '@countersign/shared/http/approvalsContract'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 
 export const HISTORY_DEFAULT_LIMIT = 20
@@ -11,14 +12,8 @@ export function clampHistoryLimit(raw: unknown): number {
   return Math.min(100, Math.max(1, Math.trunc(n)))
 }
 
-/** Any value is accepted (SPEC: history answers no errors); clampHistoryLimit reads what it can. */
-export const historyQuerySchema = typedSchema<{ limit?: unknown }>()({
-  type: 'object',
-  properties: { limit: { description: 'default 20, clamped to 1..100' } },
-})
-
 export const historyRoutes: TypedRoutes<{ audit: AuditLog }> = async (app, opts) => {
-  app.get('/v1/approvals/history', { schema: { querystring: historyQuerySchema } }, async (req) => ({
+  app.get('/v1/approvals/history', { schema: historyRouteSchema }, async (req) => ({
     events: opts.audit.list({ limit: clampHistoryLimit(req.query.limit) }),
   }))
 }

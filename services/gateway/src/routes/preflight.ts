@@ -1,9 +1,13 @@
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { txIntentSchema, normalizeIntent, type BuiltTx, type TxIntent } from '@countersign/shared'
+import { balanceDiffSchema, riskFactorSchema } from '@countersign/shared/http/approvalsContract'
+import { validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { bool, closed, described, int, nullableInt, nullableStr, str, strings } from '@countersign/shared/http/schemaParts'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
 import type { PreflightReport } from '../preflight/runPreflight.js'
+import { noRpcOrRpcError } from './contractParts.js'
 
 export interface PreflightRouteOptions {
   buildIntent: IntentBuilder
@@ -14,8 +18,42 @@ export interface PreflightRouteOptions {
   record: (intent: TxIntent, report: PreflightReport) => Promise<unknown>
 }
 
+const gasCostSchema = {
+  description:
+    'Gas limit (as sign-and-send sets it) times the current max fee, against constraints.maxGasWei; a cost above it is also a warning, and approve-request refuses it (403) before any operator is asked. null without an estimate or fee data',
+  anyOf: [closed({ gas: str, maxFeePerGas: str, costWei: str, maxGasWei: str, withinLimit: bool }), { type: 'null' }],
+}
+
+/** SPEC "Preflight result", and everything else the report holds. */
+export const preflightReportSchema = closed({
+  intentId: str,
+  simulationSuccess: bool,
+  riskScore: { type: 'number', minimum: 0, maximum: 100 },
+  gasEstimate: str,
+  warnings: strings,
+  balanceDiffs: { type: 'array', items: balanceDiffSchema },
+  riskReasons: strings,
+  riskFactors: { type: 'array', items: riskFactorSchema },
+  signals: { type: 'array', items: closed({ id: str, message: str }) },
+  revertReason: nullableStr,
+  allowanceChanges: { type: 'array', items: closed({ token: str, spender: str, before: str, after: str }) },
+  simulationMethod: { enum: ['eth_simulateV1', 'eth_call'] },
+  gasCost: gasCostSchema,
+  tokenFacts: { type: 'array', description: "the chain's symbol() and decimals() of the intent's tokens that have code", items: closed({ address: str, symbol: nullableStr, decimals: nullableInt }) },
+})
+
+export const preflightRouteSchema = {
+  operationId: 'preflight',
+  body: txIntentSchema,
+  response: {
+    200: described('Simulated and scored (a reverting transaction is a 200 with simulationSuccess false)', preflightReportSchema),
+    400: validationErrorSchema,
+    502: noRpcOrRpcError,
+  },
+}
+
 export const preflightRoutes: TypedRoutes<PreflightRouteOptions> = async (app, opts) => {
-  app.post('/v1/tx/preflight', { schema: { body: txIntentSchema } }, async (req) => {
+  app.post('/v1/tx/preflight', { schema: preflightRouteSchema }, async (req) => {
     const intent = normalizeIntent(req.body)
     opts.chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)

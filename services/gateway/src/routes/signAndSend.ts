@@ -17,7 +17,8 @@ import { broadcastSignedTx } from '../chain/broadcast.js'
 import { txFate, type TxFate } from '../chain/txFate.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
-import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
+import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { bool, closed, described, nullableStr, str } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { settleAll } from '../pipeline/settleAll.js'
@@ -27,6 +28,25 @@ import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
 import type { KnownRecipients } from '../store/knownRecipients.js'
 import type { SentTxs } from '../store/sentTxs.js'
+import { noRpcOrRpcError, txHashSchema } from './contractParts.js'
+
+export const signAndSendRouteSchema = {
+  operationId: 'signAndSend',
+  description:
+    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one.',
+  body: signAndSendBodySchema,
+  response: {
+    200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
+    400: validationErrorSchema,
+    403: described('policy_denied (the policy error body), approval_required (with txRequestHash), invalid_approval_token or signing_failed', signingRefusedSchema),
+    409: described('intent_conflict: the intent id was signed for another transaction', simpleErrorSchema),
+    502: noRpcOrRpcError,
+    503: described(
+      "signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet's key is on a PKCS#11 token the signer cannot reach now; or the signer did not answer in time (the signature may or may not exist). Retrying the same intent is always safe: signing is idempotent",
+      simpleErrorSchema,
+    ),
+  },
+}
 
 /** The part of the signer client this route needs. */
 export interface SignerCaller {
@@ -86,7 +106,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     }
   }
 
-  app.post('/v1/tx/sign-and-send', { schema: { body: signAndSendBodySchema } }, async (req, reply) => {
+  app.post('/v1/tx/sign-and-send', { schema: signAndSendRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body.intent)
     const { approvalTokenId } = req.body
     const chain = chains.get(intent.chain.chainId)

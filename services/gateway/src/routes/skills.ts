@@ -1,5 +1,6 @@
 import { createAjv, listValidationErrors, skillManifestSchema, typedSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
-import { skillNotFoundBody, simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import { simpleErrorBody, simpleErrorSchema, skillNotFoundBody, skillNotFoundSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { anyValue, closed, described, int, nullableInt, nullableStr, num, operatorOnly, operatorOrNone, str, strings } from '@countersign/shared/http/schemaParts'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
@@ -46,6 +47,101 @@ const nameSchema = typedSchema<{ name: string }>()({
   properties: { name: { type: 'string', minLength: 1, maxLength: 128 } },
 })
 
+/** SPEC "Skill register error bodies": {registered false, name, manifestHash '', error} and what the failing step adds. */
+const skillErrorSchema = closed(
+  {
+    registered: { const: false },
+    name: str,
+    manifestHash: str,
+    error: str,
+    message: str,
+    validationErrors: strings,
+    hashMismatches: { type: 'array', items: closed({ file: str, expected: str, actual: nullableStr }) },
+    scanFindings: strings,
+    path: str,
+    undeclaredFiles: strings,
+    importProblems: { type: 'array', items: closed({ from: str, specifier: str, file: nullableStr, message: str }) },
+  },
+  ['registered', 'name', 'manifestHash', 'error'],
+)
+
+const approverUnavailable = 'approver_unavailable: the approver, which checks the operator token, is not reachable'
+
+export const registerSkillRouteSchema = {
+  operationId: 'registerSkill',
+  description: 'Needs the operator token unless the manifest publisher is listed in SERVICE_SKILL_PUBLISHERS (then its signature is the authorisation). A body that is not a SkillManifest is a 400 schema_validation_failed in the skill error body, listing every error.',
+  security: operatorOrNone,
+  // Validated by fastify with attachValidation (the failure is reported by the handler, in the skill error body, with every error listed).
+  body: skillManifestSchema,
+  response: {
+    200: described('Registered', closed({ registered: { const: true }, name: str, manifestHash: str })),
+    400: described(
+      'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
+      skillErrorSchema,
+    ),
+    401: described('operator_auth_required: no valid operator token and the publisher is not in SERVICE_SKILL_PUBLISHERS', skillErrorSchema),
+    409: described('duplicate_skill', skillErrorSchema),
+    503: described(approverUnavailable, skillErrorSchema),
+  },
+}
+
+export const listSkillsRouteSchema = {
+  operationId: 'listSkills',
+  response: { 200: described('Active skills', { type: 'array', items: closed({ name: str, publisher: str, actions: strings, chains: { type: 'array', items: int } }) }) },
+}
+
+const { signature: _signature, ...unsignedProperties } = skillManifestSchema.properties
+
+export const getSkillRouteSchema = {
+  operationId: 'getSkill',
+  params: nameSchema,
+  response: {
+    200: described('The manifest without its signature', closed(unsignedProperties, ['version', 'name', 'publisher', 'permissions', 'sandbox', 'files'])),
+    400: validationErrorSchema,
+    404: described('skill_not_found (also for a revoked skill)', skillNotFoundSchema),
+  },
+}
+
+export const revokeSkillRouteSchema = {
+  operationId: 'revokeSkill',
+  security: operatorOnly,
+  params: nameSchema,
+  response: {
+    200: described('Revoked', closed({ name: str, revoked: { const: true } })),
+    400: validationErrorSchema,
+    401: described('operator_auth_required', simpleErrorSchema),
+    404: described('skill_not_found', skillNotFoundSchema),
+    503: described(approverUnavailable, simpleErrorSchema),
+  },
+}
+
+export const runSkillRouteSchema = {
+  operationId: 'runSkill',
+  description: 'Runs the skill in the sandbox; its intents go through policy and approval.',
+  params: nameSchema,
+  body: runBodySchema,
+  response: {
+    200: described(
+      'Ran (error says why it stopped early)',
+      closed(
+        { exitCode: nullableInt, output: { ...anyValue, description: "the skill's result" }, durationMs: num, error: { enum: ['timeout', 'memory', 'crash'] }, stderr: str },
+        ['exitCode', 'durationMs'],
+      ),
+    ),
+    400: described(
+      'Bad body or name; or symlink_refused / skill_folder_refused: the skill folder is (or now holds) a symlink or special file; body names the path',
+      { anyOf: [validationErrorSchema, closed({ error: str, path: str, message: str })] },
+    ),
+    404: described('skill_not_found', skillNotFoundSchema),
+    409: described(
+      'skill_files_changed (with hashMismatches) or skill_has_no_entry',
+      closed({ error: str, message: str, hashMismatches: { type: 'array', items: closed({ file: str, expected: str, actual: nullableStr }) } }, ['error', 'message']),
+    ),
+    429: described('too_many_runs: SERVICE_SKILL_CONCURRENCY runs are in progress', simpleErrorSchema),
+    503: described('sandbox_unavailable: bubblewrap did not work at start; the message says what to install', simpleErrorSchema),
+  },
+}
+
 /** The name a failed registration is reported under: the body's own, when it has one. */
 function claimedName(body: unknown): string {
   const name = typeof body === 'object' && body !== null ? (body as { name?: unknown }).name : undefined
@@ -57,10 +153,10 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   const { audit, registry } = opts
   app.decorateRequest('operatorGrant', null)
 
-  app.post('/v1/skills/register', async (req, reply) => {
+  app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true }, async (req, reply) => {
     const body = req.body
     const name = claimedName(body)
-    const fail = async (status: number, error: string, extra: Record<string, unknown> = {}, hash = '') => {
+    const fail = async (status: 400 | 401 | 409 | 503, error: string, extra: Record<string, unknown> = {}, hash = '') => {
       await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: name, reason: error } })
       return reply.code(status).send({ registered: false, name, manifestHash: hash, error, ...extra })
     }
@@ -120,18 +216,18 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
     return { registered: true, name: manifest.name, manifestHash: hash }
   })
 
-  app.get('/v1/skills', async () =>
+  app.get('/v1/skills', { schema: listSkillsRouteSchema }, async () =>
     registry.list().map((s) => ({ name: s.name, publisher: s.manifest.publisher.name, actions: s.manifest.permissions.actions, chains: s.manifest.permissions.chains })),
   )
 
-  app.get('/v1/skills/:name', { schema: { params: nameSchema } }, async (req, reply) => {
+  app.get('/v1/skills/:name', { schema: getSkillRouteSchema }, async (req, reply) => {
     const { name } = req.params
     const skill = registry.active(name)
     if (!skill) return reply.code(404).send(skillNotFoundBody(name))
     return skill.manifest
   })
 
-  app.delete('/v1/skills/:name', { schema: { params: nameSchema }, preHandler: requireOperator(opts.operator, 'revoking a skill') }, async (req, reply) => {
+  app.delete('/v1/skills/:name', { schema: revokeSkillRouteSchema, preHandler: requireOperator(opts.operator, 'revoking a skill') }, async (req, reply) => {
     const { name } = req.params
     if (!registry.revoke(name, opts.clock())) return reply.code(404).send(skillNotFoundBody(name))
     await audit.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: name, authorisedBy: req.operatorGrant } })
@@ -141,7 +237,7 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   // Runs in progress; each holds one sandbox (up to its manifest's memory).
   let running = 0
 
-  app.post('/v1/skills/:name/run', { schema: { params: nameSchema, body: runBodySchema } }, async (req, reply) => {
+  app.post('/v1/skills/:name/run', { schema: runSkillRouteSchema }, async (req, reply) => {
     const { name } = req.params
     if (!opts.sandbox.available) return reply.code(503).send(simpleErrorBody('sandbox_unavailable', opts.sandbox.message))
     const skill = registry.active(name)
@@ -159,7 +255,7 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   })
 
   /** Checks the folder and files again, copies them into a private root and runs the sandbox there. */
-  async function runSkill(name: string, skill: SkillRecord, input: unknown): Promise<{ status: number; body: unknown }> {
+  async function runSkill(name: string, skill: SkillRecord, input: unknown): Promise<{ status: 200 | 400 | 409; body: unknown }> {
     const failed = (error: string, detail?: string) =>
       audit.append({ intentId: 'system', event: 'sandbox_error', data: { skillName: name, error, ...(detail ? { detail } : {}) } })
     // The folder must still be a real directory without links, and the files the ones that were registered and scanned.
