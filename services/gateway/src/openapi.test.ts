@@ -10,9 +10,11 @@ import { buildOpenApiDocument, documentedRoutes } from './openapi.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 let gw: Awaited<ReturnType<typeof makeTestGateway>> | undefined
+let gw2: Awaited<ReturnType<typeof makeTestGateway>> | undefined
 afterEach(async () => {
   await gw?.close()
-  gw = undefined
+  await gw2?.close()
+  gw = gw2 = undefined
 })
 
 /** Every endpoint of SPEC.md's endpoint table, as OpenAPI paths. */
@@ -70,6 +72,12 @@ describe('OpenAPI document', () => {
     // And every route the gateway serves is documented (HEAD is fastify's automatic twin of GET).
     const documented = new Set(documentedRoutes.map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, ':$1')}`))
     expect([...registered.keys()].filter((k) => !k.startsWith('head ') && !documented.has(k))).toEqual([])
+    // An operator-only route of the gateway has the requireOperator preHandler; the forwarded decide is checked by the approver's own.
+    const guarded = new Set<string>()
+    gw2 = await makeTestGateway({ onRoute: (r) => void (r.preHandler ? [r.method].flat().forEach((m) => guarded.add(`${m.toLowerCase()} ${r.url}`)) : undefined) })
+    const operatorOnly = documentedRoutes.filter((r) => JSON.stringify(r.schema.security) === JSON.stringify([{ operatorToken: [] }])).map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, ':$1')}`)
+    expect(operatorOnly.sort()).toEqual(['delete /v1/skills/:name', 'post /v1/approvals/:requestId/decide'])
+    expect([...guarded]).toEqual(['delete /v1/skills/:name'])
     // Every response a route declares is in the document, with the route's own description.
     const doc = buildOpenApiDocument()
     for (const { method, path: p, schema } of documentedRoutes) {

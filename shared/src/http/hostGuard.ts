@@ -1,6 +1,7 @@
 // Type-only import: see errors.ts.
 import { isIPv6 } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { simpleErrorBody } from './errorBodies.js'
 
 /**
  * DNS-rebinding guard (DESIGN.md §3): a page on an attacker's domain that
@@ -13,7 +14,7 @@ export function installHostGuard(app: FastifyInstance, bindHost: string): void {
   app.addHook('onRequest', (req, reply, done) => {
     const host = hostnameOf(req.headers.host)
     if (host === null || !allowed.has(host)) {
-      reply.code(403).send({ error: 'host_not_allowed', message: `Host header "${req.headers.host ?? ''}" is not allowed; use localhost or ${bindHost}` })
+      reply.code(403).send(simpleErrorBody('host_not_allowed', `Host header "${req.headers.host ?? ''}" is not allowed; use localhost or ${bindHost}`))
       return
     }
     done()

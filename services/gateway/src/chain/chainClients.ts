@@ -1,5 +1,6 @@
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem'
 import type { ChainId } from '@countersign/shared'
+import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import { ConfigError } from '../config.js'
 
@@ -39,10 +40,7 @@ export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, op
     get(chainId) {
       const c = clients.get(chainId)
       if (!c) {
-        throw new HttpError(502, {
-          error: 'no_rpc_client',
-          message: `no RPC endpoint is configured for chain ${chainId}; set SERVICE_RPC_URL_${chainId}`,
-        })
+        throw new HttpError(502, simpleErrorBody('no_rpc_client', `no RPC endpoint is configured for chain ${chainId}; set SERVICE_RPC_URL_${chainId}`))
       }
       return c
     },
@@ -69,7 +67,7 @@ export async function verifyChainIds(clients: ChainClients, sources: Partial<Rec
 
 /** A provider failure as the client sees it: 502 rpc_error with the provider's message. */
 export function rpcFailure(err: unknown, chainId: number): HttpError {
-  return new HttpError(502, { error: 'rpc_error', message: `chain ${chainId}: ${rpcMessage(err)}` })
+  return new HttpError(502, simpleErrorBody('rpc_error', `chain ${chainId}: ${rpcMessage(err)}`))
 }
 
 export function rpcMessage(err: unknown): string {

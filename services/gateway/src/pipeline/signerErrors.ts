@@ -5,7 +5,7 @@ import {
   SIGNING_REFUSED,
   type SigningRefusalData,
 } from '@countersign/shared'
-import { approvalRequiredBody, policyDeniedBody } from '@countersign/shared/http/errorBodies'
+import { approvalRequiredBody, policyDeniedBody, simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 
 /** The call never reached the signer. */
@@ -24,10 +24,10 @@ export const SIGNER_DID_NOT_ANSWER =
 export function signerFailure(err: unknown): HttpError | null {
   if (err instanceof RpcTimeoutError || (err instanceof RpcUnavailableError && err.sent)) {
     // The call reached the signer, which may still sign (or have signed) it.
-    return new HttpError(503, { error: 'signer_unavailable', message: SIGNER_DID_NOT_ANSWER })
+    return new HttpError(503, simpleErrorBody('signer_unavailable', SIGNER_DID_NOT_ANSWER))
   }
   if (err instanceof RpcUnavailableError) {
-    return new HttpError(503, { error: 'signer_unavailable', message: SIGNER_NOT_REACHED })
+    return new HttpError(503, simpleErrorBody('signer_unavailable', SIGNER_NOT_REACHED))
   }
   if (!(err instanceof RpcError) || err.code !== SIGNING_REFUSED) return null
   const data = (err.data ?? {}) as Partial<SigningRefusalData>
@@ -39,14 +39,14 @@ export function signerFailure(err: unknown): HttpError | null {
     case 'missing_approval_token':
       return new HttpError(403, approvalRequiredBody(err.message, data.txRequestHash))
     case 'invalid_approval_token':
-      return new HttpError(403, { error: 'invalid_approval_token', message: err.message })
+      return new HttpError(403, simpleErrorBody('invalid_approval_token', err.message))
     case 'key_unavailable':
       // The key's hardware token is unreachable for now: like an unreachable signer, nothing was signed and a retry may succeed.
-      return new HttpError(503, { error: 'signer_unavailable', message: `key_unavailable: ${err.message}` })
+      return new HttpError(503, simpleErrorBody('signer_unavailable', `key_unavailable: ${err.message}`))
     case 'intent_conflict':
-      return new HttpError(409, { error: 'intent_conflict', message: err.message })
+      return new HttpError(409, simpleErrorBody('intent_conflict', err.message))
     default:
       // key_locked, dev_key_on_remote_chain, tx_mismatch, missing_policy_decision
-      return new HttpError(403, { error: 'signing_failed', message: err.message })
+      return new HttpError(403, simpleErrorBody('signing_failed', err.message))
   }
 }

@@ -18,7 +18,7 @@ import {
   type TxIntent,
 } from '@countersign/shared'
 import { riskFactorSchema } from '@countersign/shared/http/approvalsContract'
-import { policyDeniedBody, policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { policyDeniedBody, policyDeniedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { bool, closed, described, nullableStr, num, str, strings } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
@@ -112,17 +112,17 @@ function skillOf(header: unknown, secret: string, intent: TxIntent): string | nu
   return source?.startsWith('skill:') ? source.slice('skill:'.length) : null
 }
 
-const approverUnavailable = () => new HttpError(503, { error: 'approver_unavailable', message: 'the approver is not reachable; nothing was approved, retry later' })
+const approverUnavailable = () => new HttpError(503, simpleErrorBody('approver_unavailable', 'the approver is not reachable; nothing was approved, retry later'))
 
 /** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending, 503 when it cannot gather a quorum. */
 function refusal(err: unknown): HttpError | null {
   if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) return approverUnavailable()
   if (!(err instanceof RpcError) || err.code !== APPROVAL_REFUSED) return null
   const { reason } = (err.data ?? {}) as Partial<ApprovalRefusalData>
-  if (reason === 'intent_conflict') return new HttpError(409, { error: 'intent_conflict', message: err.message })
-  if (reason === 'too_many_pending') return new HttpError(429, { error: 'too_many_pending', message: err.message })
+  if (reason === 'intent_conflict') return new HttpError(409, simpleErrorBody('intent_conflict', err.message))
+  if (reason === 'too_many_pending') return new HttpError(429, simpleErrorBody('too_many_pending', err.message))
   // The approver cannot gather the operators the gateway's policy asks for (its own configuration differs): nothing approved.
-  if (reason === 'quorum_unavailable') return new HttpError(503, { error: 'approver_unavailable', message: err.message })
+  if (reason === 'quorum_unavailable') return new HttpError(503, simpleErrorBody('approver_unavailable', err.message))
   return null
 }
 

@@ -76,7 +76,7 @@ function requestedChain(raw: string | undefined): number | undefined {
  */
 export function defaultBalanceChain(configured: readonly number[]): number {
   if (configured.length === 0) {
-    throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
+    throw new HttpError(502, simpleErrorBody('no_rpc_client', 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}'))
   }
   if (configured.includes(DEFAULT_BALANCE_CHAIN)) return DEFAULT_BALANCE_CHAIN
   if (configured.length > 1) {
@@ -96,7 +96,7 @@ export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app
       const chainId = requestedChain(req.query.chainId)
       const candidates: ChainClient[] = chainId !== undefined ? [chains.get(chainId)] : chains.configured().map((c) => chains.get(c))
       if (candidates.length === 0) {
-        throw new HttpError(502, { error: 'no_rpc_client', message: 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}' })
+        throw new HttpError(502, simpleErrorBody('no_rpc_client', 'no RPC endpoint is configured for any chain; set SERVICE_RPC_URL_{chainId}'))
       }
       const lookups = await Promise.all(
         candidates.map(async (c) => {

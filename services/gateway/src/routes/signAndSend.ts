@@ -17,7 +17,7 @@ import { broadcastSignedTx } from '../chain/broadcast.js'
 import { txFate, type TxFate } from '../chain/txFate.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
-import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { bool, closed, described, nullableStr, str } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
@@ -119,7 +119,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     const prior = sentTxs.byIntent(intent.id)
     if (prior) {
       if (prior.txRequestHash !== built.txRequestHash) {
-        throw new HttpError(409, { error: 'intent_conflict', message: `intent ${intent.id} was already signed for a different transaction` })
+        throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
       }
       const fate = await txFate(chain, intent.wallet.address, prior.nonce, prior.txHash as Hex).catch((err: unknown) => {
         throw rpcFailure(err, intent.chain.chainId)
@@ -164,7 +164,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       if (estimated.status === 'rejected') {
         const message = `the transaction would fail on chain ${intent.chain.chainId}: ${rpcMessage(estimated.reason)}`
         await denied(intent, 'simulation_failed', { error: message })
-        throw new HttpError(403, { error: 'signing_failed', message })
+        throw new HttpError(403, simpleErrorBody('signing_failed', message))
       }
       const estimate = estimated.value
       const gas = gasLimitFor(estimate, tx.data !== '0x')
