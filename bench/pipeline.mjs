@@ -14,7 +14,7 @@
 import os from 'node:os'
 import { createPublicClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { fmt, profileArgs } from './lib.mjs'
+import { cpuPerRequest, fmt, profileArgs, threadCpuMs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
 import { devKeys, startAnvil, startStack } from './stack.mjs'
 
@@ -161,6 +161,9 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   return { bare: b, countersign: c }
 }
 
+/** PIPELINE_GATEWAY=path/to/main.js: the concurrent part runs that gateway build instead (its CPU per transfer, against this one's). */
+const gatewayOverride = () => (process.env.PIPELINE_GATEWAY ? { gatewayEntry: process.env.PIPELINE_GATEWAY } : {})
+
 /** `clients` workers, worker w on wallet w % wallets, for `ms`; completed pipelines per second. */
 async function concurrentRun(run, { clients, wallets, ms }) {
   const results = []
@@ -190,7 +193,7 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   const anvilCs = await startAnvil(CHAIN_ID)
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
-  const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs })
+  const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, ...gatewayOverride() })
   const bare = { done: [], failures: 0, seconds: 0 }
   const cs = { done: [], failures: 0, seconds: 0 }
   const add = (acc, run) => {
@@ -199,10 +202,15 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
     acc.seconds += run.results.length / run.rate
   }
   let nonceLines
+  const gatewayCpu = []
   try {
     for (let r = 0; r < rounds; r++) {
       add(bare, await concurrentRun((w, n) => barePipeline(bareClient, accounts[w], n), { clients, wallets, ms }))
-      add(cs, await concurrentRun((w, n) => countersignPipeline(stack, csClient, accounts[w].address, n), { clients, wallets, ms }))
+      const before = threadCpuMs(stack.gatewayPid)
+      const run = await concurrentRun((w, n) => countersignPipeline(stack, csClient, accounts[w].address, n), { clients, wallets, ms })
+      const cpu = cpuPerRequest(stack.gatewayPid, before, threadCpuMs(stack.gatewayPid), run.results.length)
+      if (cpu) gatewayCpu.push(cpu.loopUs + cpu.othersUs)
+      add(cs, run)
     }
     await assertContiguousNonces(bareClient, bare.done)
     nonceLines = await assertContiguousNonces(csClient, cs.done)
@@ -219,6 +227,7 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures})`)
   console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
   console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %)`)
+  if (gatewayCpu.length) console.log(`  gateway CPU per transfer (approve-request + sign-and-send, all threads): ${gatewayCpu.map((us) => `${fmt(us)} µs`).join(', ')} by round`)
   console.log(`  nonces per wallet (countersign): ${nonceLines.join('; ')}`)
   if (bare.failures || cs.failures) throw new Error('pipeline benchmark saw failures')
   return { bareRate, csRate }
@@ -228,7 +237,7 @@ export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUND
   // BENCH_CPU_PROF=dir profiles the three services.
   const nodeArgs = (phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
   // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought).
-  await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway: process.env.PIPELINE_AB_GATEWAY })
+  if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway: process.env.PIPELINE_AB_GATEWAY })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
   await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs: nodeArgs('concurrent') })
 }

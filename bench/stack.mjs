@@ -89,6 +89,7 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
 /** Spawns a service's dist/main.js and resolves once its stderr shows `ready`. */
 async function spawnReady(name, env, ready, nodeArgs = []) {
   const child = spawn(process.execPath, [...nodeArgs, path.join(root, `services/${name}/dist/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  process.setMaxListeners(0) // one exit listener per child; a benchmark starts many
   process.once('exit', () => child.kill('SIGKILL'))
   await new Promise((resolve, reject) => {
     let err = ''

@@ -3,6 +3,7 @@ import type { ChainId } from '@countersign/shared'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import { ConfigError } from '../config.js'
+import { createKeepAliveFetch } from './keepAliveFetch.js'
 
 export interface ChainClient {
   chainId: ChainId
@@ -19,6 +20,8 @@ export interface ChainClients {
 
 export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, opts: { timeoutMs?: number } = {}): ChainClients {
   const clients = new Map<number, ChainClient>()
+  // JSON-RPC over node:http keep-alive sockets instead of the global fetch (see keepAliveFetch.ts).
+  const fetchFn = createKeepAliveFetch() as unknown as typeof fetch
   for (const [id, url] of Object.entries(rpcUrls) as Array<[string, string]>) {
     const chainId = Number(id) as ChainId
     const chain = defineChain({
@@ -29,7 +32,7 @@ export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, op
     })
     const client = createPublicClient({
       chain,
-      transport: http(url, { timeout: opts.timeoutMs ?? 10_000, retryCount: 1 }),
+      transport: http(url, { timeout: opts.timeoutMs ?? 10_000, retryCount: 1, fetchFn }),
       cacheTime: 0,
     }) as PublicClient
     clients.set(chainId, { chainId, client, url })

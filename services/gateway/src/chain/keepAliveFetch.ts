@@ -1,0 +1,111 @@
+import http from 'node:http'
+import https from 'node:https'
+
+/** What viem's HTTP transport reads of a fetch Response when it has no body stream. */
+export interface RpcHttpResponse {
+  ok: boolean
+  status: number
+  statusText: string
+  headers: { get(name: string): string | null }
+  body: null
+  text(): Promise<string>
+}
+
+export interface RpcHttpInit {
+  method?: string
+  headers?: Record<string, string>
+  body?: string
+  signal?: AbortSignal | null
+}
+
+export type RpcFetch = (url: string, init: RpcHttpInit) => Promise<RpcHttpResponse>
+
+/** The same ceiling as viem's own default for a JSON-RPC answer. */
+export const MAX_RPC_RESPONSE_BYTES = 10 * 1024 * 1024
+
+/**
+ * A fetch for viem's HTTP transport (`http(url, { fetchFn })`) made of
+ * node:http with keep-alive sockets. Under load the gateway spent a quarter
+ * of its CPU in the global fetch (undici's Request, Response, Headers and web
+ * streams) for JSON-RPC calls of a few hundred bytes (bench/RESULTS.md,
+ * issue 17). viem still builds the request, applies the timeout, parses the
+ * answer and raises its own errors, exactly as with fetch. Differences from
+ * fetch: no redirects are followed (a JSON-RPC endpoint answers where it is
+ * asked), and the answer is cut off at `maxBodyBytes`.
+ */
+export function createKeepAliveFetch(opts: { maxBodyBytes?: number } = {}): RpcFetch {
+  const maxBodyBytes = opts.maxBodyBytes ?? MAX_RPC_RESPONSE_BYTES
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true }),
+    'https:': new https.Agent({ keepAlive: true }),
+  }
+  return (url, init) =>
+    new Promise<RpcHttpResponse>((resolve, reject) => {
+      const target = new URL(url)
+      const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null
+      if (!client) {
+        reject(new Error(`unsupported RPC URL scheme ${target.protocol}`))
+        return
+      }
+      const signal = init.signal ?? null
+      if (signal?.aborted) {
+        reject(abortError(signal))
+        return
+      }
+      const body = init.body ?? ''
+      const req = client.request(target, {
+        method: init.method ?? 'POST',
+        headers: { ...init.headers, 'content-length': Buffer.byteLength(body) },
+        agent: agents[target.protocol as 'http:' | 'https:'],
+      })
+      let settled = false
+      const fail = (err: Error) => {
+        if (settled) return
+        settled = true
+        signal?.removeEventListener('abort', onAbort)
+        req.destroy()
+        reject(err)
+      }
+      const onAbort = () => fail(abortError(signal!))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      req.on('error', fail)
+      req.once('response', (res) => {
+        const chunks: Buffer[] = []
+        let size = 0
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length
+          if (size > maxBodyBytes) fail(new Error(`the RPC answer is larger than ${maxBodyBytes} bytes`))
+          else chunks.push(chunk)
+        })
+        res.on('error', fail)
+        res.once('end', () => {
+          if (settled) return
+          settled = true
+          signal?.removeEventListener('abort', onAbort)
+          const text = Buffer.concat(chunks).toString('utf8')
+          const status = res.statusCode ?? 0
+          resolve({
+            ok: status >= 200 && status < 300,
+            status,
+            statusText: res.statusMessage ?? '',
+            headers: { get: (name) => headerValue(res.headers[name.toLowerCase()]) },
+            body: null,
+            text: () => Promise.resolve(text),
+          })
+        })
+      })
+      req.end(body)
+    })
+}
+
+function headerValue(v: string | string[] | undefined): string | null {
+  if (v === undefined) return null
+  return Array.isArray(v) ? v.join(', ') : v
+}
+
+function abortError(signal: AbortSignal): Error {
+  if (signal.reason instanceof Error) return signal.reason
+  const err = new Error('This operation was aborted')
+  err.name = 'AbortError'
+  return err
+}
