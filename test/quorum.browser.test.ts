@@ -5,7 +5,8 @@
 // approving twice counts once, the second operator's approval mints the token
 // (which then signs); a denial by any operator ends a request. The approver
 // refuses to start when the policy asks for a quorum it cannot get.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -13,7 +14,7 @@ import { parseEther, type Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { nativeIntent } from './support/intents.js'
-import { repoRoot, spawnService, tempDataDir } from './support/processes.js'
+import { repoRoot, spawnService, tempDataDir, waitFor } from './support/processes.js'
 import { entries, importKey, Stack, writePolicy } from './support/stack.js'
 
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -37,11 +38,36 @@ let stack: Stack
 let browser: Browser
 const pages = {} as Record<Name, Page>
 
+// A webhook receiver: the quorum's votes reach it too, signed, by name and never with a token.
+const WEBHOOK_SECRET = 'whsec-' + randomBytes(24).toString('hex')
+const hooks: Array<{ type: string; intentId: string; data: Record<string, unknown>; raw: string; signed: boolean }> = []
+let receiver: Server
+function signedBy(header: string | undefined, body: string): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '')
+  return m !== null && timingSafeEqual(createHmac('sha256', WEBHOOK_SECRET).update(`${m[1]}.${body}`).digest(), Buffer.from(m[2]!, 'hex'))
+}
+
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 })
+  receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      hooks.push({ ...JSON.parse(body), raw: body, signed: signedBy(req.headers['x-countersign-signature'] as string | undefined, body) })
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
   stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: POLICY })
   await importKey(stack.dataDir, anvilAccounts[2].privateKey)
-  await stack.start({ approver: true, approverEnv: { SERVICE_OPERATORS_FILE: writeOperators(stack.dataDir, ['alice', 'bob', 'carol']) } })
+  await stack.start({
+    approver: true,
+    approverEnv: {
+      SERVICE_OPERATORS_FILE: writeOperators(stack.dataDir, ['alice', 'bob', 'carol']),
+      SERVICE_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`,
+      SERVICE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    },
+  })
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS })
   // One browser context per operator: each dashboard holds its own operator's token.
   for (const name of Object.keys(TOKENS) as Name[]) {
@@ -58,6 +84,7 @@ afterAll(async () => {
   await browser?.close()
   await stack?.stop()
   await anvil?.stop()
+  await new Promise((r) => receiver?.close(r))
 })
 
 const wallet = { address: anvilAccounts[2].address as Address }
@@ -129,6 +156,22 @@ describe('2-of-3 quorum on the dashboards', () => {
     expect(rows.findIndex((e) => e.event === 'approval_granted')).toBeGreaterThan(rows.findLastIndex((e) => e.event === 'approval_vote'))
     const all = JSON.stringify(await history())
     for (const t of Object.values(TOKENS)) expect(all).not.toContain(t)
+
+    // The webhook receiver hears the quorum: asked for 2, each vote by name, decided with both names.
+    const mine = () => hooks.filter((h) => h.intentId === intent.id && h.type.startsWith('approval_'))
+    await waitFor(() => (mine().some((h) => h.type === 'approval_decided') ? true : null), { what: 'the approval_decided webhook' })
+    expect(mine().map((h) => h.type)).toEqual(['approval_requested', 'approval_vote', 'approval_vote', 'approval_vote', 'approval_decided'])
+    expect(mine()[0]!.data).toMatchObject({ quorum: 2 })
+    expect(mine().filter((h) => h.type === 'approval_vote').map((h) => [h.data.operator, h.data.counted, h.data.approvals, h.data.required])).toEqual([
+      ['alice', true, 1, 2],
+      ['alice', false, 1, 2],
+      ['bob', true, 2, 2],
+    ])
+    expect(mine()[4]!.data).toMatchObject({ approved: true, operator: 'bob', approvedBy: ['alice', 'bob'] })
+    expect(mine().every((h) => h.signed)).toBe(true)
+    const raw = mine().map((h) => h.raw).join('\n')
+    expect(raw).not.toContain(approved.body.approvalTokenId)
+    for (const t of Object.values(TOKENS)) expect(raw).not.toContain(t)
   }, 90_000)
 
   it('a denial by any operator ends it, even after another approved', async () => {

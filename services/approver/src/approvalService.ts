@@ -204,7 +204,7 @@ export function createApprovalService(deps: {
       if (full) throw new ApprovalRefusal('too_many_pending', full)
 
       // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
-      // The larger of the approver's own reading of the policy and the gateway's: a policy missing on one side never lowers it.
+      // The quorum is the larger of the approver's own reading of the policy and the gateway's: a policy missing on one side never lowers it.
       const needed = Math.max(deps.quorumFor?.(intent) ?? 1, params.quorum ?? 1)
       if (needed > 1 && needed > (deps.namedOperators ?? 0)) {
         throw new ApprovalRefusal(
