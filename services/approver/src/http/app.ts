@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type preHandlerAsyncHookHandler } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
 import { decideRouteSchema, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
@@ -11,7 +11,8 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
-import { singleTokenOperators, type OperatorIdentity, type Operators } from '../operators/operators.js'
+import { singleTokenOperators, type Operators } from '../operators/operators.js'
+import { requireOperator } from './requireOperator.js'
 import { pendingView } from '../channels/pendingView.js'
 import type { WebChannel } from '../channels/webChannel.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
@@ -49,26 +50,6 @@ export function clampHistoryLimit(raw: unknown): number {
   if (typeof raw !== 'string' || raw.trim() === '') return 20
   const n = Number(raw)
   return Number.isFinite(n) ? Math.min(100, Math.max(1, Math.trunc(n))) : 20
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the requireOperator preHandler: the operator who sent this request ({name: null} for the single token or auth off). */
-    operator: OperatorIdentity | null
-  }
-}
-
-/**
- * The preHandler of every operator-only approver route: 401 unless the bearer
- * token names an operator (anyone when operators is null: SERVICE_OPERATOR_AUTH=off).
- */
-function requireOperator(operators: Operators | null, what: string): preHandlerAsyncHookHandler {
-  return async (req) => {
-    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1]
-    const who = operators === null ? { name: null } : operators.identify(bearer)
-    if (who === null) throw new HttpError(401, simpleErrorBody('operator_auth_required', `${what} needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)`))
-    req.operator = who
-  }
 }
 
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
