@@ -16,13 +16,34 @@ export interface Fees {
  * full blocks of base-fee growth.
  */
 export async function estimateFees(client: PublicClient, speed: Speed = 'normal'): Promise<Fees> {
-  const [block, suggestedTip] = await Promise.all([
-    client.getBlock({ blockTag: 'latest' }),
-    client.estimateMaxPriorityFeePerGas().catch(() => 1_000_000_000n),
-  ])
-  const baseFee = block.baseFeePerGas ?? 0n
+  const { baseFee, suggestedTip } = await readFeeData(client)
   const maxPriorityFeePerGas = (suggestedTip * TIP_PERCENT[speed]) / 100n
   return { maxPriorityFeePerGas, maxFeePerGas: baseFee * 2n + maxPriorityFeePerGas }
+}
+
+interface FeeData {
+  baseFee: bigint
+  suggestedTip: bigint
+}
+
+// Reads in flight, per client. Nothing is kept once a read settles.
+const inFlight = new WeakMap<PublicClient, Promise<FeeData>>()
+
+/**
+ * The latest base fee and the node's suggested tip. Callers that ask while a
+ * read is in flight share it: its answer is at most one round trip older than
+ * one of their own would be (the max fee leaves room for six full blocks of
+ * base-fee growth), and concurrent requests (preflights, sign-and-sends of
+ * other wallets) cost one pair of node calls instead of one pair each.
+ */
+function readFeeData(client: PublicClient): Promise<FeeData> {
+  const pending = inFlight.get(client)
+  if (pending) return pending
+  const read = Promise.all([client.getBlock({ blockTag: 'latest' }), client.estimateMaxPriorityFeePerGas().catch(() => 1_000_000_000n)])
+    .then(([block, suggestedTip]) => ({ baseFee: block.baseFeePerGas ?? 0n, suggestedTip }))
+    .finally(() => inFlight.delete(client))
+  inFlight.set(client, read)
+  return read
 }
 
 /** Gas limit from an estimate: contract calls get 30% headroom (pool oracle writes vary by block). */
