@@ -12,6 +12,7 @@ import {
 } from '@countersign/shared'
 import type { RouteOptions } from 'fastify'
 import { buildGatewayApp } from './app.js'
+import type { RunPreflight } from './routes/approveRequest.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
@@ -40,7 +41,7 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
 }
 
 export async function makeTestGateway(
-  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[]; onRoute?: (route: RouteOptions) => void } = {},
+  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; preflight?: (audit: AuditLog) => RunPreflight; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[]; onRoute?: (route: RouteOptions) => void } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
@@ -81,6 +82,7 @@ export async function makeTestGateway(
     routers: defaultRouterTable(),
     clock,
     ...(opts.onRoute ? { onRoute: opts.onRoute } : {}),
+    ...(opts.preflight ? { preflight: opts.preflight(audit) } : {}),
   })
   const close = async () => {
     await app.close()
