@@ -9,13 +9,13 @@ import { cpSync, lstatSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
-import { readLatestCheckpoint } from '@countersign/shared'
+import { readLatestCheckpoint } from '@countersign/shared/server'
 import { rewriteAuditRow, truncateAudit } from '@countersign/shared/testing/auditTamper'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, killOnExit, repoRoot, tempDataDir, waitFor } from './support/processes.js'
 
 const execFileP = promisify(execFile)
-const auditCli = path.join(repoRoot, 'shared/dist/audit/cli.js')
+const auditCli = path.join(repoRoot, 'shared/dist/server/audit/cli.js')
 
 /** countersign-audit verify: exit code and what it printed. */
 async function verify(...args: string[]): Promise<{ code: number; out: string }> {

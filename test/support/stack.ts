@@ -136,7 +136,7 @@ export class Stack {
   }
 
   async auditVerify(): Promise<string> {
-    const { stdout } = await run(process.execPath, [path.join(repoRoot, 'shared/dist/audit/cli.js'), 'verify', '--data-dir', this.dataDir])
+    const { stdout } = await run(process.execPath, [path.join(repoRoot, 'shared/dist/server/audit/cli.js'), 'verify', '--data-dir', this.dataDir])
     return stdout.trim()
   }
 }

@@ -1,11 +1,8 @@
 import {
   NATIVE_TOKEN_ADDRESS,
-  applyTokenFacts,
   buildAggregatorTransaction,
   buildTransaction,
   chainName,
-  describeMismatch,
-  escapeForDisplay,
   formatAssetAmount,
   formatNative,
   isAggregatorIntent,
@@ -19,6 +16,7 @@ import {
   type RouterTable,
   type TxIntent,
 } from '@countersign/shared'
+import { applyTokenFacts, describeMismatch, escapeForDisplay } from '@countersign/shared/server'
 
 /**
  * What the operator sees, derived here from the intent (the preflight part

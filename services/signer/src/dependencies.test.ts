@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { importGraph } from './importGraph.testkit.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const pkg = (p: string) =>
@@ -42,3 +43,53 @@ describe('the signer’s dependency set', () => {
     ])
   })
 })
+
+// What the signer process (and countersign-keys, which holds the same keys)
+// really loads, walked from the compiled entry points (npm test builds first).
+const repo = path.resolve(here, '../../..')
+const signerDist = path.join(repo, 'services/signer/dist')
+const sharedDist = path.join(repo, 'shared/dist')
+const entries = [path.join(signerDist, 'main.js'), path.join(signerDist, 'cli/keys.js')]
+// A worker thread's script is started by path, not imported: the audit writer's, should the signer ever use it.
+const workerScripts = [path.join(sharedDist, 'audit/auditWorker.js')]
+
+/** Packages the signer's code may import: the reviewed dependencies of the signer and of shared's trusted part. */
+const ALLOWED_PACKAGES = ['@noble/ciphers', '@noble/hashes', 'ajv', 'ajv-formats', 'better-sqlite3', 'hash-wasm', 'viem']
+/** Node built-ins it may use: no HTTP, TLS, DNS, UDP, child processes or inspector. */
+const ALLOWED_BUILTINS = ['node:buffer', 'node:crypto', 'node:events', 'node:fs', 'node:fs/promises', 'node:module', 'node:net', 'node:os', 'node:path', 'node:perf_hooks', 'node:readline', 'node:stream', 'node:string_decoder', 'node:timers', 'node:timers/promises', 'node:url', 'node:util', 'node:worker_threads']
+
+describe('the signer’s import graph', () => {
+  const built = entries.every((e) => existsSync(e))
+  const graph = built ? importGraph([...entries, ...workerScripts]) : null
+  const rel = (f: string) => path.relative(repo, f)
+
+  it('is built (npx tsc -b) so that the walk sees what runs', () => {
+    expect(built, `run npx tsc -b first: ${entries.join(', ')}`).toBe(true)
+  })
+
+  it('reaches only the signer itself and the trusted part of shared: never shared/src/server (http, display, audit CLI, testing) nor another service', () => {
+    const files = [...graph!.files].map(rel)
+    const outside = files.filter((f) => !f.startsWith('services/signer/dist/') && !f.startsWith('shared/dist/'))
+    expect(outside).toEqual([])
+    expect(files.filter((f) => f.startsWith('shared/dist/server/'))).toEqual([])
+    // The trusted part it does load, so this list stays honest.
+    for (const part of ['canonical/hash.js', 'policy/evaluatePolicy.js', 'protocol/signer.js', 'schemas/txIntent.js', 'actions/index.js', 'config/read.js']) {
+      expect(files, part).toContain(`shared/dist/${part}`)
+    }
+  })
+
+  it('imports no package but the allowed ones; pkcs11js only on demand (dynamic import)', () => {
+    const packages = [...graph!.packages.keys()]
+    expect(packages.filter((p) => !p.startsWith('node:') && !ALLOWED_PACKAGES.includes(p)).map((p) => `${p} (from ${rel(graph!.packages.get(p)!)})`)).toEqual([])
+    expect(packages.filter((p) => p.startsWith('node:') && !ALLOWED_BUILTINS.includes(p)).map((p) => `${p} (from ${rel(graph!.packages.get(p)!)})`)).toEqual([])
+    expect([...graph!.dynamicPackages.keys()]).toEqual(['pkcs11js'])
+    expect(rel(graph!.dynamicPackages.get('pkcs11js')!)).toBe('services/signer/dist/pkcs11/token.js')
+  })
+
+  it('the walk does find forbidden edges: the gateway, walked the same way, reaches fastify and shared/src/server', () => {
+    const gateway = importGraph([path.join(repo, 'services/gateway/dist/main.js')])
+    expect(gateway.packages.has('fastify')).toBe(true)
+    expect([...gateway.files].map(rel).some((f) => f.startsWith('shared/dist/server/http/'))).toBe(true)
+  })
+})
+

@@ -6,7 +6,7 @@ import { buildTransaction } from '../builders/buildTransaction.js'
 import { normalizeIntentAddresses, toChecksumAddress } from '../builders/addresses.js'
 import { txIntentSchema } from '../schemas/txIntent.js'
 import { skillManifestSchema } from '../schemas/skillManifest.js'
-import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WALLET, WETH_BASE } from '../testing/intents.js'
+import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WALLET, WETH_BASE } from '../server/testing/intents.js'
 import type { Action, ActionType, Address, PolicyConfig, TxIntent } from '../types.js'
 import { ACTION_SPECS, ACTION_TYPES, specOf, VALUE_RECEIVING_ROLES, type CounterpartyRole, type TokenFlow } from './index.js'
 

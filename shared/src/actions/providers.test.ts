@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { actions, makeIntent } from '../testing/intents.js'
+import { actions, makeIntent } from '../server/testing/intents.js'
 import { createAjv } from '../validation.js'
 import { txIntentSchema } from '../schemas/index.js'
 import type { TxIntent } from '../types.js'

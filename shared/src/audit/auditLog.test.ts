@@ -7,14 +7,14 @@ import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAuditLog, type AuditLog } from './auditLog.js'
-import { runAuditCli } from './cli.js'
+import { runAuditCli } from '../server/audit/cli.js'
 import { AuditDataError } from './plainJson.js'
-import { verifyAuditChain } from './verify.js'
+import { verifyAuditChain } from '../server/audit/verify.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const compiledAuditLog = path.resolve(here, '../../dist/audit/auditLog.js')
-const compiledCli = path.resolve(here, '../../dist/audit/cli.js')
+const compiledCli = path.resolve(here, '../../dist/server/audit/cli.js')
 
 let log: AuditLog | undefined
 afterEach(async () => {

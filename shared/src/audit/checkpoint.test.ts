@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { rewriteAuditRow, stripCheckpoints, truncateAudit } from '../testing/auditTamper.js'
+import { rewriteAuditRow, stripCheckpoints, truncateAudit } from '../server/testing/auditTamper.js'
 import { openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
 import { auditKeyFingerprint, parseAuditPublicKey, signCheckpoint, type LatestCheckpoint } from './checkpoint.js'
-import { runAuditCli } from './cli.js'
-import { verifyAuditChain } from './verify.js'
+import { runAuditCli } from '../server/audit/cli.js'
+import { verifyAuditChain } from '../server/audit/verify.js'
 
 let log: AuditLog | undefined
 afterEach(async () => {

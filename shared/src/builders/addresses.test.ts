@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { checksumAddress, type Address } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { actions, makeIntent } from '../testing/intents.js'
+import { actions, makeIntent } from '../server/testing/intents.js'
 import type { TxIntent } from '../types.js'
 import { assertIntentChecksums, hasValidChecksum, intentAddresses, normalizeIntentAddresses, toChecksumAddress } from './addresses.js'
 import { buildTransaction } from './buildTransaction.js'

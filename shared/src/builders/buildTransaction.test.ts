@@ -1,6 +1,6 @@
 import { decodeFunctionData } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WALLET, WETH_BASE } from '../testing/intents.js'
+import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WALLET, WETH_BASE } from '../server/testing/intents.js'
 import { swapRouter02Abi } from './abis.js'
 import { buildTransaction, contractOf } from './buildTransaction.js'
 import { BuildError } from './errors.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WETH_BASE } from '../testing/intents.js'
+import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WETH_BASE } from '../server/testing/intents.js'
 import type { PolicyConfig, TxIntent } from '../types.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { evaluatePolicy, isWithinDeadline, tokenLimitFor, type PolicyContext } from './evaluatePolicy.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ACTION_SPECS } from '../actions/index.js'
-import { actions, makeIntent, USDC_BASE } from '../testing/intents.js'
+import { actions, makeIntent, USDC_BASE } from '../server/testing/intents.js'
 import type { PolicyConfig, QuorumRule } from '../types.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { evaluatePolicy } from './evaluatePolicy.js'

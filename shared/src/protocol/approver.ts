@@ -8,9 +8,15 @@
 // waiting clients. So any number of waiting requests never holds the socket.
 import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { TxIntent, TxRequest } from '../types.js'
-import type { TokenFact } from '../display/tokenFacts.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
+
+/** A token's own symbol() and decimals() as read from the chain; null when the call failed. */
+export interface TokenFact {
+  address: string
+  symbol: string | null
+  decimals: number | null
+}
 
 export interface RiskFactor {
   id: string

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { actions, makeIntent } from '../testing/intents.js'
+import { actions, makeIntent } from '../server/testing/intents.js'
 import { ACTION_TYPES } from '../actions/index.js'
 import { SUPPORTED_CHAIN_IDS } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'

@@ -2,7 +2,7 @@
 // DESIGN §3/§6 for what the spec leaves open), as clients read them. The
 // gateway's routes and docs/openapi.json produce exactly these shapes; the
 // TypeScript client (clients/ts) types every call with them.
-import type { Address, Hex, PolicyDecision, TxRequest, AuditEvent } from './types.js'
+import type { Address, Hex, PolicyDecision, TxRequest, AuditEvent } from '../types.js'
 
 export interface HealthResult {
   status: 'ok'

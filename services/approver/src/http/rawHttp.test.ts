@@ -1,6 +1,6 @@
 // The approver's own port (127.0.0.1:3101) on a real socket: parser-level
 // errors and malformed Host headers get the same answers as on the gateway
-// (shared/src/http/lowLevelErrors.ts, hostGuard.ts), with X-Service-Version.
+// (shared/src/server/http/lowLevelErrors.ts, hostGuard.ts), with X-Service-Version.
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import net from 'node:net'

@@ -1,4 +1,5 @@
-import { applyTokenFacts, specOf, type TokenFact, type TxIntent } from '@countersign/shared'
+import { specOf, type TokenFact, type TxIntent } from '@countersign/shared'
+import { applyTokenFacts } from '@countersign/shared/server'
 import type { ChainFacts } from '../preflight/chainFacts.js'
 import type { ChainClients } from './chainClients.js'
 

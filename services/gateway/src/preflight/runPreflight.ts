@@ -4,9 +4,6 @@ import {
   contractOf,
   specOf,
   VALUE_RECEIVING_ROLES,
-  mismatchOf,
-  describeMismatch,
-  escapeForDisplay,
   type BalanceDiff,
   type BuiltTx,
   type PolicyConfig,
@@ -16,6 +13,7 @@ import {
   type TokenFact,
   type TxIntent,
 } from '@countersign/shared'
+import { mismatchOf, describeMismatch, escapeForDisplay } from '@countersign/shared/server'
 import type { ChainClient } from '../chain/chainClients.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { SimulationFacts } from './recentPreflights.js'

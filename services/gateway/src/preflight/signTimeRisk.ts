@@ -1,8 +1,5 @@
 import {
   contractOf,
-  describeMismatch,
-  escapeForDisplay,
-  mismatchOf,
   sameAddress,
   specOf,
   type BuiltTx,
@@ -11,6 +8,7 @@ import {
   type RouterTable,
   type TxIntent,
 } from '@countersign/shared'
+import { describeMismatch, escapeForDisplay, mismatchOf } from '@countersign/shared/server'
 import type { RecentPreflights, SimulationFacts } from './recentPreflights.js'
 import { scoreRisk } from './riskScore.js'
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
-import { parseAuditPublicKey, SIGNER_CHECKPOINT_TABLE, type LatestCheckpoint } from './checkpoint.js'
+import { parseAuditPublicKey, SIGNER_CHECKPOINT_TABLE, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import type { AuditAnchor } from './verify.js'
 
 /** What verify checks a log against: the signer's public audit key and its latest checkpoint. */

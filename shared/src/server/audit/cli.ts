@@ -3,13 +3,13 @@ import { existsSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
-import { toEvent } from './auditLog.js'
-import type { AuditRow } from './schema.js'
+import { toEvent } from '../../audit/auditLog.js'
+import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
-import { AUDIT_PUBLIC_KEY_FILE } from './checkpoint.js'
+import { AUDIT_PUBLIC_KEY_FILE } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
-import { readDataDir } from '../config/common.js'
-import { describeFailure } from '../operatorError.js'
+import { readDataDir } from '../../config/common.js'
+import { describeFailure } from '../../operatorError.js'
 
 const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]

@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from './checkpoint.js'
-import { auditRowHash } from './rowHash.js'
-import { GENESIS_HASH, type AuditRow } from './schema.js'
+import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import { auditRowHash } from '../../audit/rowHash.js'
+import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 
 /** Which kind of problem verify found first. */
 export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'truncated'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { actions, makeIntent, USDC_BASE, WETH_BASE } from '../testing/intents.js'
-import { describeIntent } from '../actions/index.js'
+import { describeIntent } from '../../actions/index.js'
 import { applyTokenFacts, describeMismatch } from './tokenFacts.js'
 
 const TUSD = USDC_BASE

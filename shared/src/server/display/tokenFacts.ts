@@ -1,11 +1,7 @@
-import type { Asset, TxIntent } from '../types.js'
+import type { Asset, TxIntent } from '../../types.js'
+import type { TokenFact } from '../../protocol/approver.js'
 
-/** A token's own symbol() and decimals() as read from the chain; null when the call failed. */
-export interface TokenFact {
-  address: string
-  symbol: string | null
-  decimals: number | null
-}
+export type { TokenFact }
 
 /** A declared symbol or decimals that the chain contradicts. */
 export interface TokenMismatch {

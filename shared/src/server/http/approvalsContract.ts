@@ -3,7 +3,7 @@
 // paths (and serves history itself) with them too, and its OpenAPI document
 // is generated from them. They live in shared/ because a service never
 // imports another service.
-import { typedSchema } from '../schemas/typed.js'
+import { typedSchema } from '../../schemas/typed.js'
 import { simpleErrorSchema, validationErrorSchema } from './errorBodies.js'
 import { bool, closed, described, emptyResponse, htmlResponse, int, nullableInt, nullableStr, num, operatorOnly, str, strings } from './schemaParts.js'
 

@@ -2,8 +2,8 @@
 // by one schema beside it. Routes send these (directly or through HttpError)
 // and list the schemas as their response schemas, which fastify serialises
 // with and the OpenAPI document shows; a body built anywhere else is a bug.
-import { POLICY_VERSION } from '../constants.js'
-import { typedSchema } from '../schemas/typed.js'
+import { POLICY_VERSION } from '../../constants.js'
+import { typedSchema } from '../../schemas/typed.js'
 
 const str = { type: 'string' } as const
 const strings = { type: 'array', items: str } as const

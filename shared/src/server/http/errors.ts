@@ -1,9 +1,9 @@
 // HTTP error handling shared by the gateway and the approver. Only types come
 // from fastify, so the signer, which loads shared/, never loads fastify.
 import type { FastifyError, FastifyInstance } from 'fastify'
-import { BuildError } from '../builders/errors.js'
-import { SERVICE_VERSION } from '../constants.js'
-import { describeValidationErrors } from '../validation.js'
+import { BuildError } from '../../builders/errors.js'
+import { SERVICE_VERSION } from '../../constants.js'
+import { describeValidationErrors } from '../../validation.js'
 import { simpleErrorBody, validationErrorBody } from './errorBodies.js'
 import { STATUS_CODES } from 'node:http'
 

@@ -5,7 +5,7 @@
 import { STATUS_CODES, type ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { SERVICE_VERSION } from '../constants.js'
+import { SERVICE_VERSION } from '../../constants.js'
 
 interface ParserError extends Error {
   code?: string

@@ -4,7 +4,7 @@
 // reply payload is checked against the response schema's T. Types only: no
 // run-time code, so nothing here loads fastify.
 import type { FastifyPluginAsync, FastifyTypeProvider, RawServerDefault } from 'fastify'
-import type { ValueOf } from '../schemas/typed.js'
+import type { ValueOf } from '../../schemas/typed.js'
 
 export interface SchemaTypeProvider extends FastifyTypeProvider {
   validator: ValueOf<this['schema']>

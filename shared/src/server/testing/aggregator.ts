@@ -1,7 +1,7 @@
 // Calldata of the aggregator router's swap() for tests (unit tests and the
 // local aggregator API server of the system tests).
 import { encodeFunctionData, type Hex } from 'viem'
-import { aggregatorRouterAbi } from '../builders/aggregator.js'
+import { aggregatorRouterAbi } from '../../builders/aggregator.js'
 import { USDC_BASE, WALLET, WETH_BASE } from './intents.js'
 
 export function aggregatorSwapCalldata(o: Partial<{ src: string; dst: string; receiver: string; amount: bigint; minReturn: bigint }> = {}): Hex {

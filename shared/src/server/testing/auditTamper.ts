@@ -3,8 +3,8 @@
 // want, and recompute every later row's hash with the project's own
 // function, so the hash chain alone verifies again.
 import Database from 'better-sqlite3'
-import { auditRowHash } from '../audit/rowHash.js'
-import { GENESIS_HASH, type AuditRow } from '../audit/schema.js'
+import { auditRowHash } from '../../audit/rowHash.js'
+import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 
 function openWithoutTriggers(file: string): Database.Database {
   const db = new Database(file)

@@ -1,7 +1,7 @@
 // Intent factories for tests in every package. Not exported from the package
 // root so production code cannot pick them up by accident.
 import { randomUUID } from 'node:crypto'
-import type { Action, Address, ChainId, TxIntent } from '../types.js'
+import type { Action, Address, ChainId, TxIntent } from '../../types.js'
 
 export const WALLET: Address = '0x1111111111111111111111111111111111111111'
 export const RECIPIENT: Address = '0x2222222222222222222222222222222222222222'
