@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createRpcClient, describeFailure, readDataDir, readGatewayListen, socketConfigFromEnv } from '@countersign/shared'
 import { DEV_CHAIN_ID, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
 import { loadEnvFile } from './env-file.mjs'
 import { readProcfile } from './procfile.mjs'
@@ -17,10 +18,19 @@ const loaded = loadEnvFile(path.join(root, '.env'))
 const env = { ...process.env }
 // Only this launcher names the signer's dev chain, and only in dev mode (below).
 delete env.SERVICE_SIGNER_DEV_CHAIN_ID
-const dataDir = path.resolve(root, env.SERVICE_DATA_DIR || 'data')
-env.SERVICE_DATA_DIR = dataDir
-const port = env.SERVICE_PORT || '3100'
 const say = (msg) => process.stdout.write(`countersign | ${msg}\n`)
+// The same readers the services use: a bad value stops the launcher, naming
+// the variable, before anything starts.
+let dataDir, port, sockets
+try {
+  dataDir = path.resolve(root, readDataDir(env))
+  env.SERVICE_DATA_DIR = dataDir
+  port = readGatewayListen(env).port
+  sockets = socketConfigFromEnv(env, dataDir)
+} catch (err) {
+  process.stderr.write(`countersign: ${describeFailure(err)}\n`)
+  process.exit(1)
+}
 if (loaded.length) say(`.env: ${loaded.join(', ')}`)
 
 const processes = readProcfile(path.join(root, 'Procfile'))
@@ -117,15 +127,32 @@ for (const { name, command } of processes) {
   if (name !== processes[processes.length - 1].name) await new Promise((r) => setTimeout(r, 400))
 }
 
-// Tell a newcomer what to do next, once the gateway answers.
-for (let i = 0; i < 100 && !stopping; i++) {
-  try {
-    const r = await fetch(`http://127.0.0.1:${port}/v1/health`)
-    if (r.ok) break
-  } catch {}
-  await new Promise((r) => setTimeout(r, 100))
+/** Retries `probe` every 200 ms for up to `ms`; true once it resolves truthy. */
+async function ready(probe, ms) {
+  for (const end = Date.now() + ms; Date.now() < end && !stopping; ) {
+    try {
+      if (await probe()) return true
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return false
 }
-if (!stopping) {
+
+// Tell a newcomer what to do next, once the gateway answers and the signer
+// has unlocked its keys (seconds on a loaded machine): saying "running"
+// before that would send the first request into a 503.
+const gatewayUp = await ready(async () => (await fetch(`http://127.0.0.1:${port}/v1/health`)).ok, 120_000)
+const signerUp = await ready(async () => {
+  const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 3000 })
+  try {
+    return (await signer.call('health', {})).status === 'ok'
+  } finally {
+    signer.close()
+  }
+}, 120_000)
+if (!stopping && !(gatewayUp && signerUp)) {
+  say(`still starting after two minutes: ${gatewayUp ? '' : `the gateway does not answer on port ${port}; `}${signerUp ? '' : `the signer does not answer on ${sockets.signer}; `}see its output above`)
+} else if (!stopping) {
   const tokenFile = path.join(dataDir, 'operator-token')
   const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '(see SERVICE_OPERATOR_TOKEN)'
   const lines = [

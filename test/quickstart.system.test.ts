@@ -38,8 +38,9 @@ beforeAll(async () => {
   launcher = started.child
   launcher.stdout!.on('data', (d) => (output += d))
   launcher.stderr!.on('data', (d) => (output += d))
-  await waitFor(() => (output.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 60_000, what: `the stack to start:\n${output}` })
-}, 90_000)
+  // The launcher says "running" only once the signer answers (its keys unlocked), up to two minutes.
+  await waitFor(() => (output.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 130_000, what: `the stack to start:\n${output}` })
+}, 150_000)
 
 afterAll(async () => {
   if (launcher && launcher.exitCode === null) {
@@ -125,6 +126,26 @@ describe('a crashed process', () => {
     expect(out).toContain('countersign: signer exited (SIGKILL); stopping everything')
     await waitFor(async () => (await fetch(`http://127.0.0.1:${ports.SERVICE_PORT}/v1/health`).then(() => false, () => true)) || null, { what: 'the gateway to stop too' })
   }, 90_000)
+})
+
+describe('a bad setting', () => {
+  it('stops the launcher before anything starts, naming the variable and the accepted form', async () => {
+    const dir = tempDataDir()
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_PORT: 'abc' },
+      cwd: repoRoot,
+    })
+    killOnExit(child)
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    const code = await new Promise<number | null>((r) => child.once('exit', r))
+    expect(code).toBe(1)
+    expect(out).toContain('SERVICE_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(out).not.toContain('development stack')
+    expect(out).not.toMatch(/\n\s+at /) // no stack trace
+    expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
+  })
 })
 
 describe('with an RPC URL configured', () => {
