@@ -2,7 +2,7 @@ import path from 'node:path'
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import { OperatorError } from '@countersign/shared'
+import { OperatorError, readVariable } from '@countersign/shared'
 
 export class PassphraseError extends OperatorError {
   override name = 'PassphraseError'
@@ -20,11 +20,15 @@ export interface PassphraseIo {
 export const HOW_TO_GIVE_A_PASSPHRASE =
   'set SERVICE_PASSPHRASE_FILE to a file holding it (mode 0600 or stricter), or SERVICE_DEMO_PASSPHRASE, or run on a terminal to be asked'
 
-/** The configured non-interactive source, if any: SERVICE_DEMO_PASSPHRASE, else SERVICE_PASSPHRASE_FILE. */
+/**
+ * The configured non-interactive source, if any: SERVICE_DEMO_PASSPHRASE
+ * (taken exactly as given: spaces at either end are part of a passphrase),
+ * else SERVICE_PASSPHRASE_FILE (read through its config reader).
+ */
 export function configuredPassphrase(env: PassphraseIo['env']): string | null {
   if (env.SERVICE_DEMO_PASSPHRASE) return env.SERVICE_DEMO_PASSPHRASE
-  if (env.SERVICE_PASSPHRASE_FILE) return readPassphraseFile(env.SERVICE_PASSPHRASE_FILE, env)
-  return null
+  const file = readVariable(env, 'SERVICE_PASSPHRASE_FILE')
+  return file ? readPassphraseFile(file, env) : null
 }
 
 /**
