@@ -19,7 +19,23 @@ afterEach(async () => {
   audit = undefined
 })
 
-function setup(opts: { failGrants?: number; namedOperators?: number } = {}) {
+/** The audit log, except that appends of the events `failing` names throw (a full disk) while the set holds them. */
+function failingAppends(log: AuditLog, failing: Set<string>): AuditLog {
+  return new Proxy(log, {
+    get(target, key) {
+      if (key === 'append') {
+        return async (e: Parameters<AuditLog['append']>[0]) => {
+          if (failing.has(e.event)) throw new Error('SQLITE_FULL: database or disk is full')
+          return target.append(e)
+        }
+      }
+      const value = Reflect.get(target, key) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+function setup(opts: { failGrants?: number; namedOperators?: number; failingEvents?: Set<string> } = {}) {
   const now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-quorum-')), 'audit.db'), { clock })
@@ -29,7 +45,7 @@ function setup(opts: { failGrants?: number; namedOperators?: number } = {}) {
   const service = createApprovalService({
     mode: 'web',
     pending,
-    audit,
+    audit: opts.failingEvents ? failingAppends(audit, opts.failingEvents) : audit,
     routers: defaultRouterTable(),
     clock,
     granter: {
@@ -142,6 +158,37 @@ describe('quorum', () => {
     expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual(['alice', 'bob'])
     expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true })
     expect(s.grants).toHaveLength(1)
+  })
+
+  it('a vote the audit log could not record does not count, and the request stays pending', async () => {
+    const failing = new Set(['approval_vote'])
+    const s = setup({ failingEvents: failing })
+    const t = await s.request(s.big)
+    await expect(s.service.decide(t.requestId, true, 'web', 'alice')).rejects.toThrow(/disk is full/)
+    expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual([])
+    // A denial that cannot be recorded does not end the request either.
+    await expect(s.service.decide(t.requestId, false, 'web', 'carol')).rejects.toThrow(/disk is full/)
+    expect(s.pending.get(t.requestId)).toBeDefined()
+    failing.clear()
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: false, counted: true, quorum: { approvedBy: ['alice'] } })
+    expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true })
+    expect(s.grants).toHaveLength(1)
+    expect(s.rows().filter((r) => r.event === 'approval_vote').map((r) => (r.data as { operator: string }).operator)).toEqual(['alice', 'bob'])
+  })
+
+  it('a decision the audit log could not record is not announced: the request goes back on the list with its votes, and a later approval carries it out', async () => {
+    const failing = new Set(['approval_granted', 'approval_rejected'])
+    const s = setup({ failingEvents: failing })
+    const cursor = s.service.updates(null).cursor
+    const t = await s.request(s.big)
+    await s.service.decide(t.requestId, true, 'web', 'alice')
+    await expect(s.service.decide(t.requestId, true, 'web', 'bob')).rejects.toThrow(/disk is full/)
+    expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual(['alice', 'bob'])
+    expect(s.service.updates(cursor).outcomes).toEqual([])
+    failing.clear()
+    expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true })
+    expect(s.service.updates(cursor).outcomes).toHaveLength(1)
+    expect(s.rows().filter((r) => r.event === 'approval_granted')).toHaveLength(1)
   })
 
   it('below the figure a single approval decides as before, and nothing of the quorum shows', async () => {

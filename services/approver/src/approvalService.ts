@@ -17,7 +17,7 @@ import type { ApprovalChannel, DecideResult, DecisionSource, RequestEnd } from '
 import { DecisionFeed } from './requests/decisionFeed.js'
 import { KeptDecisions } from './requests/keptDecisions.js'
 import type { PendingRequest, PendingRequests } from './requests/pendingRequests.js'
-import { newQuorum, quorumMet, quorumView, recordApproval } from './quorum/quorumVotes.js'
+import { newQuorum, quorumMet, quorumView, recordApproval, withdrawApproval } from './quorum/quorumVotes.js'
 import { summarise } from './summary.js'
 
 export interface Granter {
@@ -100,6 +100,20 @@ export function createApprovalService(deps: {
     }
   }
 
+  /**
+   * Runs the audit appends of a decision; if they fail, the request goes back
+   * on the list (a quorum keeps its audited votes: any of its operators
+   * approving again carries the decision out) and the error reaches the caller.
+   */
+  async function auditedOrRestored(entry: PendingRequest, append: () => Promise<void>): Promise<void> {
+    try {
+      await append()
+    } catch (err) {
+      pending.restore(entry)
+      throw err
+    }
+  }
+
   /** Grants (or records the denial of) a request already taken off the list; puts it back if the signer cannot mint. */
   async function carryOut(entry: PendingRequest, approved: boolean, via: DecisionSource, operator: string | undefined): Promise<void> {
     const { intent, summary, requestId } = entry
@@ -117,16 +131,22 @@ export function createApprovalService(deps: {
         pending.restore(entry)
         throw new DecisionError('signer_unavailable', `the signer could not issue a token (${(err as Error).message}); the request is still pending`)
       }
-      await audit.append({
-        intentId: intent.id,
-        event: 'approval_granted',
-        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
+      // A decision the audit log does not hold is not announced: the request goes back on the list (its
+      // token, never handed out, expires unused) and the operator sees the error and may decide again.
+      await auditedOrRestored(entry, async () => {
+        await audit.append({
+          intentId: intent.id,
+          event: 'approval_granted',
+          data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
+        })
+        if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } })
       })
-      if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } })
       end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
     } else {
-      await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } })
-      await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } })
+      await auditedOrRestored(entry, async () => {
+        await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } })
+        await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } })
+      })
       end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }
   }
@@ -156,11 +176,18 @@ export function createApprovalService(deps: {
     const view = quorumView(q)
     const by = operator === undefined ? {} : { operator }
     try {
-      await audit.append({
-        intentId: intent.id,
-        event: 'approval_vote',
-        data: { requestId, action: summary.action, ...by, approved, counted, approvals: view.approvals, required: view.required, via },
-      })
+      try {
+        await audit.append({
+          intentId: intent.id,
+          event: 'approval_vote',
+          data: { requestId, action: summary.action, ...by, approved, counted, approvals: view.approvals, required: view.required, via },
+        })
+      } catch (err) {
+        // A vote the audit log does not hold did not happen: it stops counting and the request stays pending.
+        if (approved && counted) withdrawApproval(q, operator!)
+        if (decides) pending.restore(entry)
+        throw err
+      }
       if (decides) await carryOut(entry, approved, via, operator)
     } finally {
       if (decides) deciding.delete(intent.id)

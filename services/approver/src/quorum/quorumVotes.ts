@@ -27,6 +27,12 @@ export function recordApproval(q: QuorumVotes, operator: string): boolean {
   return true
 }
 
+/** Takes back an approval whose vote could not be recorded (the audit append failed): it never counted. */
+export function withdrawApproval(q: QuorumVotes, operator: string): void {
+  const at = q.approvedBy.lastIndexOf(operator)
+  if (at !== -1) q.approvedBy.splice(at, 1)
+}
+
 export const quorumMet = (q: QuorumVotes): boolean => q.approvedBy.length >= q.required
 
 export function quorumView(q: QuorumVotes): QuorumView {
