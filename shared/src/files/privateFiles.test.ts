@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile } from './privateFiles.js'
+import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile, readSecretFile } from './privateFiles.js'
 
 const modeOf = (p: string) => (statSync(p).mode & 0o7777).toString(8)
 
@@ -58,5 +58,42 @@ describe('private files and directories, whatever the umask', () => {
     for (const f of [file, `${file}-wal`, `${file}-shm`]) writeFileSync(f, '', { mode: 0o644 })
     makePrivateFile(file)
     expect([modeOf(file), modeOf(`${file}-wal`), modeOf(`${file}-shm`)]).toEqual(['600', '600', '600'])
+  })
+})
+
+describe('readSecretFile', () => {
+  class Refused extends Error {}
+  const dir = () => mkdtempSync(path.join(os.tmpdir(), 'cs-secret-'))
+  const write = (d: string, name: string, text: string, mode: number) => {
+    const f = path.join(d, name)
+    writeFileSync(f, text)
+    chmodSync(f, mode)
+    return f
+  }
+  const read = (file: string, env: Record<string, string> = {}) => readSecretFile(file, { variable: 'SERVICE_X_FILE', maxBytes: 16, refuse: (m) => new Refused(m), env })
+
+  it('reads a 0600 regular file as it is', () => {
+    expect(read(write(dir(), 's', 'secret\n', 0o600))).toBe('secret\n')
+  })
+
+  it('refuses, with the caller\'s error and the variable named: group or other bits, a directory, a file over the cap, a missing file', () => {
+    const d = dir()
+    const loose = write(d, 'loose', 'secret', 0o640)
+    expect(() => read(loose)).toThrow(new Refused(`SERVICE_X_FILE ${loose} is readable by group or others (mode 640); run: chmod 600 ${loose}`))
+    expect(() => read(d)).toThrow(/SERVICE_X_FILE .* is not a regular file/)
+    expect(() => read(write(d, 'big', 'x'.repeat(17), 0o600))).toThrow(/is larger than 16 bytes/)
+    expect(() => read(path.join(d, 'none'))).toThrow(/cannot read SERVICE_X_FILE .*: ENOENT/)
+    try {
+      read(loose)
+    } catch (err) {
+      expect(err).toBeInstanceOf(Refused)
+    }
+  })
+
+  it('in systemd\'s CREDENTIALS_DIRECTORY, group bits (an ACL mask) are allowed, bits for others are not', () => {
+    const d = dir()
+    expect(read(write(d, 'cred', 'pin', 0o440), { CREDENTIALS_DIRECTORY: d })).toBe('pin')
+    expect(() => read(write(d, 'open', 'pin', 0o444), { CREDENTIALS_DIRECTORY: d })).toThrow(/readable by group or others/)
+    expect(() => read(write(dir(), 'elsewhere', 'pin', 0o440), { CREDENTIALS_DIRECTORY: d })).toThrow(/readable by group or others/)
   })
 })

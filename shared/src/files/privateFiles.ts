@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, constants, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
 
 /** Mode of every directory countersign creates: its owner only. */
 export const PRIVATE_DIR_MODE = 0o700
@@ -55,4 +56,47 @@ export function makePrivateFile(file: string): void {
     const st = statSync(f, { throwIfNoEntry: false })
     if (st && (st.mode & 0o7777) !== PRIVATE_FILE_MODE) chmodSync(f, PRIVATE_FILE_MODE)
   }
+}
+
+export interface ReadSecretFileOptions {
+  /** What the file is, for messages: "SERVICE_PASSPHRASE_FILE". */
+  variable: string
+  maxBytes: number
+  /** Builds the error thrown for each refusal (each caller keeps its own error class). */
+  refuse: (message: string) => Error
+  /** For CREDENTIALS_DIRECTORY (see below); default process.env. */
+  env?: Readonly<Record<string, string | undefined>>
+}
+
+/**
+ * Reads a file holding a secret an operator gave (passphrase, PIN, webhook
+ * secret, operators file): a regular file, no bits for group or others, at
+ * most `maxBytes`; checked on the open descriptor, so a file swapped after
+ * the check is not read. A file in systemd's CREDENTIALS_DIRECTORY may show
+ * an ACL mask in its group bits (0440): there only the bits for others must
+ * be clear.
+ */
+export function readSecretFile(file: string, opts: ReadSecretFileOptions): string {
+  const label = `${opts.variable} ${file}`
+  let fd: number
+  try {
+    fd = openSync(file, constants.O_RDONLY)
+  } catch (err) {
+    throw opts.refuse(`cannot read ${label}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw opts.refuse(`${label} is not a regular file`)
+    const forbidden = isSystemdCredential(file, opts.env ?? process.env) ? 0o007 : 0o077
+    if ((st.mode & forbidden) !== 0) throw opts.refuse(`${label} is readable by group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
+    if (st.size > opts.maxBytes) throw opts.refuse(`${label} is larger than ${opts.maxBytes} bytes`)
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function isSystemdCredential(file: string, env: Readonly<Record<string, string | undefined>>): boolean {
+  const dir = env.CREDENTIALS_DIRECTORY?.trim()
+  return !!dir && path.dirname(path.resolve(file)) === path.resolve(dir)
 }

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import { tokenMatches } from '@countersign/shared/http/operatorAuth'
-import { OperatorError } from '@countersign/shared'
+import { OperatorError, readSecretFile } from '@countersign/shared'
 
 export class OperatorsFileError extends OperatorError {
   override name = 'ConfigError'
@@ -84,22 +83,7 @@ export function parseOperators(json: unknown, label = 'SERVICE_OPERATORS_FILE'):
 /** Reads SERVICE_OPERATORS_FILE: a regular file of mode 0600 (no group or other bits), validated whole at start. */
 export function loadOperatorsFile(file: string): Operators {
   const label = `SERVICE_OPERATORS_FILE ${file}`
-  let fd: number
-  try {
-    fd = openSync(file, constants.O_RDONLY)
-  } catch (err) {
-    throw new OperatorsFileError(`cannot read ${label}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
-  }
-  let text: string
-  try {
-    const st = fstatSync(fd)
-    if (!st.isFile()) throw new OperatorsFileError(`${label} is not a regular file`)
-    if ((st.mode & 0o077) !== 0) throw new OperatorsFileError(`${label} is readable by group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
-    if (st.size > MAX_FILE_BYTES) throw new OperatorsFileError(`${label} is larger than ${MAX_FILE_BYTES} bytes`)
-    text = readFileSync(fd, 'utf8')
-  } finally {
-    closeSync(fd)
-  }
+  const text = readSecretFile(file, { variable: 'SERVICE_OPERATORS_FILE', maxBytes: MAX_FILE_BYTES, refuse: (message) => new OperatorsFileError(message) })
   let json: unknown
   try {
     json = JSON.parse(text)

@@ -1,8 +1,6 @@
-import path from 'node:path'
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import { OperatorError, readVariable } from '@countersign/shared'
+import { OperatorError, readSecretFile, readVariable } from '@countersign/shared'
 
 export class PassphraseError extends OperatorError {
   override name = 'PassphraseError'
@@ -46,43 +44,14 @@ export async function resolvePassphrase(io: PassphraseIo, prompt = 'keystore pas
 const MAX_PASSPHRASE_FILE_BYTES = 4096
 
 /**
- * Reads a passphrase file, refusing one that group or others may read. Mode
- * and content come from one open file descriptor. One trailing newline (LF or
- * CRLF) is dropped; nothing else is trimmed.
+ * Reads a passphrase (or PIN) file through the shared secret-file checks
+ * (regular file, 0600, size cap, systemd credentials). One trailing newline
+ * (LF or CRLF) is dropped; nothing else is trimmed.
  */
-/**
- * A systemd credential (LoadCredential=) lies in $CREDENTIALS_DIRECTORY, a
- * directory private to the unit. systemd may grant the service user access
- * with an ACL, whose mask then shows in the group bits (0440): for a file
- * there, only the bits for others must be clear.
- */
-function isSystemdCredential(file: string, env: Record<string, string | undefined>): boolean {
-  const dir = env.CREDENTIALS_DIRECTORY?.trim()
-  return !!dir && path.dirname(path.resolve(file)) === path.resolve(dir)
-}
-
 export function readPassphraseFile(file: string, env: Record<string, string | undefined> = process.env, variable = 'SERVICE_PASSPHRASE_FILE'): string {
-  const label = `${variable} ${file}`
-  let fd: number
-  try {
-    fd = openSync(file, constants.O_RDONLY)
-  } catch (err) {
-    throw new PassphraseError(`cannot read ${label}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
-  }
-  try {
-    const stat = fstatSync(fd)
-    if (!stat.isFile()) throw new PassphraseError(`${label} is not a regular file`)
-    const forbidden = isSystemdCredential(file, env) ? 0o007 : 0o077
-    if ((stat.mode & forbidden) !== 0) {
-      throw new PassphraseError(`${label} is readable by group or others (mode ${(stat.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
-    }
-    if (stat.size > MAX_PASSPHRASE_FILE_BYTES) throw new PassphraseError(`${label} is larger than ${MAX_PASSPHRASE_FILE_BYTES} bytes`)
-    const text = readFileSync(fd, 'utf8').replace(/\r?\n$/, '')
-    if (text.length === 0) throw new PassphraseError(`${label} is empty`)
-    return text
-  } finally {
-    closeSync(fd)
-  }
+  const text = readSecretFile(file, { variable, maxBytes: MAX_PASSPHRASE_FILE_BYTES, env, refuse: (message) => new PassphraseError(message) }).replace(/\r?\n$/, '')
+  if (text.length === 0) throw new PassphraseError(`${variable} ${file} is empty`)
+  return text
 }
 
 /**
