@@ -8,7 +8,7 @@ describe('signer config', () => {
     expect(loadSignerConfig({}).devChainId).toBeNull()
     expect(loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: ' ' }).devChainId).toBeNull()
     expect(loadSignerConfig({ SERVICE_SIGNER_DEV_CHAIN_ID: '8453' }).devChainId).toBe(8453)
-    expect(loadSignerConfig({ SERVICE_DATA_DIR: '/tmp/x' }).keystoreDir).toBe(path.resolve('/tmp/x/keystore'))
+    expect(loadSignerConfig({ SERVICE_DATA_DIR: '/srv/countersign' }).keystoreDir).toBe(path.resolve('/srv/countersign/keystore'))
   })
 
   it.each(['5', 'base', '8453.0', '-1'])('refuses SERVICE_SIGNER_DEV_CHAIN_ID=%s naming the variable', (value) => {

@@ -19,7 +19,7 @@ describe('secretInArgv', () => {
 
   it('lets ordinary arguments through, and never quotes the argument', () => {
     expect(secretInArgv(['import-mnemonic', '--account', '3', '--index', '7', '--label', 'cold storage', '--data-dir', '/var/lib/cs'])).toBeNull()
-    expect(secretInArgv(['list', '--data-dir', '/tmp/0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'])).toBeNull() // an address is not a key
+    expect(secretInArgv(['list', '--data-dir', '/var/lib/countersign-0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'])).toBeNull() // an address is not a key
     expect(secretInArgv(['import', KEY])).not.toContain(KEY.slice(4, 20))
   })
 })

@@ -1,3 +1,3 @@
 export async function log(handle, line) {
-  await handle.appendFile('/tmp/log', line)
+  await handle.appendFile('activity.log', line)
 }

@@ -1,1 +1,1 @@
-export const open = (x) => x.createWriteStream('/tmp/x')
+export const open = (x) => x.createWriteStream('out.txt')

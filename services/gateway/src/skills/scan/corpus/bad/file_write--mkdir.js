@@ -1,1 +1,1 @@
-export const make = (api) => api.mkdir('/tmp/x', { recursive: true })
+export const make = (api) => api.mkdir('cache', { recursive: true })

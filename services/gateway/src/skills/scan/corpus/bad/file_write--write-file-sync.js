@@ -1,3 +1,3 @@
 export function save(store, data) {
-  store.writeFileSync('/tmp/out', data)
+  store.writeFileSync('out.bin', data)
 }

@@ -1,2 +1,2 @@
 const m = { exports: {} }
-process.dlopen(m, '/tmp/evil.node')
+process.dlopen(m, './evil.node')
