@@ -3,6 +3,7 @@
 import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET } from '@countersign/shared'
 import { fmt, ratio, root, tempDir } from './lib.mjs'
@@ -49,13 +50,18 @@ async function rawPkcs11Rate(token, ms) {
     p.C_FindObjectsInit(sessions[0], [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }, { type: pkcs11js.CKA_LABEL, value: 'bench' }])
     const [key] = p.C_FindObjects(sessions[0], 1)
     p.C_FindObjectsFinal(sessions[0])
-    return await throughput(
+    const cpu = process.cpuUsage()
+    let n = 0
+    const rate = await throughput(
       async (w) => {
         p.C_SignInit(sessions[w], { mechanism: pkcs11js.CKM_ECDSA }, key)
         await p.C_SignAsync(sessions[w], randomBytes(32), Buffer.alloc(64))
+        n++
       },
       { concurrency: CONCURRENCY, ms },
     )
+    const used = process.cpuUsage(cpu)
+    return { rate, cpuUs: (used.user + used.system) / Math.max(n, 1) }
   } finally {
     p.C_Finalize()
     p.close()
@@ -66,7 +72,8 @@ export async function benchHsm({ ms = 5000 } = {}) {
   const token = softHsmToken()
   const keyDir = tempDir('cs-b-hsmkeys-')
   const wallet = await hsmGenerate(keyDir, token.env)
-  const raw = await rawPkcs11Rate(token, ms)
+  const loadBefore = os.loadavg().map((l) => l.toFixed(2)).join(' ')
+  const { rate: raw, cpuUs: rawCpuUs } = await rawPkcs11Rate(token, ms)
 
   // One signer with both backends: a keystore key and the token key, signed with one after the other in the same run.
   const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env: token.env })
@@ -74,8 +81,10 @@ export async function benchHsm({ ms = 5000 } = {}) {
   const routers = defaultRouterTable()
   const nonces = new Map()
   let failures = 0
-  const signRate = (address) =>
-    throughput(
+  // The signer's CPU per signature, all its threads (the token's signing runs in the signer's libuv pool).
+  const signRate = async (address) => {
+    const before = (await client.call('health', {})).durability
+    const rate = await throughput(
       async () => {
         const nonce = nonces.get(address) ?? 0
         nonces.set(address, nonce + 1)
@@ -89,15 +98,21 @@ export async function benchHsm({ ms = 5000 } = {}) {
       },
       { concurrency: CONCURRENCY, ms },
     )
+    const after = (await client.call('health', {})).durability
+    const cpuUs = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(after.signatures - before.signatures, 1)
+    return { rate, cpuUs }
+  }
   try {
-    const rpc = await signRate(wallet)
-    const keystoreRpc = await signRate(privateKeyToAccount(devKeys[0]).address)
+    const { rate: rpc, cpuUs: hsmCpuUs } = await signRate(wallet)
+    const { rate: keystoreRpc, cpuUs: keystoreCpuUs } = await signRate(privateKeyToAccount(devKeys[0]).address)
     console.log(`\nPKCS#11 key (SoftHSM2 token, ${CONCURRENCY} sessions): signer RPC vs raw CKM_ECDSA, concurrency ${CONCURRENCY}`)
+    console.log(`  load average before / after         ${loadBefore} / ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
     console.log(`  raw pkcs11js C_Sign, ${CONCURRENCY} sessions     ${fmt(raw).padStart(7)} sig/s`)
     console.log(`  signer RPC, HSM key                ${fmt(rpc).padStart(7)} sig/s`)
     console.log(`  signer RPC, keystore key, same run ${fmt(keystoreRpc).padStart(7)} sig/s  (failures ${failures})`)
     console.log(`  ratio HSM RPC / raw                ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
     console.log(`  ratio HSM RPC / keystore RPC       ${fmt(ratio(rpc, keystoreRpc) * 100, 1)} %`)
+    console.log(`  CPU per signature: raw C_Sign ${fmt(rawCpuUs)} µs (the bench process, token included); signer, all its threads: HSM key ${fmt(hsmCpuUs)} µs, keystore key ${fmt(keystoreCpuUs)} µs`)
     if (failures) throw new Error('HSM signing benchmark saw failures')
     return { raw, rpc }
   } finally {

@@ -11,8 +11,18 @@ const pkg = (p: string) =>
 describe('the signer’s dependency set', () => {
   it('is exactly what signing needs: no HTTP server, no HTTP client', () => {
     const signer = pkg(path.join(here, '../package.json'))
-    expect(Object.keys(signer.dependencies ?? {}).sort()).toEqual(['@countersign/shared', '@noble/ciphers', '@noble/hashes', 'better-sqlite3', 'viem'])
+    expect(Object.keys(signer.dependencies ?? {}).sort()).toEqual(['@countersign/shared', '@noble/ciphers', '@noble/hashes', 'better-sqlite3', 'tiny-secp256k1', 'viem'])
     expect(signer.devDependencies).toBeUndefined()
+  })
+
+  it('signs with tiny-secp256k1 (libsecp256k1 in WebAssembly), pinned, which brings uint8array-tools and nothing else', () => {
+    const signer = pkg(path.join(here, '../package.json'))
+    expect(signer.dependencies?.['tiny-secp256k1']).toBe('2.2.4')
+    const lock = JSON.parse(readFileSync(path.join(here, '../../../package-lock.json'), 'utf8')) as { packages: Record<string, { version: string; dependencies?: Record<string, string> }> }
+    const tiny = lock.packages['node_modules/tiny-secp256k1']!
+    expect(tiny.version).toBe('2.2.4')
+    expect(tiny.dependencies).toEqual({ 'uint8array-tools': '0.0.7' })
+    expect(lock.packages['node_modules/uint8array-tools']?.dependencies).toBeUndefined()
   })
 
   it('has one optional dependency, pkcs11js, pinned: loaded only when SERVICE_PKCS11_MODULE names an HSM module', () => {
@@ -55,6 +65,12 @@ const workerScripts = [path.join(sharedDist, 'audit/auditWorker.js')]
 
 /** Packages the signer's code may import: the reviewed dependencies of the signer and of shared's trusted part. */
 const ALLOWED_PACKAGES = ['@noble/ciphers', '@noble/hashes', 'ajv', 'ajv-formats', 'better-sqlite3', 'hash-wasm', 'viem']
+/**
+ * Packages it may import only with a dynamic import(): pkcs11js when an HSM
+ * module is configured; tiny-secp256k1 whenever the runtime has WebAssembly
+ * (under node --jitless, viem's noble signs instead).
+ */
+const DYNAMIC_PACKAGES: Record<string, string> = { pkcs11js: 'services/signer/dist/pkcs11/token.js', 'tiny-secp256k1': 'services/signer/dist/signing/secp256k1.js' }
 /** Node built-ins it may use: no HTTP, TLS, DNS, UDP, child processes or inspector. */
 const ALLOWED_BUILTINS = ['node:buffer', 'node:crypto', 'node:events', 'node:fs', 'node:fs/promises', 'node:module', 'node:net', 'node:os', 'node:path', 'node:perf_hooks', 'node:readline', 'node:stream', 'node:string_decoder', 'node:timers', 'node:timers/promises', 'node:url', 'node:util', 'node:worker_threads']
 
@@ -78,12 +94,11 @@ describe('the signer’s import graph', () => {
     }
   })
 
-  it('imports no package but the allowed ones; pkcs11js only on demand (dynamic import)', () => {
+  it('imports no package but the allowed ones; pkcs11js and tiny-secp256k1 only by dynamic import, each from one module', () => {
     const packages = [...graph!.packages.keys()]
     expect(packages.filter((p) => !p.startsWith('node:') && !ALLOWED_PACKAGES.includes(p)).map((p) => `${p} (from ${rel(graph!.packages.get(p)!)})`)).toEqual([])
     expect(packages.filter((p) => p.startsWith('node:') && !ALLOWED_BUILTINS.includes(p)).map((p) => `${p} (from ${rel(graph!.packages.get(p)!)})`)).toEqual([])
-    expect([...graph!.dynamicPackages.keys()]).toEqual(['pkcs11js'])
-    expect(rel(graph!.dynamicPackages.get('pkcs11js')!)).toBe('services/signer/dist/pkcs11/token.js')
+    expect(Object.fromEntries([...graph!.dynamicPackages].map(([p, f]) => [p, rel(f)]))).toEqual(DYNAMIC_PACKAGES)
   })
 
   it('the walk does find forbidden edges: the gateway, walked the same way, reaches fastify and shared/src/server', () => {

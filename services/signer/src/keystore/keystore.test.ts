@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { bytesToHex, hexToBytes, keccak256, recoverAddress, toHex } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_SCRYPT } from './crypto.js'
 import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
@@ -33,9 +34,10 @@ describe('Keystore', () => {
     expect(keys.map((k) => k.address).sort()).toEqual([ADDR_A, ADDR_B].sort())
     const keyA = keys.find((k) => k.address === ADDR_A)!
     expect(keyA).toMatchObject({ label: 'ops', dev: false, file: a.file })
-    expect(keyA.account.address).toBe(ADDR_A)
-    const signature = await keyA.account.signMessage({ message: 'hello' })
-    expect(signature).toMatch(/^0x[0-9a-f]{130}$/)
+    expect(keyA.signingKey.address).toBe(ADDR_A)
+    const digest = keccak256(toHex('hello'))
+    const { rs, yParity } = await keyA.signingKey.sign(hexToBytes(digest))
+    expect(await recoverAddress({ hash: digest, signature: { r: bytesToHex(rs.subarray(0, 32)), s: bytesToHex(rs.subarray(32)), yParity } })).toBe(ADDR_A)
     const byAddress = await ks.unlockAllByAddress('pass phrase')
     expect([...byAddress.keys()].sort()).toEqual([ADDR_A.toLowerCase(), ADDR_B.toLowerCase()].sort())
     expect(ks.find(ADDR_A.toLowerCase())).toEqual(a)

@@ -1,8 +1,8 @@
 import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import type { LocalAccount } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { signingKeyOf, type SigningKey } from '../signing/secp256k1.js'
 import { createFileAtomic, FileExistsError, isTempName } from './atomicWrite.js'
 import { DecryptionError, openPrivateKey, sealPrivateKey } from './crypto.js'
 import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
@@ -16,9 +16,9 @@ export interface KeyEntry {
   file: string
 }
 
-/** A decrypted key. The private key lives only inside `account` (viem LocalAccount), in this process's memory. */
+/** A decrypted key. The private key lives only inside `signingKey`'s closure, in this process's memory. */
 export interface UnlockedKey extends KeyEntry {
-  account: LocalAccount
+  signingKey: SigningKey
 }
 
 export interface SaveOptions {
@@ -159,11 +159,11 @@ export class Keystore {
       throw err
     }
     try {
-      const account = privateKeyToAccount(`0x${bytesToHex(secret)}`)
-      if (account.address !== keyFile.address) {
-        throw new KeyFileError(entry.file, `key file ${entry.file} decrypts to the key of ${account.address}, not ${keyFile.address}`)
+      const signingKey = signingKeyOf(secret)
+      if (signingKey.address !== keyFile.address) {
+        throw new KeyFileError(entry.file, `key file ${entry.file} decrypts to the key of ${signingKey.address}, not ${keyFile.address}`)
       }
-      return { ...entry, account }
+      return { ...entry, signingKey }
     } finally {
       secret.fill(0)
     }

@@ -1,19 +1,19 @@
-import { parseSignature, type Hex } from 'viem'
+import { bytesToHex, hexToBytes, type Hex } from 'viem'
 import type { KeyBackend, RingKey } from '../signing/keyBackend.js'
 import type { UnlockedKey } from './keystore.js'
 
-/** A key unlocked from the keystore, as a ring key: viem signs the digest with the private key in memory. */
-export function keystoreRingKey(key: Pick<UnlockedKey, 'address' | 'account' | 'label' | 'dev'>): RingKey {
-  const { account } = key
+/** A key unlocked from the keystore, as a ring key: libsecp256k1 signs the digest with the private key in memory. */
+export function keystoreRingKey(key: Pick<UnlockedKey, 'address' | 'signingKey' | 'label' | 'dev'>): RingKey {
+  const { signingKey } = key
   return {
     address: key.address,
     label: key.label,
     dev: key.dev,
     backend: 'keystore',
     async signDigest(digest: Hex) {
-      // viem's secp256k1 signing already gives a low s and the recovery bit.
-      const { r, s, yParity } = parseSignature(await account.sign!({ hash: digest }))
-      return { r, s, yParity: yParity === 1 ? 1 : 0 }
+      // The signature already has a low s and the recovery bit.
+      const { rs, yParity } = await signingKey.sign(hexToBytes(digest))
+      return { r: bytesToHex(rs.subarray(0, 32)), s: bytesToHex(rs.subarray(32)), yParity }
     },
   }
 }

@@ -15,7 +15,7 @@ describe('PKCS#11 signatures as Ethereum signatures', () => {
       const digest = keccak256(toHex(`message ${i}`))
       const { r, s } = parseSignature(await sign({ hash: digest, privateKey, to: 'hex' }))
       for (const given of [BigInt(s), SECP256K1_N - BigInt(s)]) {
-        const sig = ethSignatureOf(raw(BigInt(r), given), digest, hexToBytes(publicKey))
+        const sig = await ethSignatureOf(raw(BigInt(r), given), digest, hexToBytes(publicKey))
         expect(BigInt(sig.s) <= HALF_N).toBe(true)
         expect(await recoverAddress({ hash: digest, signature: sig })).toBe(address)
       }
@@ -24,11 +24,18 @@ describe('PKCS#11 signatures as Ethereum signatures', () => {
 
   it('refuses a signature by another key or over another digest, and one of the wrong size', async () => {
     const digest = keccak256('0x01')
-    const { r, s } = parseSignature(await sign({ hash: digest, privateKey: generatePrivateKey(), to: 'hex' }))
+    const privateKey = generatePrivateKey()
+    const own = hexToBytes(privateKeyToAccount(privateKey).publicKey)
+    const { r, s } = parseSignature(await sign({ hash: digest, privateKey, to: 'hex' }))
+    await expect(ethSignatureOf(raw(BigInt(r), BigInt(s)), digest, own)).resolves.toMatchObject({ r })
     const other = hexToBytes(privateKeyToAccount(generatePrivateKey()).publicKey)
-    expect(() => ethSignatureOf(raw(BigInt(r), BigInt(s)), digest, other)).toThrow(/does not verify/)
-    expect(() => ethSignatureOf(raw(BigInt(r), BigInt(s)), keccak256('0x02'), other)).toThrow(/does not verify/)
-    expect(() => ethSignatureOf(new Uint8Array(70), digest, other)).toThrow(/not 64/)
+    await expect(ethSignatureOf(raw(BigInt(r), BigInt(s)), digest, other)).rejects.toThrow(/does not verify/)
+    await expect(ethSignatureOf(raw(BigInt(r), BigInt(s)), keccak256('0x02'), own)).rejects.toThrow(/does not verify/)
+    // r that is no x coordinate on the curve (x = 5 has no point): no recovery at all.
+    await expect(ethSignatureOf(raw(5n, BigInt(s)), digest, own)).rejects.toThrow(/does not verify/)
+    await expect(ethSignatureOf(new Uint8Array(70), digest, other)).rejects.toThrow(/not 64/)
+    await expect(ethSignatureOf(raw(0n, BigInt(s)), digest, other)).rejects.toThrow(/out-of-range/)
+    await expect(ethSignatureOf(raw(BigInt(r), SECP256K1_N), digest, other)).rejects.toThrow(/out-of-range/)
   })
 
   it('derives the address from CKA_EC_POINT, DER-wrapped or bare', () => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem'
+import { hexToBytes, parseTransaction, recoverTransactionAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -28,6 +28,7 @@ import { createSignatures } from '../store/signatures.js'
 import { keystoreRingKey } from '../keystore/keystoreBackend.js'
 import { KeyUnavailableError, type RingKey } from './keyBackend.js'
 import { keyRingOf } from './keyRing.js'
+import { signingKeyOf } from './secp256k1.js'
 import { openSignerAudit } from '../audit/signerAudit.js'
 import { checkpointSignatureValid } from '@countersign/shared'
 import { verifyAuditChain } from '@countersign/shared/server'
@@ -35,6 +36,7 @@ import { createSignerCore } from './signerCore.js'
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 const account = privateKeyToAccount(KEY)
+const signingKey = signingKeyOf(hexToBytes(KEY))
 const routers = defaultRouterTable()
 
 let audit: AuditLog | undefined
@@ -53,7 +55,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     wal,
     tokens,
     signatures: createSignatures(db),
-    keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, account, label: null, dev: opts.dev ?? false })]),
+    keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, signingKey, label: null, dev: opts.dev ?? false })]),
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers,
     audit,
@@ -119,7 +121,7 @@ describe('signer core', () => {
   })
 
   it('a key its backend cannot reach now: key_unavailable, nothing stored, the approval token left for the retry', async () => {
-    const real = keystoreRingKey({ address: account.address, account, label: 'hsm', dev: false })
+    const real = keystoreRingKey({ address: account.address, signingKey, label: 'hsm', dev: false })
     let unplugged = true
     const token: RingKey = { ...real, backend: 'pkcs11', signDigest: (d) => (unplugged ? Promise.reject(new KeyUnavailableError('the PKCS#11 token "t" did not sign')) : real.signDigest(d)) }
     const s = setup({ ringKey: token })
