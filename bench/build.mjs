@@ -1,6 +1,7 @@
 // POST /v1/tx/build on the real gateway (audit on, default durability) against
 // a bare fastify route, both at 32 connections, in the same run.
 import { randomBytes, randomUUID } from 'node:crypto'
+import os from 'node:os'
 import path from 'node:path'
 import { cpuPerRequest, fmt, freePort, load, profileArgs, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
 
@@ -23,8 +24,54 @@ function intentBody() {
   })
 }
 
+/** One gateway build (`entry`, its dist/main.js) under the build load: its rate and its CPU per build. */
+async function loadGateway(entry, duration, profileName) {
+  const port = await freePort()
+  const gw = await startNode(entry, {
+    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: tempDir(), SERVICE_LOG_LEVEL: 'warn' },
+    url: `http://127.0.0.1:${port}/v1/health`,
+    nodeArgs: profileName ? profileArgs(profileName) : [],
+  })
+  try {
+    const before = threadCpuMs(gw.pid)
+    const result = await load({
+      url: `http://127.0.0.1:${port}/v1/tx/build`,
+      duration,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: intentBody() }) }],
+    })
+    return { result, cpu: cpuPerRequest(gw.pid, before, threadCpuMs(gw.pid), result.total) }
+  } finally {
+    await gw.stop()
+  }
+}
+
+/**
+ * BUILD_AB_GATEWAY=<other gateway dist/main.js>: this build and that one in
+ * alternating rounds (BUILD_AB_ROUNDS, default 4, of 5 s), so that a change is
+ * judged by CPU per build measured side by side on a machine that drifts.
+ */
+async function abRounds(other, rounds) {
+  const here = path.join(root, 'services/gateway/dist/main.js')
+  const sums = { here: { rps: 0, loop: 0, others: 0 }, other: { rps: 0, loop: 0, others: 0 } }
+  console.log(`\nA/B: ${here} (A) against ${other} (B), ${rounds} alternating rounds of 5 s`)
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, entry] of i % 2 === 0 ? [['here', here], ['other', other]] : [['other', other], ['here', here]]) {
+      const { result, cpu } = await loadGateway(entry, 5)
+      sums[name].rps += result.rps
+      sums[name].loop += cpu?.loopUs ?? NaN
+      sums[name].others += cpu?.othersUs ?? NaN
+      console.log(`  round ${i + 1} ${name === 'here' ? 'A' : 'B'}  ${fmt(result.rps).padStart(7)} req/s  ${fmt(cpu?.loopUs)} µs event loop + ${fmt(cpu?.othersUs)} µs other threads per build  (load ${os.loadavg()[0].toFixed(2)})`)
+    }
+  }
+  for (const [name, s] of Object.entries(sums)) {
+    console.log(`  mean ${name === 'here' ? 'A' : 'B'}  ${fmt(s.rps / rounds).padStart(7)} req/s  ${fmt(s.loop / rounds)} + ${fmt(s.others / rounds)} µs per build`)
+  }
+}
+
 export async function benchBuild({ duration = 8 } = {}) {
-  const dataDir = tempDir()
+  if (process.env.BUILD_AB_GATEWAY) return abRounds(process.env.BUILD_AB_GATEWAY, Number(process.env.BUILD_AB_ROUNDS ?? 4))
 
   const barePort = await freePort()
   const bare = await startNode(path.join(root, 'bench/bare-server.mjs'), {
@@ -44,27 +91,7 @@ export async function benchBuild({ duration = 8 } = {}) {
     await bare.stop()
   }
 
-  const port = await freePort()
-  const gw = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
-    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: dataDir, SERVICE_LOG_LEVEL: 'warn' },
-    url: `http://127.0.0.1:${port}/v1/health`,
-    nodeArgs: profileArgs('gateway-build'),
-  })
-  let buildResult
-  let cpu = null
-  try {
-    const before = threadCpuMs(gw.pid)
-    buildResult = await load({
-      url: `http://127.0.0.1:${port}/v1/tx/build`,
-      duration,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      requests: [{ setupRequest: (req) => ({ ...req, body: intentBody() }) }],
-    })
-    cpu = cpuPerRequest(gw.pid, before, threadCpuMs(gw.pid), buildResult.total)
-  } finally {
-    await gw.stop()
-  }
+  const { result: buildResult, cpu } = await loadGateway(path.join(root, 'services/gateway/dist/main.js'), duration, 'gateway-build')
   const r = ratio(buildResult.rps, bareResult.rps)
   console.log('\nPOST /v1/tx/build vs bare fastify route, 32 connections')
   console.log(`  bare fastify route   ${fmt(bareResult.rps).padStart(8)} req/s   p50 ${bareResult.p50} ms  p99 ${bareResult.p99} ms`)

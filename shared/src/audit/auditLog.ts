@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
-import type { WorkerReply } from './auditWorker.js'
+import type { WorkerBatch, WorkerReply } from './auditWorker.js'
+import { encodeBatch } from './batchWire.js'
 import { prepareEvent, type AuditAppend } from './prepareEvent.js'
 import { GENESIS_HASH, type AuditRow } from './schema.js'
 import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
@@ -379,7 +380,7 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
       const batchId = nextId++
       waiting.set(batchId, { resolve, reject })
       worker.ref()
-      worker.postMessage({ batchId, events })
+      worker.postMessage({ batchId, events: encodeBatch(events) } satisfies WorkerBatch)
     }).finally(() => {
       if (waiting.size === 0) worker.unref()
     })) as Committer

@@ -2,11 +2,13 @@
 // and the fsync of a synchronous=FULL commit then never block the event loop
 // of the process that serves requests.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createBatchWriter, openAuditDb, type PreparedEvent } from './writer.js'
+import { decodeBatch } from './batchWire.js'
+import { createBatchWriter, openAuditDb } from './writer.js'
 
 export interface WorkerBatch {
   batchId: number
-  events: PreparedEvent[]
+  /** The batch's events as encodeBatch wrote them (one string: the cheapest thing to post). */
+  events: string
 }
 export type WorkerReply = { batchId: number; ok: true } | { batchId: number; ok: false; error: string; code?: string }
 
@@ -20,7 +22,7 @@ parentPort!.on('message', (msg: WorkerBatch | 'close') => {
     return
   }
   try {
-    write(msg.events)
+    write(decodeBatch(msg.events))
     parentPort!.postMessage({ batchId: msg.batchId, ok: true } satisfies WorkerReply)
   } catch (err) {
     const code = (err as { code?: unknown }).code
