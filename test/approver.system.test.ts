@@ -175,6 +175,11 @@ describe('auto mode', () => {
       const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
       expect(sent.status).toBe(200)
       expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+      // The request and its approval are one commit in the approver, still in that order and in the hash chain.
+      const rows = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id).reverse()
+      expect(rows.map((e: { event: string }) => e.event)).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])
+      expect(rows[4].data).toMatchObject({ requestId: rows[3].data.requestId, tokenId: res.body.approvalTokenId, via: 'auto' })
+      expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
     } finally {
       await stack.stop()
     }

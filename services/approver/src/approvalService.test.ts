@@ -35,7 +35,7 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: opts.perWallet ?? 5, total: opts.total ?? 500 })
   const service = createApprovalService({ mode: opts.mode ?? 'web', pending, granter, audit, routers, clock })
   const web = webChannel(clock)
-  if (opts.mode === 'auto') service.addChannel(autoChannel(service))
+  if (opts.mode === 'auto') service.addChannel(autoChannel())
   else service.addChannel(web)
   const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
   const paramsOf = (i: TxIntent) => ({ intent: i, preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] }, policyReasons: ['value above threshold'] })

@@ -4,6 +4,7 @@ import {
   type ApprovalOutcome,
   type ApprovalTicket,
   type ApprovalUpdates,
+  type AuditAppend,
   type AuditLog,
   type Clock,
   type GrantParams,
@@ -204,6 +205,55 @@ export function createApprovalService(deps: {
     return { decided: decides, requestId, approved, ...by, quorum: view, counted }
   }
 
+  /**
+   * A channel that approves everything (auto): the token is minted first and
+   * the request and its approval are then committed together, in that order,
+   * in one audit transaction, where deciding after presenting takes two
+   * commits either side of the grant. The token is durable in the signer
+   * before the commit and both rows are durable before anyone is answered.
+   * If the approver dies between the mint and the commit, the token was never
+   * handed to anyone and expires unused, as one whose approval_granted commit
+   * fails does.
+   */
+  async function approveAtOnce(entry: PendingRequest, requested: AuditAppend, via: DecisionSource): Promise<ApprovalTicket> {
+    const { intent, summary, requestId } = entry
+    // Off the list at once (nobody decides it), yet still the intent's one request until its end.
+    pending.take(requestId)
+    deciding.set(intent.id, entry)
+    try {
+      let grant: GrantResult
+      try {
+        grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
+      } catch {
+        // As when an operator's approval cannot be minted: the request waits on the list, audited.
+        pending.restore(entry)
+        await audit.append(requested)
+        return ticketOf(entry)
+      }
+      try {
+        // Appended in this order in the same tick: one transaction.
+        await Promise.all([
+          audit.append(requested),
+          audit.append({
+            intentId: intent.id,
+            event: 'approval_granted',
+            data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+          }),
+        ])
+      } catch (err) {
+        // Neither row is in the log, so the request did not happen: whoever attached to it meanwhile hears
+        // it withdrawn, the caller gets the error, and the token, never handed out, expires unused.
+        end(entry, { approved: false, requestId, txRequestHash: summary.txRequestHash, reason: 'withdrawn' }, 'withdrawn')
+        throw err
+      }
+      const outcome: ApprovalOutcome = { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId: grant.approvalTokenId }
+      end(entry, outcome, 'approved', grant.expiresAt)
+      return { state: 'decided', outcome }
+    } finally {
+      deciding.delete(intent.id)
+    }
+  }
+
   const service: ApprovalService = {
     pending,
 
@@ -241,13 +291,16 @@ export function createApprovalService(deps: {
       }
       const summary = summarise(params, deps.routers)
       const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null)
-      await audit.append({
+      const requested: AuditAppend = {
         intentId: intent.id,
         event: 'approval_requested',
         data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode, ...(entry.quorum ? { quorum: entry.quorum.required } : {}) },
-      })
+      }
+      const approver = entry.quorum ? undefined : channels.find((c) => c.approvesAtOnce)?.approvesAtOnce
+      if (approver) return approveAtOnce(entry, requested, approver)
+      await audit.append(requested)
       await Promise.all(channels.map((c) => Promise.resolve().then(() => c.present(entry)).catch(() => undefined)))
-      // A channel that decides by itself (auto) has done so by now.
+      // A channel may have decided while it was shown the request (present may resolve after deciding).
       const now = kept.get(intent.id)
       if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
       return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: { approved: false, requestId: entry.requestId, txRequestHash: summary.txRequestHash, reason: 'withdrawn' } }

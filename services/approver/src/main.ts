@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   // Every configured channel is shown each request; the first decision wins and the others withdraw it.
   const web = webChannel(clock)
   for (const name of config.channels) {
-    if (name === 'auto') service.addChannel(autoChannel(service))
+    if (name === 'auto') service.addChannel(autoChannel())
     else if (name === 'web') service.addChannel(web)
     else if (name === 'cli') service.addChannel(terminalChannel(service, createTerminalPrompt(config.cliTimeoutMs)))
     else if (name === 'webhook' && dispatcher) service.addChannel(webhookChannel(dispatcher))

@@ -1,12 +1,15 @@
-import type { ApprovalChannel, ChannelHost } from './channel.js'
+import type { ApprovalChannel } from './channel.js'
 
-/** SERVICE_APPROVAL_MODE=auto: approves every request at once (testing only; the approver warns loudly). */
-export function autoChannel(host: ChannelHost): ApprovalChannel {
+/**
+ * SERVICE_APPROVAL_MODE=auto: approves every request at once (testing only;
+ * the approver warns loudly). The approval service carries the approval out
+ * itself (approvesAtOnce), so there is nothing to show and nothing to take back.
+ */
+export function autoChannel(): ApprovalChannel {
   return {
     name: 'auto',
-    async present(request) {
-      await host.decide(request.requestId, true, 'auto')
-    },
+    approvesAtOnce: 'auto',
+    present() {},
     withdraw() {},
   }
 }

@@ -38,8 +38,16 @@ export interface ChannelHost {
 export interface ApprovalChannel {
   readonly name: string
   /**
-   * Show a new request to the operator. Must not wait for the operator: a
-   * channel that decides by itself (auto) may resolve after deciding.
+   * A channel that approves every request the moment it exists (auto) says
+   * so here instead of deciding in `present`: the service then approves the
+   * request itself, mints its token, and commits approval_requested with
+   * approval_granted in one audit transaction. No channel is shown the
+   * request (it has ended before anyone could look at it).
+   */
+  readonly approvesAtOnce?: DecisionSource
+  /**
+   * Show a new request to the operator. Must not wait for the operator; it
+   * may resolve after deciding, when the decision needs no one.
    */
   present(request: PendingRequest): void | Promise<void>
   /** The request ended (on this or another channel, by expiry or withdrawal): stop showing it. */

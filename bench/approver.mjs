@@ -1,0 +1,179 @@
+// The approval hop alone (issue 17, goals 2 and 3, the approver's part of
+// POST /v1/tx/approve-request): requestApproval on approver.sock, as the
+// gateway sends it, against a real signer (the token minted on grant.sock)
+// and the real shared audit.db, in auto mode. No gateway, no chain: what is
+// left is the approver's own work, its audit commits and the grant round trip.
+//
+//   node bench/approver.mjs                      this build
+//   APPROVER_AB=/path/to/approver/dist/main.js   another build too, interleaved
+//                                                round by round on the same signer
+//   BENCH_CPU_PROF=dir                           --cpu-prof of the approvers
+//   APPROVER_SEQUENTIAL_ONLY=1                   no concurrent part
+//
+// Prints, per build: sequential latency p50/p99, the approver's CPU per
+// request (event loop and other threads, from /proc), the signer's CPU per
+// request, audit commits per request; then 8 requests in flight at a time.
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { approverMethods, createRpcClient, openAuditLog } from '@countersign/shared'
+import { privateKeyToAccount } from 'viem/accounts'
+import { cpuPerRequest, fmt, freePort, profileArgs, root, tempDir, threadCpuMs } from './lib.mjs'
+import { transferIntent } from './signing.mjs'
+import { devKeys, importKeys, PASSPHRASE } from './stack.mjs'
+
+const ROUNDS = Number(process.env.APPROVER_ROUNDS ?? 6)
+const PER_ROUND = Number(process.env.APPROVER_PER_ROUND ?? 200)
+const CONCURRENCY = 8
+
+/** Spawns a service entry and resolves once its stderr matches `ready`. */
+async function spawnReady(entry, env, ready, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  process.setMaxListeners(0)
+  process.once('exit', () => child.kill('SIGKILL'))
+  await new Promise((resolve, reject) => {
+    let err = ''
+    child.stderr.on('data', (d) => {
+      err += d
+      if (ready.test(err)) resolve()
+    })
+    child.once('exit', (c) => reject(new Error(`${entry} exited ${c}: ${err}`)))
+  })
+  return {
+    pid: child.pid,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+/** What the gateway sends for a native transfer that policy sends to approval (preflight from a real simulation). */
+function paramsFor(wallet, n) {
+  return {
+    intent: transferIntent(wallet, n),
+    preflight: {
+      riskScore: 10,
+      riskFactors: [{ id: 'new_recipient', weight: 10, detail: 'first transfer to this recipient' }],
+      warnings: [],
+      balanceDiffs: [{ token: '0x0000000000000000000000000000000000000000', change: `-${1000 + n}` }],
+      gasEstimate: '21000',
+      simulationSuccess: true,
+    },
+    policyReasons: ['value 0.000000000000001 ETH is above requireApprovalAbove (1 wei)'],
+  }
+}
+
+const quantiles = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
+  return { p50: q(0.5), p99: q(0.99) }
+}
+
+async function main() {
+  const dataDir = tempDir('cs-bappr-')
+  const policyFile = path.join(dataDir, 'policy.json')
+  writeFileSync(policyFile, JSON.stringify({ maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1' } }))
+  await importKeys(dataDir, [devKeys[0]])
+  // One wallet per request in flight, as in the pipeline's 8 × 8 (the approver caps pending requests per wallet).
+  const wallets = devKeys.map((k) => privateKeyToAccount(k).address)
+  const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn' }
+  const signer = await spawnReady(path.join(root, 'services/signer/dist/main.js'), env, /signer ready/)
+  const builds = [{ name: 'this build', entry: path.join(root, 'services/approver/dist/main.js') }]
+  if (process.env.APPROVER_AB) builds.push({ name: `A/B ${process.env.APPROVER_AB}`, entry: process.env.APPROVER_AB })
+  const audit = openAuditLog(path.join(dataDir, 'audit.db'))
+  for (const [i, b] of builds.entries()) {
+    b.socket = path.join(dataDir, 'run', `approver-${i}.sock`)
+    b.proc = await spawnReady(
+      b.entry,
+      { ...env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_APPROVER_SOCKET: b.socket },
+      /approver ready/,
+      profileArgs(`approver-bench-${i}`),
+    )
+    b.client = createRpcClient({ socketPath: b.socket, timeoutMs: 10_000 })
+    b.seq = []
+    b.cpu = { loop: 0, others: 0, signer: 0, n: 0, rows: 0 }
+    b.conc = { done: 0, seconds: 0, loop: 0, others: 0, signer: 0 }
+  }
+  let n = 0
+  const ask = async (b, w = 0) => {
+    const t = await b.client.call(approverMethods.requestApproval, paramsFor(wallets[w], n++))
+    if (t.state !== 'decided' || !t.outcome.approved) throw new Error(`not approved: ${JSON.stringify(t)}`)
+  }
+  /** Runs `work` against build b, adding its CPU (approver threads, signer) and audit rows to `acc`. */
+  const measured = async (b, acc, work) => {
+    const a0 = threadCpuMs(b.proc.pid)
+    const s0 = threadCpuMs(signer.pid)
+    const r0 = audit.head().seq
+    const count = await work()
+    const a = cpuPerRequest(b.proc.pid, a0, threadCpuMs(b.proc.pid), count)
+    const s = cpuPerRequest(signer.pid, s0, threadCpuMs(signer.pid), count)
+    acc.loop += a.loopUs * count
+    acc.others += a.othersUs * count
+    acc.signer += (s.loopUs + s.othersUs) * count
+    acc.rows = (acc.rows ?? 0) + (audit.head().seq - r0)
+    return count
+  }
+  try {
+    for (const b of builds) for (let i = 0; i < 50; i++) await ask(b) // warm-up
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const b of builds) {
+        b.cpu.n += await measured(b, b.cpu, async () => {
+          for (let i = 0; i < PER_ROUND; i++) {
+            const t0 = performance.now()
+            await ask(b)
+            b.seq.push(performance.now() - t0)
+          }
+          return PER_ROUND
+        })
+      }
+    }
+    for (let r = 0; r < (process.env.APPROVER_SEQUENTIAL_ONLY ? 0 : 2); r++) {
+      for (const b of builds) {
+        const started = performance.now()
+        const end = Date.now() + 3000
+        const done = await measured(b, b.conc, async () => {
+          let count = 0
+          await Promise.all(
+            Array.from({ length: CONCURRENCY }, async (_, w) => {
+              while (Date.now() < end) {
+                await ask(b, w)
+                count++
+              }
+            }),
+          )
+          return count
+        })
+        b.conc.done += done
+        b.conc.seconds += (performance.now() - started) / 1000
+      }
+    }
+  } finally {
+    for (const b of builds) {
+      b.client.close()
+      await b.proc.stop()
+    }
+    await signer.stop()
+    await audit.close()
+  }
+  const load = os.loadavg().map((l) => fmt(l, 2)).join(' ')
+  console.log(`\napprover hop: requestApproval on approver.sock, auto mode, real signer and audit.db; ${ROUNDS} interleaved rounds of ${PER_ROUND} sequential, then 2 × 3 s with ${CONCURRENCY} in flight (load avg ${load})`)
+  for (const b of builds) {
+    const q = quantiles(b.seq)
+    const c = b.cpu
+    const k = b.conc
+    console.log(`  ${b.name}`)
+    console.log(
+      `    sequential  p50 ${fmt(q.p50, 3)} ms  p99 ${fmt(q.p99, 3)} ms   CPU per request: approver ${fmt(c.loop / c.n)} µs loop + ${fmt(c.others / c.n)} µs other threads, signer ${fmt(c.signer / c.n)} µs; audit rows per request ${fmt(c.rows / c.n, 2)}`,
+    )
+    if (k.done) console.log(
+      `    ${CONCURRENCY} in flight  ${fmt(k.done / k.seconds, 0)} requests/s   CPU per request: approver ${fmt(k.loop / k.done)} µs loop + ${fmt(k.others / k.done)} µs other threads, signer ${fmt(k.signer / k.done)} µs`,
+    )
+  }
+}
+
+await main()
+process.exit(0)

@@ -1,0 +1,187 @@
+// Auto mode (a channel that approves at once): the token is minted first, then
+// approval_requested and approval_granted are committed together, in that
+// order, in one audit transaction; nothing is answered before that commit;
+// a signer that cannot mint leaves the request pending and audited; a commit
+// that fails leaves no request behind.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type AuditLog, type GrantParams, type GrantResult, type TxIntent } from '@countersign/shared'
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { createApprovalService } from './approvalService.js'
+import { autoChannel } from './channels/autoChannel.js'
+import { PendingRequests } from './requests/pendingRequests.js'
+
+const routers = defaultRouterTable()
+let audit: AuditLog | undefined
+afterEach(async () => {
+  await audit?.close()
+  audit = undefined
+})
+
+/** The audit log, with every append held back while `gate.closed`, and failing (a full disk) for the events in `gate.failing`. */
+function gatedAppends(log: AuditLog, gate: { closed: boolean; held: Array<() => void>; failing: Set<string> }): AuditLog {
+  return new Proxy(log, {
+    get(target, key) {
+      if (key === 'append') {
+        return (e: Parameters<AuditLog['append']>[0]) => {
+          if (gate.failing.has(e.event)) return Promise.reject(new Error('SQLITE_FULL: database or disk is full'))
+          const committed = target.append(e)
+          if (!gate.closed) return committed
+          return new Promise((resolve, reject) => gate.held.push(() => void committed.then(resolve, reject)))
+        }
+      }
+      const value = Reflect.get(target, key) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+function setup() {
+  const now = Date.UTC(2026, 10, 22, 12)
+  const clock = () => now
+  const log = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-auto-')), 'audit.db'), { clock })
+  audit = log
+  const gate = { closed: false, held: [] as Array<() => void>, failing: new Set<string>() }
+  const grants: Array<{ params: GrantParams; approvalRowsAtMint: number; result: GrantResult }> = []
+  let signerDown = false
+  let grantGate: Promise<void> | null = null
+  const approvalRows = () => log.list({ limit: 1000 }).filter((e) => e.event.startsWith('approval_')).length
+  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
+  const service = createApprovalService({
+    mode: 'auto',
+    pending,
+    audit: gatedAppends(log, gate),
+    routers,
+    clock,
+    granter: {
+      grant: async (params) => {
+        if (grantGate) await grantGate
+        if (signerDown) throw new Error('connect ECONNREFUSED grant.sock')
+        const result = { approvalTokenId: randomUUID(), expiresAt: now + 300_000 }
+        grants.push({ params, approvalRowsAtMint: approvalRows(), result })
+        return result
+      },
+    },
+  })
+  service.addChannel(autoChannel())
+  const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
+  const request = (i: TxIntent = intent) => service.requestApproval({ intent: i, preflight: { ...noPreflight(), riskScore: 7 }, policyReasons: ['value above threshold'] })
+  const rows = () => log.list({ limit: 1000 }).reverse()
+  return {
+    service,
+    pending,
+    log,
+    gate,
+    grants,
+    intent,
+    request,
+    rows,
+    signer: (down: boolean) => (signerDown = down),
+    holdGrants: () => {
+      let release!: () => void
+      grantGate = new Promise<void>((r) => (release = r))
+      return () => {
+        grantGate = null
+        release()
+      }
+    },
+  }
+}
+
+const settled = () => new Promise((r) => setTimeout(r, 20))
+
+describe('auto mode', () => {
+  it('mints the token, then commits approval_requested and approval_granted together, in that order, in one transaction', async () => {
+    const s = setup()
+    const commitsBefore = s.log.commits
+    const t = await s.request()
+    expect(t.state).toBe('decided')
+    if (t.state !== 'decided' || !t.outcome.approved) throw new Error('expected an approval')
+    const [grant] = s.grants
+    expect(s.grants).toHaveLength(1)
+    expect(grant!.params).toEqual({ txRequestHash: buildTransaction(s.intent, routers).txRequestHash, intentHash: intentHash(s.intent), intentId: s.intent.id })
+    // The token was durable in the signer before either row was written.
+    expect(grant!.approvalRowsAtMint).toBe(0)
+    expect(s.log.commits - commitsBefore).toBe(1)
+    const [requested, granted] = s.rows()
+    expect(requested).toMatchObject({ event: 'approval_requested', intentId: s.intent.id, data: { requestId: t.outcome.requestId, mode: 'auto', riskScore: 7 } })
+    expect(granted).toMatchObject({ event: 'approval_granted', intentId: s.intent.id, data: { requestId: t.outcome.requestId, tokenId: grant!.result.approvalTokenId, via: 'auto', riskScore: 7 } })
+    expect(s.rows()).toHaveLength(2)
+    expect(t.outcome).toEqual({ approved: true, requestId: requested!.data.requestId, txRequestHash: grant!.params.txRequestHash, approvalTokenId: grant!.result.approvalTokenId })
+    expect(s.pending.list()).toEqual([])
+    // The decision is kept: the same intent again gets the same token at once, with no second mint or row.
+    expect(await s.request()).toEqual(t)
+    expect(s.grants).toHaveLength(1)
+    expect(s.rows()).toHaveLength(2)
+  })
+
+  it('answers only after the commit of both rows', async () => {
+    const s = setup()
+    s.gate.closed = true
+    let answered = false
+    const asked = s.request().then((t) => {
+      answered = true
+      return t
+    })
+    await settled()
+    expect(s.grants).toHaveLength(1)
+    expect(answered).toBe(false)
+    s.gate.closed = false
+    for (const release of s.gate.held.splice(0)) release()
+    expect(await asked).toMatchObject({ state: 'decided', outcome: { approved: true } })
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+  })
+
+  it('the same intent asked again while its token is being minted attaches to the request and hears its approval', async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    const release = s.holdGrants()
+    const first = s.request()
+    await settled()
+    const second = await s.request()
+    expect(second).toMatchObject({ state: 'pending' })
+    release()
+    const t = await first
+    if (t.state !== 'decided' || second.state !== 'pending') throw new Error('unexpected tickets')
+    expect(second.requestId).toBe(t.outcome.requestId)
+    expect(s.service.updates(cursor).outcomes).toEqual([t.outcome])
+    expect(s.grants).toHaveLength(1)
+  })
+
+  it('a signer that cannot mint leaves the request pending, with approval_requested in the log', async () => {
+    const s = setup()
+    s.signer(true)
+    const t = await s.request()
+    expect(t).toMatchObject({ state: 'pending' })
+    if (t.state !== 'pending') throw new Error('expected pending')
+    expect(s.pending.list().map((p) => p.requestId)).toEqual([t.requestId])
+    expect(s.rows()).toEqual([expect.objectContaining({ event: 'approval_requested', data: expect.objectContaining({ requestId: t.requestId }) })])
+    // Still the intent's one request.
+    expect(await s.request()).toMatchObject({ state: 'pending', requestId: t.requestId })
+  })
+
+  it('a commit that fails leaves no request: the caller gets the error, whoever attached hears it withdrawn, and asking again starts afresh', async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    s.gate.failing.add('approval_requested').add('approval_granted')
+    const release = s.holdGrants()
+    const first = s.request()
+    await settled()
+    const attached = await s.request()
+    release()
+    await expect(first).rejects.toThrow(/SQLITE_FULL/)
+    if (attached.state !== 'pending') throw new Error('expected the second call to attach')
+    expect(s.service.updates(cursor).outcomes).toEqual([{ approved: false, requestId: attached.requestId, txRequestHash: attached.txRequestHash, reason: 'withdrawn' }])
+    expect(s.rows()).toEqual([])
+    expect(s.pending.list()).toEqual([])
+    s.gate.failing.clear()
+    const again = await s.request()
+    expect(again).toMatchObject({ state: 'decided', outcome: { approved: true } })
+    if (again.state !== 'decided') throw new Error('expected a decision')
+    expect(again.outcome.requestId).not.toBe(attached.requestId)
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+  })
+})
