@@ -1,5 +1,6 @@
 // The signer with a key on a PKCS#11 token (SoftHSM2 in a temp dir) against
 // raw CKM_ECDSA signing on the same token, both at concurrency 8, in one run.
+// BENCH_SIGNER_CPU_PROF=<dir> runs the signer under --cpu-prof.
 import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -76,7 +77,10 @@ export async function benchHsm({ ms = 5000 } = {}) {
   const { rate: raw, cpuUs: rawCpuUs } = await rawPkcs11Rate(token, ms)
 
   // One signer with both backends: a keystore key and the token key, signed with one after the other in the same run.
-  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env: token.env })
+  // BENCH_SIGNER_CPU_PROF=<dir>: the signer runs under --cpu-prof, as in the sign bench.
+  const prof = process.env.BENCH_SIGNER_CPU_PROF
+  const nodeArgs = prof ? { signer: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(prof)}`] } : {}
+  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env: token.env, nodeArgs })
   const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
   const routers = defaultRouterTable()
   const nonces = new Map()

@@ -44,6 +44,12 @@ export function serveConnection(socket: net.Socket, o: ConnectionOptions): void 
 
   const send = (response: RpcResponse) => {
     if (socket.destroyed || !socket.writable) return
+    // Answers that become ready together (one group commit releases several)
+    // leave in one write: a write to the socket is a system call each.
+    if (socket.writableCorked === 0) {
+      socket.cork()
+      process.nextTick(() => socket.uncork())
+    }
     socket.write(encodeResponse(response, (err) => o.onInternalError(err, '(encoding a response)')))
   }
 

@@ -27,8 +27,9 @@ describe('key backends', () => {
   it('a keystore key signs a transaction through signDigest exactly as viem signs it with the private key', async () => {
     const { account, signingKey } = freshKey()
     const key = keystoreRingKey({ address: account.address, signingKey, label: 'k', dev: false })
-    const signed = await signTransactionWith(key, tx)
+    const { signedTx: signed, txHash } = await signTransactionWith(key, tx)
     expect(signed).toBe(await account.signTransaction(tx))
+    expect(txHash).toBe(keccak256(signed))
     expect(await recoverTransactionAddress({ serializedTransaction: signed as `0x02${string}` })).toBe(account.address)
   })
 

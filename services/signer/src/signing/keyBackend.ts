@@ -1,4 +1,6 @@
-import { keccak256, serializeTransaction, type Hex, type TransactionSerializableEIP1559 } from 'viem'
+import { keccakHex } from '@countersign/shared'
+import { serializeTransaction, type Hex, type TransactionSerializableEIP1559 } from 'viem'
+import { signedEip1559 } from './signedTx.js'
 
 /** Where a key lives: an encrypted key file unlocked into memory, or a PKCS#11 token it never leaves. */
 export type BackendName = 'keystore' | 'pkcs11'
@@ -36,9 +38,21 @@ export class KeyUnavailableError extends Error {
   override name = 'KeyUnavailableError'
 }
 
-/** Signs an EIP-1559 transaction with any backend's key: hash the unsigned serialization, sign the digest, serialize with the signature. */
-export async function signTransactionWith(key: RingKey, tx: TransactionSerializableEIP1559): Promise<Hex> {
-  const digest = keccak256(serializeTransaction(tx))
-  const { r, s, yParity } = await key.signDigest(digest)
-  return serializeTransaction(tx, { r, s, yParity })
+/** A signed transaction and its hash. */
+export interface SignedTransaction {
+  signedTx: Hex
+  txHash: Hex
+}
+
+/**
+ * Signs an EIP-1559 transaction with any backend's key: hash the unsigned
+ * serialization, sign the digest, append the signature to the serialization.
+ * It runs on the signer's event loop for every signature, so the fields are
+ * serialized once and both hashes use the WebAssembly keccak.
+ */
+export async function signTransactionWith(key: RingKey, tx: TransactionSerializableEIP1559): Promise<SignedTransaction> {
+  const unsigned = Buffer.from(serializeTransaction(tx).slice(2), 'hex')
+  const signature = await key.signDigest(keccakHex(unsigned))
+  const signed = signedEip1559(unsigned, signature)
+  return { signedTx: `0x${Buffer.from(signed.buffer, signed.byteOffset, signed.length).toString('hex')}`, txHash: keccakHex(signed) }
 }

@@ -52,8 +52,9 @@ describe('secp256k1 signing (libsecp256k1 in WebAssembly)', () => {
         maxFeePerGas: 2_000_000_000n + BigInt(i),
         maxPriorityFeePerGas: 1_000_000_000n,
       }
-      const signed = await signTransactionWith(key, tx)
+      const { signedTx: signed, txHash } = await signTransactionWith(key, tx)
       expect(signed).toBe(await account.signTransaction(tx))
+      expect(txHash).toBe(keccak256(signed))
       expect(await recoverTransactionAddress({ serializedTransaction: signed as `0x02${string}` })).toBe(account.address)
     }
   })

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3'
-import { keccak256 } from 'viem'
 import {
   BuildError,
   RpcError,
@@ -29,7 +28,7 @@ import {
 } from '@countersign/shared'
 import type { ApprovalTokens } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
-import { KeyUnavailableError, signTransactionWith } from './keyBackend.js'
+import { KeyUnavailableError, signTransactionWith, type SignedTransaction } from './keyBackend.js'
 import type { KeyRing } from './keyRing.js'
 import { sameTxRequest } from './sameTx.js'
 
@@ -240,9 +239,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
 
       // 7. sign, then store the signature and consume the token in one
       // transaction; a signature that loses a race is dropped unreturned.
-      let signedTx: Hex
+      let signed: SignedTransaction
       try {
-        signedTx = await signTransactionWith(key, {
+        signed = await signTransactionWith(key, {
           type: 'eip1559',
           chainId: built.txRequest.chainId,
           nonce: p.nonce,
@@ -258,7 +257,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (err instanceof KeyUnavailableError) return refuse(intentId, 'key_unavailable', { signerAddress: key.address.toLowerCase(), backend: key.backend, error: err.message })
         throw err
       }
-      const txHash = keccak256(signedTx)
+      const { signedTx, txHash } = signed
       const nowMs = clock()
       const record: StoredSignature = {
         intentId,
