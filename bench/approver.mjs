@@ -5,7 +5,7 @@
 // left is the approver's own work, its audit commits and the grant round trip.
 //
 //   node bench/approver.mjs                      this build
-//   APPROVER_AB=/path/to/approver/dist/main.js   another build too, interleaved
+//   APPROVER_AB=/path/to/approver/dist/main.js   other builds too (comma-separated), interleaved
 //                                                round by round on the same signer
 //   BENCH_CPU_PROF=dir                           --cpu-prof of the approvers
 //   APPROVER_SEQUENTIAL_ONLY=1                   no concurrent part
@@ -83,7 +83,7 @@ async function main() {
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn' }
   const signer = await spawnReady(path.join(root, 'services/signer/dist/main.js'), env, /signer ready/)
   const builds = [{ name: 'this build', entry: path.join(root, 'services/approver/dist/main.js') }]
-  if (process.env.APPROVER_AB) builds.push({ name: `A/B ${process.env.APPROVER_AB}`, entry: process.env.APPROVER_AB })
+  for (const entry of (process.env.APPROVER_AB ?? '').split(',').filter(Boolean)) builds.push({ name: `A/B ${entry}`, entry })
   const audit = openAuditLog(path.join(dataDir, 'audit.db'))
   for (const [i, b] of builds.entries()) {
     b.socket = path.join(dataDir, 'run', `approver-${i}.sock`)

@@ -30,18 +30,18 @@ export function webChannel(clock: Clock): WebChannel {
     const text = JSON.stringify(message)
     for (const s of sockets) if (s.readyState === 1) s.send(text)
   }
+  // The card is rendered only when a dashboard is connected to receive it.
+  const announce = (request: PendingRequest) => {
+    if (sockets.size > 0) broadcast({ type: 'request', request: pendingView(request, clock()) })
+  }
   return {
     name: 'web',
-    present(request: PendingRequest) {
-      broadcast({ type: 'request', request: pendingView(request, clock()) })
-    },
+    present: announce,
     withdraw(requestId, end) {
       broadcast({ type: 'ended', requestId, end })
     },
     // A quorum vote: the same message as a new request, with the new votes; views replace their card by requestId.
-    update(request: PendingRequest) {
-      broadcast({ type: 'request', request: pendingView(request, clock()) })
-    },
+    update: announce,
     subscribe(socket) {
       sockets.add(socket)
       return () => sockets.delete(socket)
