@@ -166,18 +166,23 @@ async function pendingRequest(on: Stack, i: TxIntent) {
   )
 }
 
-/** A JSON-RPC proxy to anvil whose eth_simulateV1 fails as a broken node's would: nothing can be simulated, everything else works. */
+/**
+ * A JSON-RPC proxy to anvil whose eth_simulateV1 fails as a broken node's would: nothing can be simulated, everything else works.
+ * The gateway sends calls made together as one batch: each call of a batch is answered on its own.
+ */
 async function noSimulationProxy(target: string): Promise<{ url: string; server: Server }> {
+  type Call = { id: number; method: string }
+  const answer = async (call: Call): Promise<unknown> =>
+    call.method === 'eth_simulateV1'
+      ? { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'simulation backend unavailable' } }
+      : (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()
   const server = createServer((req, res) => {
     let body = ''
     req.on('data', (d) => (body += d))
     req.on('end', async () => {
-      const call = JSON.parse(body) as { id: number; method: string }
-      const answer =
-        !Array.isArray(call) && call.method === 'eth_simulateV1'
-          ? JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'simulation backend unavailable' } })
-          : await (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text()
-      res.writeHead(200, { 'content-type': 'application/json' }).end(answer)
+      const calls = JSON.parse(body) as Call | Call[]
+      const answers = Array.isArray(calls) ? await Promise.all(calls.map(answer)) : await answer(calls)
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
     })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))

@@ -1,5 +1,6 @@
 import http from 'node:http'
 import https from 'node:https'
+import { abortError, createBatchingFetch, type RpcSender } from './rpcBatch.js'
 
 /** What viem's HTTP transport reads of a fetch Response when it has no body stream. */
 export interface RpcHttpResponse {
@@ -31,16 +32,24 @@ export const MAX_RPC_RESPONSE_BYTES = 10 * 1024 * 1024
  * issue 17). viem still builds the request, applies the timeout, parses the
  * answer and raises its own errors, exactly as with fetch. Differences from
  * fetch: no redirects are followed (a JSON-RPC endpoint answers where it is
- * asked), and the answer is cut off at `maxBodyBytes`.
+ * asked), and the answer is cut off at `maxBodyBytes`. Unless `batch` is
+ * false, calls made in the same turn of the event loop share one HTTP request
+ * as a JSON-RPC batch (rpcBatch.ts).
  */
-export function createKeepAliveFetch(opts: { maxBodyBytes?: number } = {}): RpcFetch {
-  const maxBodyBytes = opts.maxBodyBytes ?? MAX_RPC_RESPONSE_BYTES
+export function createKeepAliveFetch(opts: { maxBodyBytes?: number; batch?: boolean } = {}): RpcFetch {
+  const send = createRpcSender(opts.maxBodyBytes ?? MAX_RPC_RESPONSE_BYTES)
+  return opts.batch === false ? (url, init) => send(url, init) : createBatchingFetch(send)
+}
+
+/** One HTTP request per call; a batch of `calls` calls may answer up to `calls` times the ceiling. */
+function createRpcSender(maxBodyBytes: number): RpcSender {
   const agents = {
     'http:': new http.Agent({ keepAlive: true }),
     'https:': new https.Agent({ keepAlive: true }),
   }
-  return (url, init) =>
+  return (url, init, sendOpts = {}) =>
     new Promise<RpcHttpResponse>((resolve, reject) => {
+      const limit = maxBodyBytes * Math.max(1, sendOpts.calls ?? 1)
       const target = new URL(url)
       const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null
       if (!client) {
@@ -74,7 +83,7 @@ export function createKeepAliveFetch(opts: { maxBodyBytes?: number } = {}): RpcF
         let size = 0
         res.on('data', (chunk: Buffer) => {
           size += chunk.length
-          if (size > maxBodyBytes) fail(new Error(`the RPC answer is larger than ${maxBodyBytes} bytes`))
+          if (size > limit) fail(new Error(`the RPC answer is larger than ${limit} bytes`))
           else chunks.push(chunk)
         })
         res.on('error', fail)
@@ -101,11 +110,4 @@ export function createKeepAliveFetch(opts: { maxBodyBytes?: number } = {}): RpcF
 function headerValue(v: string | string[] | undefined): string | null {
   if (v === undefined) return null
   return Array.isArray(v) ? v.join(', ') : v
-}
-
-function abortError(signal: AbortSignal): Error {
-  if (signal.reason instanceof Error) return signal.reason
-  const err = new Error('This operation was aborted')
-  err.name = 'AbortError'
-  return err
 }
