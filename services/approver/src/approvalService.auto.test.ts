@@ -2,7 +2,7 @@
 // approval_requested and approval_granted are committed together, in that
 // order, in one audit transaction; nothing is answered before that commit;
 // a signer that cannot mint leaves the request pending and audited; a commit
-// that fails leaves no request behind.
+// that fails leaves no request behind (in auto mode and when presented).
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
@@ -39,7 +39,7 @@ function gatedAppends(log: AuditLog, gate: { closed: boolean; held: Array<() => 
   })
 }
 
-function setup() {
+function setup(opts: { auto?: boolean } = {}) {
   const now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   const log = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-auto-')), 'audit.db'), { clock })
@@ -51,7 +51,7 @@ function setup() {
   const approvalRows = () => log.list({ limit: 1000 }).filter((e) => e.event.startsWith('approval_')).length
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
   const service = createApprovalService({
-    mode: 'auto',
+    mode: opts.auto === false ? 'web' : 'auto',
     pending,
     audit: gatedAppends(log, gate),
     routers,
@@ -66,7 +66,7 @@ function setup() {
       },
     },
   })
-  service.addChannel(autoChannel())
+  if (opts.auto !== false) service.addChannel(autoChannel())
   const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
   const request = (i: TxIntent = intent) => service.requestApproval({ intent: i, preflight: { ...noPreflight(), riskScore: 7 }, policyReasons: ['value above threshold'] })
   const rows = () => log.list({ limit: 1000 }).reverse()
@@ -183,5 +183,34 @@ describe('auto mode', () => {
     if (again.state !== 'decided') throw new Error('expected a decision')
     expect(again.outcome.requestId).not.toBe(attached.requestId)
     expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+  })
+})
+
+describe('a request the audit log does not hold', () => {
+  it('presented to operators: a failed approval_requested commit takes it off the list, so nobody can decide it, and asking again starts afresh', async () => {
+    const s = setup({ auto: false })
+    const cursor = s.service.updates(null).cursor
+    s.gate.failing.add('approval_requested')
+    await expect(s.request()).rejects.toThrow(/SQLITE_FULL/)
+    expect(s.pending.list()).toEqual([])
+    const [ended] = s.service.updates(cursor).outcomes
+    expect(ended).toMatchObject({ approved: false, reason: 'withdrawn' })
+    await expect(s.service.decide(ended!.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
+    s.gate.failing.clear()
+    const again = await s.request()
+    expect(again).toMatchObject({ state: 'pending' })
+    if (again.state !== 'pending') throw new Error('expected pending')
+    expect(again.requestId).not.toBe(ended!.requestId)
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested'])
+    expect(s.grants).toEqual([])
+  })
+
+  it('auto mode with the signer down: if approval_requested cannot be committed either, the request leaves the list', async () => {
+    const s = setup()
+    s.signer(true)
+    s.gate.failing.add('approval_requested')
+    await expect(s.request()).rejects.toThrow(/SQLITE_FULL/)
+    expect(s.pending.list()).toEqual([])
+    expect(s.rows()).toEqual([])
   })
 })

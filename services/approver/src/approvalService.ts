@@ -205,6 +205,23 @@ export function createApprovalService(deps: {
     return { decided: decides, requestId, approved, ...by, quorum: view, counted }
   }
 
+  const withdrawn = (p: PendingRequest): ApprovalOutcome => ({ approved: false, requestId: p.requestId, txRequestHash: p.summary.txRequestHash, reason: 'withdrawn' })
+
+  /**
+   * Commits approval_requested for a request on the list. A request the audit
+   * log does not hold did not happen: if the commit fails it leaves the list
+   * (nobody can decide it), whoever attached to it meanwhile hears it
+   * withdrawn, and the caller gets the error.
+   */
+  async function recordRequest(entry: PendingRequest, requested: AuditAppend): Promise<void> {
+    try {
+      await audit.append(requested)
+    } catch (err) {
+      if (pending.take(entry.requestId)) end(entry, withdrawn(entry), 'withdrawn')
+      throw err
+    }
+  }
+
   /**
    * A channel that approves everything (auto): the token is minted first and
    * the request and its approval are then committed together, in that order,
@@ -227,7 +244,7 @@ export function createApprovalService(deps: {
       } catch {
         // As when an operator's approval cannot be minted: the request waits on the list, audited.
         pending.restore(entry)
-        await audit.append(requested)
+        await recordRequest(entry, requested)
         return ticketOf(entry)
       }
       try {
@@ -243,7 +260,7 @@ export function createApprovalService(deps: {
       } catch (err) {
         // Neither row is in the log, so the request did not happen: whoever attached to it meanwhile hears
         // it withdrawn, the caller gets the error, and the token, never handed out, expires unused.
-        end(entry, { approved: false, requestId, txRequestHash: summary.txRequestHash, reason: 'withdrawn' }, 'withdrawn')
+        end(entry, withdrawn(entry), 'withdrawn')
         throw err
       }
       const outcome: ApprovalOutcome = { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId: grant.approvalTokenId }
@@ -298,12 +315,12 @@ export function createApprovalService(deps: {
       }
       const approver = entry.quorum ? undefined : channels.find((c) => c.approvesAtOnce)?.approvesAtOnce
       if (approver) return approveAtOnce(entry, requested, approver)
-      await audit.append(requested)
+      await recordRequest(entry, requested)
       await Promise.all(channels.map((c) => Promise.resolve().then(() => c.present(entry)).catch(() => undefined)))
       // A channel may have decided while it was shown the request (present may resolve after deciding).
       const now = kept.get(intent.id)
       if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
-      return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: { approved: false, requestId: entry.requestId, txRequestHash: summary.txRequestHash, reason: 'withdrawn' } }
+      return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: withdrawn(entry) }
     },
 
     updates(cursor) {
@@ -329,7 +346,7 @@ export function createApprovalService(deps: {
       const e = pending.byIntent(intentId)
       if (!e || !pending.take(e.requestId)) return false
       void audit.append({ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } })
-      end(e, { approved: false, requestId: e.requestId, txRequestHash: e.summary.txRequestHash, reason: 'withdrawn' }, 'withdrawn')
+      end(e, withdrawn(e), 'withdrawn')
       return true
     },
 
