@@ -1,23 +1,20 @@
 import { bytesToHex, hexToBytes, type Hex } from 'viem'
 import type { DigestSignature } from '../signing/keyBackend.js'
-import { recoverPoint } from '../signing/secp256k1.js'
+import { recoveryBitOf } from '../signing/secp256k1.js'
 
 /** The order of secp256k1's group. */
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 const HALF_N = SECP256K1_N / 2n
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
  * An Ethereum signature from a raw CKM_ECDSA signature (r || s, 32 bytes
  * each) by the key whose uncompressed public point is `publicPoint`. A token
  * may return either s; Ethereum accepts only the low one (EIP-2), so a high
  * s becomes n - s. The recovery bit is R's y parity, which the token does not
- * return: libsecp256k1 recovers the public point with bit 0, then 1, and the
- * bit that gives the key's own point is it (half the signatures need one
- * recovery, half two). A recovery that gives the key's point is a
- * verification, so a signature that does not verify against the key is
- * refused.
+ * return: it is the bit with which libsecp256k1 recovers the key's own
+ * point from the signature (recoveryBitOf). A recovery that gives the key's
+ * point is a verification, so a signature that does not verify against the
+ * key is refused.
  */
 export async function ethSignatureOf(raw: Uint8Array, digest: Hex, publicPoint: Uint8Array): Promise<DigestSignature> {
   if (raw.length !== 64) throw new Error(`CKM_ECDSA gave ${raw.length} bytes, not 64 (r || s)`)
@@ -30,10 +27,7 @@ export async function ethSignatureOf(raw: Uint8Array, digest: Hex, publicPoint: 
   const rs = new Uint8Array(64)
   rs.set(raw.subarray(0, 32))
   rs.set(hexToBytes(sHex), 32)
-  const hash = hexToBytes(digest)
-  for (const yParity of [0, 1] as const) {
-    const point = await recoverPoint(hash, rs, yParity)
-    if (point && sameBytes(point, publicPoint)) return { r: rHex, s: sHex, yParity }
-  }
+  const yParity = await recoveryBitOf(hexToBytes(digest), rs, publicPoint)
+  if (yParity !== null) return { r: rHex, s: sHex, yParity }
   throw new Error("the token's signature does not verify against the key's public point")
 }

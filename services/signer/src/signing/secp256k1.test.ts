@@ -6,7 +6,7 @@ import { bytesToHex, hexToBytes, keccak256, parseEther, recoverAddress, recoverT
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { keystoreRingKey } from '../keystore/keystoreBackend.js'
 import { signTransactionWith } from './keyBackend.js'
-import { recoverPoint, recoverPointNoble, secp256k1Implementation, signingKeyOf, signNoble } from './secp256k1.js'
+import { recoverPoint, recoverPointNoble, recoveryBitOf, secp256k1Implementation, signingKeyOf, signNoble } from './secp256k1.js'
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 const isLowS = (rs: Uint8Array) => BigInt(bytesToHex(rs.subarray(32))) <= N / 2n
@@ -95,6 +95,27 @@ describe('secp256k1 signing (libsecp256k1 in WebAssembly)', () => {
     expect(await recoverPoint(digest, Uint8Array.from([...hexToBytes(toHex(N, { size: 32 })), ...new Uint8Array(31), 1]), 0)).toBeNull()
   })
 
+  it('finds the recovery bit of a signature from the key’s point (both bits, a zero digest, a digest above the group order), and none for another key or digest', async () => {
+    const privateKey = generatePrivateKey()
+    const publicPoint = hexToBytes(privateKeyToAccount(privateKey).publicKey)
+    const otherPoint = hexToBytes(privateKeyToAccount(generatePrivateKey()).publicKey)
+    const key = signingKeyOf(hexToBytes(privateKey))
+    const seen = new Set<number>()
+    const digests = [new Uint8Array(32), new Uint8Array(32).fill(0xff), hexToBytes(toHex(N, { size: 32 })), ...Array.from({ length: 96 }, () => randomBytes(32))]
+    for (const digest of digests) {
+      const { rs, yParity } = await key.sign(digest)
+      seen.add(yParity)
+      expect(await recoveryBitOf(digest, rs, publicPoint)).toBe(yParity)
+      expect(await recoveryBitOf(digest, rs, otherPoint)).toBeNull()
+      const otherDigest = Uint8Array.from(digest)
+      otherDigest[31] ^= 1
+      expect(await recoveryBitOf(otherDigest, rs, publicPoint)).toBeNull()
+    }
+    expect([...seen].sort()).toEqual([0, 1])
+    // No signature at all: r = 5 is no x coordinate on the curve.
+    expect(await recoveryBitOf(randomBytes(32), Uint8Array.from([...hexToBytes(toHex(5n, { size: 32 })), ...new Uint8Array(31), 1]), publicPoint)).toBeNull()
+  })
+
   it('falls back to viem’s noble, with the same signatures, under node --jitless (no WebAssembly)', async () => {
     // The compiled module: a child process cannot load TypeScript.
     const compiled = fileURLToPath(new URL('../../dist/signing/secp256k1.js', import.meta.url))
@@ -104,11 +125,12 @@ describe('secp256k1 signing (libsecp256k1 in WebAssembly)', () => {
       const key = m.signingKeyOf(Buffer.from('${privateKey.slice(2)}', 'hex'))
       const sig = await key.sign(Buffer.from('${digest.toString('hex')}', 'hex'))
       const point = await m.recoverPoint(Buffer.from('${digest.toString('hex')}', 'hex'), sig.rs, sig.yParity)
-      console.log(JSON.stringify([m.secp256k1Implementation, key.address, Buffer.from(sig.rs).toString('hex'), sig.yParity, Buffer.from(point).toString('hex')]))`
+      const bit = await m.recoveryBitOf(Buffer.from('${digest.toString('hex')}', 'hex'), sig.rs, point)
+      console.log(JSON.stringify([m.secp256k1Implementation, key.address, Buffer.from(sig.rs).toString('hex'), sig.yParity, Buffer.from(point).toString('hex'), bit]))`
     // stderr piped: node warns that --jitless turns WebAssembly off, which is the point.
     const out = execFileSync(process.execPath, ['--jitless', '--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
     const account = privateKeyToAccount(privateKey)
     const ours = await signingKeyOf(hexToBytes(privateKey)).sign(digest)
-    expect(JSON.parse(out)).toEqual(['noble', account.address, bytesToHex(ours.rs).slice(2), ours.yParity, account.publicKey.slice(2)])
+    expect(JSON.parse(out)).toEqual(['noble', account.address, bytesToHex(ours.rs).slice(2), ours.yParity, account.publicKey.slice(2), ours.yParity])
   })
 })

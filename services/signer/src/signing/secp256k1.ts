@@ -71,6 +71,58 @@ export async function recoverPoint(digest: Uint8Array, rs: Uint8Array, yParity: 
   return recoverPointNoble(digest, rs, yParity)
 }
 
+/** The order of secp256k1's group. */
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+
+/** a⁻¹ mod N by the extended Euclidean algorithm (a in 1..N-1). */
+function invModN(a: bigint): bigint {
+  let [oldR, r] = [a, N]
+  let [oldS, s] = [1n, 0n]
+  while (r !== 0n) {
+    const q = oldR / r
+    ;[oldR, r] = [r, oldR - q * r]
+    ;[oldS, s] = [s, oldS - q * s]
+  }
+  return ((oldS % N) + N) % N
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * The recovery bit with which r || s over `digest` recovers to `publicPoint`
+ * (uncompressed), or null when it recovers to it with neither: the signature
+ * does not verify against that key. Recovering with bit 0 gives
+ * Q0 = r⁻¹(s·R − z·G); bit 1 uses −R, so Q0 + Q1 = −2·z·r⁻¹·G. When Q0 is not
+ * the key, the key is Q1 exactly when Q + Q0 equals that point: a fixed-base
+ * multiplication (~150 µs here) instead of a second recovery (~400 µs).
+ */
+export async function recoveryBitOf(digest: Uint8Array, rs: Uint8Array, publicPoint: Uint8Array): Promise<0 | 1 | null> {
+  const q0 = await recoverPoint(digest, rs, 0)
+  if (q0 && sameBytes(q0, publicPoint)) return 0
+  if (wasm && q0) {
+    // libsecp256k1 takes the digest as a scalar mod N, as ECDSA does.
+    const z = BigInt(bytesToHex(digest)) % N
+    const r = BigInt(bytesToHex(rs.subarray(0, 32)))
+    const c = (((-2n * z * invModN(r)) % N) + N) % N
+    if (c !== 0n) {
+      const sum = pointAddOrNull(publicPoint, q0)
+      const expected = wasm.pointFromScalar(hexToBytes(`0x${c.toString(16).padStart(64, '0')}`), false)
+      return sum && expected && sameBytes(sum, expected) ? 1 : null
+    }
+    // z ≡ 0: Q1 = −Q0, which the sum cannot show (infinity); recover it.
+  }
+  const q1 = await recoverPoint(digest, rs, 1)
+  return q1 && sameBytes(q1, publicPoint) ? 1 : null
+}
+
+function pointAddOrNull(a: Uint8Array, b: Uint8Array): Uint8Array | null {
+  try {
+    return wasm!.pointAdd(a, b, false)
+  } catch {
+    return null // not a point
+  }
+}
+
 /** viem's (noble's) recovery, exported so tests can hold both implementations to one answer. */
 export async function recoverPointNoble(digest: Uint8Array, rs: Uint8Array, yParity: 0 | 1): Promise<Uint8Array | null> {
   try {
