@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { PublicClient } from 'viem'
-import { estimateFees } from './fees.js'
+import { estimateFees, FEE_REUSE_MS } from './fees.js'
 
 /** A client whose fee reads are counted and answered when `release` is called. */
 function countingClient(baseFee: bigint, tip: bigint) {
@@ -27,16 +27,28 @@ describe('estimateFees', () => {
     ])
   })
 
-  it('callers that ask while a read is in flight share it; a later caller reads again', async () => {
+  it('callers that ask while a read is in flight share it; a read is reused for FEE_REUSE_MS from its start, then read again', async () => {
     const { client, calls, release } = countingClient(100n, 10n)
-    const first = Promise.all([estimateFees(client), estimateFees(client), estimateFees(client)])
+    let now = 1_000_000
+    const clock = () => now
+    const first = Promise.all([estimateFees(client, 'normal', clock), estimateFees(client, 'normal', clock), estimateFees(client, 'normal', clock)])
     expect(calls).toEqual({ block: 1, tip: 1 })
     release()
     await first
-    const again = estimateFees(client)
+    now += FEE_REUSE_MS - 1
+    expect(await estimateFees(client, 'fast', clock)).toEqual({ maxPriorityFeePerGas: 15n, maxFeePerGas: 215n })
+    expect(calls).toEqual({ block: 1, tip: 1 })
+    now += 1
+    const again = estimateFees(client, 'normal', clock)
     expect(calls).toEqual({ block: 2, tip: 2 })
     release()
     await again
+    // A clock stepped backwards does not stretch a read's life.
+    now -= 10
+    const stepped = estimateFees(client, 'normal', clock)
+    expect(calls).toEqual({ block: 3, tip: 3 })
+    release()
+    await stepped
   })
 
   it('a failed read fails the callers that shared it, and the next caller tries again', async () => {
