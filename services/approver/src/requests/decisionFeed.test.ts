@@ -38,4 +38,21 @@ describe('DecisionFeed', () => {
     // r0 and r1 were dropped: a caller at the start would miss them.
     expect(feed.since(start)).toMatchObject({ reset: true })
   })
+
+  it('keeps at least the latest `retain` ends across its trims: a caller that far behind gets every end since its cursor, in order', () => {
+    const feed = new DecisionFeed(8, 100)
+    let cursor = feed.since(null).cursor
+    for (let n = 0; n < 100; n++) {
+      feed.push(ended(n))
+      if (n % 8 !== 7) continue
+      const got = feed.since(cursor)
+      expect(got.reset).toBe(false)
+      expect(got.outcomes.map((o) => o.requestId)).toEqual(Array.from({ length: 8 }, (_, i) => `r${n - 7 + i}`))
+      cursor = got.cursor
+    }
+    // Further behind than anything the feed can still hold (8 and a quarter): that caller must ask again instead of missing one.
+    const behind = feed.since(cursor)
+    for (let n = 100; n < 111; n++) feed.push(ended(n))
+    expect(feed.since(behind.cursor)).toMatchObject({ reset: true })
+  })
 })
