@@ -1,5 +1,6 @@
 import http from 'node:http'
 import https from 'node:https'
+import { urlToHttpOptions } from 'node:url'
 import { abortError, createBatchingFetch, type RpcSender } from './rpcBatch.js'
 
 /** What viem's HTTP transport reads of a fetch Response when it has no body stream. */
@@ -47,13 +48,27 @@ function createRpcSender(maxBodyBytes: number): RpcSender {
     'http:': new http.Agent({ keepAlive: true }),
     'https:': new https.Agent({ keepAlive: true }),
   }
+  // A gateway talks to a handful of nodes: each URL is parsed once.
+  const targets = new Map<string, { client: typeof http | typeof https; options: http.RequestOptions }>()
+  const targetOf = (url: string) => {
+    let t = targets.get(url)
+    if (!t) {
+      const parsed = new URL(url)
+      const client = parsed.protocol === 'https:' ? https : parsed.protocol === 'http:' ? http : null
+      if (!client) throw new Error(`unsupported RPC URL scheme ${parsed.protocol}`)
+      t = { client, options: { ...urlToHttpOptions(parsed), agent: agents[parsed.protocol as 'http:' | 'https:'] } }
+      if (targets.size < 64) targets.set(url, t)
+    }
+    return t
+  }
   return (url, init, sendOpts = {}) =>
     new Promise<RpcHttpResponse>((resolve, reject) => {
       const limit = maxBodyBytes * Math.max(1, sendOpts.calls ?? 1)
-      const target = new URL(url)
-      const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null
-      if (!client) {
-        reject(new Error(`unsupported RPC URL scheme ${target.protocol}`))
+      let target: ReturnType<typeof targetOf>
+      try {
+        target = targetOf(url)
+      } catch (err) {
+        reject(err as Error)
         return
       }
       const signal = init.signal ?? null
@@ -62,10 +77,10 @@ function createRpcSender(maxBodyBytes: number): RpcSender {
         return
       }
       const body = init.body ?? ''
-      const req = client.request(target, {
+      const req = target.client.request({
+        ...target.options,
         method: init.method ?? 'POST',
         headers: { ...init.headers, 'content-length': Buffer.byteLength(body) },
-        agent: agents[target.protocol as 'http:' | 'https:'],
       })
       let settled = false
       const fail = (err: Error) => {

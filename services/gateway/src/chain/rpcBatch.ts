@@ -59,8 +59,10 @@ export function createBatchingFetch(send: RpcSender, opts: { maxBatch?: number }
 
   function sendBatch(url: string, batch: Queued[]): void {
     const whole = new AbortController()
+    let open = batch.length
     const onGone = () => {
-      if (batch.every((q) => q.settled)) whole.abort(new Error('every call of the batch was aborted'))
+      open -= 1
+      if (open === 0) whole.abort(new Error('every call of the batch was aborted'))
     }
     for (const q of batch) q.detach = chain(q.detach, onGone)
     const first = batch[0]!.init
@@ -116,9 +118,14 @@ export function createBatchingFetch(send: RpcSender, opts: { maxBatch?: number }
   }
 }
 
+const VIEM_CALL = /^\{"jsonrpc":"2\.0","id":(0|[1-9][0-9]{0,14}),"method":"/
+
 /** A POST of one JSON-RPC call (not already a batch) with an id to match its answer by. */
 function singleCall(init: RpcHttpInit): { id: number | string } | null {
   if ((init.method ?? 'POST') !== 'POST' || typeof init.body !== 'string' || !init.body.startsWith('{')) return null
+  // viem's own shape, read without parsing the whole call (its params can be large).
+  const viem = VIEM_CALL.exec(init.body)
+  if (viem) return { id: Number(viem[1]) }
   let parsed: unknown
   try {
     parsed = JSON.parse(init.body)
