@@ -72,7 +72,23 @@ async function barePipeline(client, account, n) {
 
 async function post(url, body) {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  return { status: r.status, body: await r.json() }
+  return { status: r.status, body: await r.json(), timing: parseServerTiming(r.headers.get('server-timing')) }
+}
+
+/** The gateway's Server-Timing header (SERVICE_SERVER_TIMING=on) as { phase: ms }; {} without one. */
+function parseServerTiming(header) {
+  const phases = {}
+  for (const metric of header ? header.split(', ') : []) {
+    const [name, dur] = metric.split(';dur=')
+    phases[name] = Number(dur)
+  }
+  return phases
+}
+
+/** p50 of each gateway phase over the runs, in the order the route marks them: "build 0.14, preflight 1.51, …". */
+function serverPhaseSummary(timings) {
+  const names = Object.keys(timings[0] ?? {})
+  return names.map((name) => `${name} ${fmt(quantiles(timings.map((t) => t[name])).p50, 2)}`).join(', ')
 }
 
 /** One transfer through countersign; returns per-phase ms. */
@@ -88,7 +104,7 @@ async function countersignPipeline(stack, client, wallet, n) {
   const receipt = await pollReceipt(client, sent.body.txHash)
   if (receipt.status !== '0x1') throw new Error('transfer reverted')
   const t3 = performance.now()
-  return { phases: { 'approve-request': t1 - t0, 'sign-and-send': t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: sent.body.txHash, wallet }
+  return { phases: { 'approve-request': t1 - t0, 'sign-and-send': t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: sent.body.txHash, wallet, gateway: { approve: approved.timing, sign: sent.timing } }
 }
 
 /** Each wallet's transactions must carry nonces 0..n-1 with no gap or repeat, and the chain must agree. */
@@ -124,8 +140,10 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   const csClient = publicClient(anvilCs.rpcUrl)
   const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
   const account = privateKeyToAccount(devKeys[0])
-  const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs })
-  const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', gatewayEntry: abGateway }) : null
+  // The gateway's own per-phase timers, as Server-Timing headers (printed below).
+  const env = { SERVICE_SERVER_TIMING: 'on' }
+  const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, env })
+  const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', gatewayEntry: abGateway, env }) : null
   const bare = []
   const cs = []
   const ab = []
@@ -153,6 +171,8 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   console.log(`\nsequential pipeline, native transfer, anvil automine, receipt polled every ${POLL_MS} ms, ${rounds} interleaved rounds of ${perRound} (load avg ${load()})`)
   console.log(`  bare viem + local key   p50 ${fmt(b.p50, 2).padStart(6)} ms  p99 ${fmt(b.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(bare).join(', ')})`)
   console.log(`  countersign (auto)      p50 ${fmt(c.p50, 2).padStart(6)} ms  p99 ${fmt(c.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(cs).join(', ')})`)
+  console.log(`    in the gateway (Server-Timing, p50 ms): approve-request ${serverPhaseSummary(cs.map((r) => r.gateway.approve))}`)
+  console.log(`                                            sign-and-send ${serverPhaseSummary(cs.map((r) => r.gateway.sign))}`)
   if (abStack) {
     const a = quantiles(ab.map((r) => r.total))
     console.log(`  A/B: gateway ${abGateway}   p50 ${fmt(a.p50, 2).padStart(6)} ms  p99 ${fmt(a.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(ab).join(', ')})`)

@@ -163,8 +163,8 @@ describe('web mode', () => {
 })
 
 describe('auto mode', () => {
-  it('approves at once and the transaction is mined', async () => {
-    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 }, env: { SERVICE_APPROVAL_MODE: 'auto' } })
+  it('approves at once and the transaction is mined; SERVICE_SERVER_TIMING=on says where each response’s time went', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 }, env: { SERVICE_APPROVAL_MODE: 'auto', SERVICE_SERVER_TIMING: 'on' } })
     await importKey(stack.dataDir, anvilAccounts[1].privateKey)
     try {
       await stack.start({ approver: true })
@@ -175,6 +175,18 @@ describe('auto mode', () => {
       const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
       expect(sent.status).toBe(200)
       expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+      // Every phase of each route, in order, each a duration in ms; the phases add up to the total.
+      const phasesOf = (header: string | null) => (header ?? '').split(', ').map((m) => { const [name, dur] = m.split(';dur='); return { name, ms: Number(dur) } })
+      const approvePhases = phasesOf(res.headers.get('server-timing'))
+      expect(approvePhases.map((p) => p.name)).toEqual(['build', 'preflight', 'audit', 'token-facts', 'approval', 'audit-built', 'total'])
+      const signPhases = phasesOf(sent.headers.get('server-timing'))
+      expect(signPhases.map((p) => p.name)).toEqual(['build', 'risk', 'wallet-queue', 'chain', 'audit', 'signer', 'broadcast', 'audit-broadcast', 'total'])
+      for (const phases of [approvePhases, signPhases]) {
+        for (const p of phases) expect(p.ms, p.name).toBeGreaterThanOrEqual(0)
+        const sum = phases.slice(0, -1).reduce((s, p) => s + p.ms, 0)
+        expect(sum).toBeLessThanOrEqual(phases.at(-1)!.ms + 0.01 * phases.length)
+        expect(phases.find((p) => p.name === 'approval' || p.name === 'signer')!.ms).toBeGreaterThan(0)
+      }
       // The request and its approval are one commit in the approver, still in that order and in the hash chain.
       const rows = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id).reverse()
       expect(rows.map((e: { event: string }) => e.event)).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])

@@ -108,9 +108,9 @@ export class Stack {
     await Promise.all([this.gateway?.stop(), this.approver?.stop(), this.signer?.stop()])
   }
 
-  async post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  async post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(this.url + pathname, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
-    return { status: res.status, body: await res.json() }
+    return { status: res.status, body: await res.json(), headers: res.headers }
   }
 
   async decide(requestId: string, approved: boolean, token: string | null = this.operatorToken): Promise<{ status: number; body: any }> {

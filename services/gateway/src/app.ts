@@ -39,6 +39,7 @@ import { createRecentPreflights } from './preflight/recentPreflights.js'
 import { findingsOf, gasCostExceededText, preflightAuditData, runPreflight, simulationFactsOf, type PreflightReport } from './preflight/runPreflight.js'
 import { createSignTimeRisk } from './preflight/signTimeRisk.js'
 import { preflightRoutes } from './routes/preflight.js'
+import { installServerTiming } from './serverTiming.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
 import { settleAll } from './pipeline/settleAll.js'
@@ -88,6 +89,8 @@ export interface GatewayDeps {
   preflight?: RunPreflight
   clock?: Clock
   logger?: FastifyServerOptions['logger']
+  /** SERVICE_SERVER_TIMING=on: each response says where its time went (Server-Timing header). */
+  serverTiming?: boolean
   /** Sees every route as it is registered (tests: the OpenAPI document must be made of the routes' own schemas). */
   onRoute?: (route: RouteOptions) => void
 }
@@ -113,6 +116,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   installErrorHandling(app)
   installHostGuard(app, deps.host)
+  installServerTiming(app, deps.serverTiming === true)
 
   const policyGate = createPolicyGate({ policy: deps.policy, routers: deps.routers, rateLimits: deps.rateLimits, audit: deps.audit, clock })
   // Token symbol() and decimals(), cached: descriptions, the approval card and the preflight all use the chain's, not the client's.

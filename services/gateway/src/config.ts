@@ -34,6 +34,8 @@ export interface GatewayConfig {
   skillPublishers: ReadonlySet<string>
   /** SERVICE_SKILL_CONCURRENCY: skill runs at once (default 2). */
   skillConcurrency: number
+  /** SERVICE_SERVER_TIMING=on: a Server-Timing header with each request's phases (default off). */
+  serverTiming: boolean
   aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
 }
 
@@ -59,6 +61,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     skillsDir: readVariable(env, 'SERVICE_SKILLS_DIR') ?? path.join(dataDir, 'skills'),
     skillPublishers: parseSkillPublishers(env.SERVICE_SKILL_PUBLISHERS),
     skillConcurrency: parseSkillConcurrency(env.SERVICE_SKILL_CONCURRENCY),
+    serverTiming: readVariable(env, 'SERVICE_SERVER_TIMING') === 'on',
     approverUrl: localUrlOf(readApproverListen(env)),
     aggregator: {
       apiKey: env.AGGREGATOR_API_KEY?.trim() || null,

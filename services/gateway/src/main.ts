@@ -65,6 +65,7 @@ async function main(): Promise<void> {
       publishers: config.skillPublishers,
     },
     logger: { level: config.logLevel },
+    serverTiming: config.serverTiming,
   })
   let closing = false
   const shutdown = async (signal: string) => {

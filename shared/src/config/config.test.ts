@@ -38,6 +38,7 @@ describe('readVariable', () => {
     ['SERVICE_SOCKET_MODE', ['0666', '600']],
     ['SERVICE_LOG_LEVEL', ['verbose']],
     ['SERVICE_OPERATOR_AUTH', ['false', 'no']],
+    ['SERVICE_SERVER_TIMING', ['1', 'true', 'ON']],
     ['SERVICE_ALLOW_AUTO_APPROVAL', ['yes', 'true']],
     ['SERVICE_HOST', ['http://0.0.0.0', 'a b', '-x']],
     ['SERVICE_SIGNER_SOCKET', ['run/signer.sock']],

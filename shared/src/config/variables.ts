@@ -85,6 +85,7 @@ export const VARIABLES = {
   SERVICE_SKILLS_DIR: anyPath,
   SERVICE_SKILL_PUBLISHERS: commaList('a comma-separated list of addresses (0x followed by 40 hex digits, EIP-55 checksummed when mixed-case)'),
   SERVICE_SKILL_CONCURRENCY: wholeNumber(1, 32),
+  SERVICE_SERVER_TIMING: oneOf(['on', 'off']),
   // Approver
   SERVICE_APPROVER_HOST: host,
   SERVICE_APPROVER_PORT: port,

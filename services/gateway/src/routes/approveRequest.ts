@@ -132,7 +132,9 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
   app.post('/v1/tx/approve-request', { schema: approveRequestRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
     const built = await opts.buildIntent(intent)
+    req.phases?.mark('build')
     const { findings: preflight, recorded } = await opts.preflight(intent, built)
+    req.phases?.mark('preflight')
     const recordBuilt = () =>
       audit.append({ intentId: intent.id, event: 'tx_built', data: { txRequestHash: built.txRequestHash, description: built.description } })
     // preflight_completed, policy_evaluated and approve_request_created (and
@@ -147,6 +149,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     })
     const builtRecorded = decision.decision === 'allow' ? recordBuilt() : null
     await settleAll([recorded, gate.audited, created, builtRecorded])
+    req.phases?.mark('audit')
     if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision.reasons))
 
     const policyDecision = { decision: decision.decision, reasons: decision.reasons, policyVersion: POLICY_VERSION }
@@ -189,6 +192,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     }
     const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
     let outcome: ApprovalOutcome | null
+    req.phases?.mark('token-facts')
     try {
       await opts.waiters.ready()
       const ticket = await ask()
@@ -210,9 +214,11 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     } catch (err) {
       throw refusal(err) ?? err
     }
+    req.phases?.mark('approval')
     if (outcome === null) throw approverUnavailable()
     if (outcome.approved) {
       await recordBuilt()
+      req.phases?.mark('audit-built')
       return { ...result, approved: true, approvalRequired: true, approvalTokenId: outcome.approvalTokenId }
     }
     // SPEC decline body; the same body with reason approval_expired after 300 s.

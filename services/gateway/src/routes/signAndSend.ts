@@ -22,6 +22,7 @@ import { bool, closed, described, nullableStr, str } from '@countersign/shared/h
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { settleAll } from '../pipeline/settleAll.js'
+import type { PhaseTimer } from '../serverTiming.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
@@ -73,9 +74,10 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
     audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
 
-  async function broadcastAndRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }) {
+  async function broadcastAndRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, phases: PhaseTimer | null) {
     const chain = chains.get(intent.chain.chainId)
     const outcome = await broadcastSignedTx(chain, signed.signedTx, signed.txHash)
+    phases?.mark('broadcast')
     sentTxs.save(
       {
         intentId: intent.id,
@@ -97,6 +99,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     } else {
       await audit.append({ intentId: intent.id, event: 'broadcast_failed', data: { txHash: signed.txHash, error: outcome.error } })
     }
+    phases?.mark('audit-broadcast')
     return {
       intentId: intent.id,
       signedTx: signed.signedTx,
@@ -111,6 +114,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     const { approvalTokenId } = req.body
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
+    req.phases?.mark('build')
 
     // A retry of an intent that was already signed re-broadcasts that same
     // transaction: no second signature, no new token. Unless it can never be
@@ -126,7 +130,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       })
       if (fate !== 'dead') {
         return queue.run(intent.chain.chainId, intent.wallet.address, () =>
-          broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }),
+          broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }, req.phases),
         )
       }
     }
@@ -134,6 +138,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     // Risk at sign time (DESIGN.md §6): the same ceiling and the same
     // "nothing simulated, a human decides" rule as approve-request.
     const risk = await opts.assessRisk(intent, built)
+    req.phases?.mark('risk')
     // policy_evaluated (the durable rate-limit record) commits while the chain
     // is read below; it is awaited before the signer is asked and before any answer.
     const gate = policyGate.decide(intent, { contract: built.contract, riskScore: risk.riskScore })
@@ -152,13 +157,16 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     }
 
     const sent = queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
+      req.phases?.mark('wallet-queue')
       const tx = built.txRequest
       // Nonce, fees and the gas estimate are independent reads: one round trip to the node, not two.
       const [reads, estimated] = await Promise.allSettled([
         Promise.all([chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }), estimateFees(chain.client, intent.preferences?.speed)]),
         chain.client.estimateGas({ account: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
       ])
+      req.phases?.mark('chain')
       await policyAudited
+      req.phases?.mark('audit')
       if (reads.status === 'rejected') throw rpcFailure(reads.reason, intent.chain.chainId)
       const [pending, fees] = reads.value
       if (estimated.status === 'rejected') {
@@ -199,6 +207,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         }
       }
       let signed = await sign(params)
+      req.phases?.mark('signer')
       // The signer had signed this intent before (we never saw the reply, or
       // its broadcast failed) at a nonce that is not the one we just gave.
       if (signed.repeated && signed.nonce !== params.nonce) {
@@ -210,7 +219,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         }
         if (fate === 'dead') signed = await sign({ ...params, replaces: signed.txHash })
       }
-      const result = await broadcastAndRecord(intent, built.txRequestHash, signed)
+      const result = await broadcastAndRecord(intent, built.txRequestHash, signed, req.phases)
       if (result.broadcast) nonces.used(signed.nonce)
       return result
     })
