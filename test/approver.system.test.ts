@@ -170,9 +170,9 @@ describe('auto mode', () => {
       await stack.start({ approver: true })
       expect(stack.approver!.output()).toMatch(/APPROVED WITHOUT A HUMAN/)
       const intent = nativeIntent(parseEther('0.1').toString(), { wallet: { address: anvilAccounts[1].address as Address } })
-      const res = await stack.post('/v1/tx/approve-request', intent)
+      const res = await stack.postWithHeaders('/v1/tx/approve-request', intent)
       expect(res.body).toMatchObject({ approved: true, approvalRequired: true })
-      const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
+      const sent = await stack.postWithHeaders('/v1/tx/sign-and-send', { intent, approvalTokenId: res.body.approvalTokenId })
       expect(sent.status).toBe(200)
       expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
       // Every phase of each route, in order, each a duration in ms; the phases add up to the total.

@@ -108,7 +108,13 @@ export class Stack {
     await Promise.all([this.gateway?.stop(), this.approver?.stop(), this.signer?.stop()])
   }
 
-  async post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  async post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+    const { status, body: answer } = await this.postWithHeaders(pathname, body, headers)
+    return { status, body: answer }
+  }
+
+  /** post, and the response's headers. */
+  async postWithHeaders(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(this.url + pathname, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
     return { status: res.status, body: await res.json(), headers: res.headers }
   }
