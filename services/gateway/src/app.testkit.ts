@@ -41,17 +41,33 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
 }
 
 export async function makeTestGateway(
-  opts: { policy?: Partial<PolicyConfig>; dataDir?: string; clock?: TestClock; preflight?: (audit: AuditLog) => RunPreflight; analyse?: (files: ScanFile[]) => Promise<FileReport[]>; sandbox?: SandboxStatus; skillConcurrency?: number; operatorToken?: string | null; skillPublishers?: string[]; onRoute?: (route: RouteOptions) => void } = {},
+  opts: {
+    policy?: Partial<PolicyConfig>
+    dataDir?: string
+    clock?: TestClock
+    preflight?: (audit: AuditLog) => RunPreflight
+    analyse?: (files: ScanFile[]) => Promise<FileReport[]>
+    sandbox?: SandboxStatus
+    skillConcurrency?: number
+    operatorToken?: string | null
+    skillPublishers?: string[]
+    onRoute?: (route: RouteOptions) => void
+    /** The audit log the routes get, made from the real one (to hold or fail its commits). */
+    wrapAudit?: (audit: AuditLog) => AuditLog
+    /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
+    approver?: (method: string, params: unknown) => Promise<unknown>
+  } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
   const clock = opts.clock ?? testClock()
   const audit: AuditLog = openAuditLog(path.join(dataDir, 'audit.db'), { clock })
+  const routesAudit = opts.wrapAudit ? opts.wrapAudit(audit) : audit
   const db = openGatewayDb(path.join(dataDir, 'gateway.db'))
   const rateLimits = openRateLimitStore(audit, db, clock())
   const app = await buildGatewayApp({
     host: '127.0.0.1',
     bodyLimitBytes: 64 * 1024,
-    audit,
+    audit: routesAudit,
     rateLimits,
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
@@ -61,7 +77,10 @@ export async function makeTestGateway(
     // every other approver call fails (inject tests have no approver).
     approver: {
       call: async <T>(method: string, params: unknown): Promise<T> => {
-        if (method !== approverMethods.verifyOperatorToken) throw new Error('no approver in inject tests')
+        if (method !== approverMethods.verifyOperatorToken) {
+          if (opts.approver) return (await opts.approver(method, params)) as T
+          throw new Error('no approver in inject tests')
+        }
         const expected = opts.operatorToken === undefined ? 'test-operator-token' : opts.operatorToken
         const given = (params as { token: string | null }).token
         return (expected === null ? { required: false, valid: true } : { required: true, valid: given === expected }) as T

@@ -141,6 +141,53 @@ describe('audit log', () => {
     expect(verifyAuditChain(file)).toMatchObject({ ok: true, rows: 301 })
   })
 
+  it.each([['worker', { writer: 'worker' }], ['inline', {}], ['grouped', { fsync: 'grouped' }]] as const)(
+    'appendOrdered (%s writer): once `ordered` settles the row is committed and any later writer chains after it; `durable` gives the event',
+    async (kind, opts) => {
+      const { file } = fresh()
+      log = openAuditLog(file, opts)
+      await log.append({ intentId: 'first', event: 'e', data: {} })
+      const settled: string[] = []
+      const { ordered, durable } = log.appendOrdered({ intentId: 'handed-on', event: 'approve_request_created', data: { n: 1 } })
+      void durable.then(() => settled.push('durable'))
+      await ordered
+      settled.push('ordered')
+      // Another process's connection sees it, and its own append goes after it in the chain.
+      const other = new Database(file, { readonly: true })
+      expect(other.prepare("SELECT seq FROM audit_events WHERE intent_id = 'handed-on'").get()).toEqual({ seq: 2 })
+      other.close()
+      const second = openAuditLog(file)
+      await second.append({ intentId: 'approver', event: 'approval_requested', data: {} })
+      await second.close()
+      const event = await durable
+      expect(event).toMatchObject({ intentId: 'handed-on', event: 'approve_request_created', data: { n: 1 } })
+      // The worker says "committed" before its fsync; the in-commit writers can only say it with the fsync.
+      if (kind === 'worker') expect(settled).toEqual(['ordered', 'durable'])
+      expect(log.list({ limit: 3 }).map((e) => e.intentId)).toEqual(['approver', 'handed-on', 'first'])
+      await log.close()
+      log = undefined
+      expect(verifyAuditChain(file)).toMatchObject({ ok: true, rows: 3 })
+    },
+  )
+
+  it('appendOrdered: a refused event or a failed commit rejects both promises', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer: 'worker', busyTimeoutMs: 50 })
+    const refused = log.appendOrdered({ intentId: 'x', event: 'e', data: { n: 1n } as never })
+    await expect(refused.ordered).rejects.toBeInstanceOf(AuditDataError)
+    await expect(refused.durable).rejects.toBeInstanceOf(AuditDataError)
+    // Another connection holds the write lock past the busy timeout: the commit fails.
+    const holder = new Database(file)
+    holder.prepare('BEGIN IMMEDIATE').run()
+    const blocked = log.appendOrdered({ intentId: 'x', event: 'e', data: {} })
+    await expect(blocked.ordered).rejects.toThrow(/audit log write failed \(1 events not recorded\)/)
+    await expect(blocked.durable).rejects.toThrow(/SQLITE_BUSY|locked/)
+    holder.prepare('ROLLBACK').run()
+    holder.close()
+    await log.appendOrdered({ intentId: 'x', event: 'after', data: {} }).durable
+    expect(log.list({ limit: 5 }).map((e) => e.event)).toEqual(['after'])
+  })
+
   it('SQLite refuses UPDATE and DELETE', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -31,6 +31,18 @@ export interface AuditLog {
    */
   append(event: AuditAppend, opts?: { checkpoint?: boolean }): Promise<AuditEvent>
   /**
+   * As append; `ordered` also settles once the event is committed: from then
+   * on any later write to audit.db, by any process, chains after it. With the
+   * worker writer that is before the fsync that makes it durable (the writer
+   * commits, says so, then fsyncs); otherwise it is when `durable` resolves.
+   * For a process that hands work on to another whose audit rows must follow
+   * this event (the gateway asking the approver): the other's own durable
+   * commit, later in the same -wal file, makes this one durable too. Whatever
+   * the caller answers still waits for `durable`. Rejects like `durable` when
+   * the commit fails; after a commit, only `durable` reports a failed fsync.
+   */
+  appendOrdered(event: AuditAppend): { ordered: Promise<void>; durable: Promise<AuditEvent> }
+  /**
    * Appends a signed checkpoint sealing the chain's head, in the next commit
    * (with whatever else joins it); resolves once it is committed. Only on a
    * log opened with `checkpoints`. `append(e, { checkpoint: true })` seals the
@@ -112,6 +124,8 @@ interface Pending {
   /** Absent for a bare checkpoint request. */
   prepared?: PreparedEvent
   checkpoint: boolean
+  /** appendOrdered: called once the batch is committed, before its fsync where the writer can tell the two apart. */
+  ordered?: () => void
   resolve: (written: BatchWritten) => void
   reject: (err: Error) => void
 }
@@ -188,6 +202,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       for (const p of batch) p.reject(e)
       return
     }
+    for (const p of batch) p.ordered?.()
     inFlight += 1
     w.durable(events.length === 0)
       .then(
@@ -215,7 +230,8 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     inFlight += 1
     const seal = batch.some((p) => p.checkpoint) ? sealer : undefined
     const events = batch.flatMap((p) => (p.prepared ? [p.prepared] : []))
-    commitBatch(events, seal).then(
+    const ordered = batch.some((p) => p.ordered) ? () => batch.forEach((p) => p.ordered?.()) : undefined
+    commitBatch(events, seal, ordered).then(
       (written) => {
         commits += 1
         if (written.checkpoint) {
@@ -227,10 +243,13 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
             /* the checkpointer reports its own failures (AuditCheckpointer.written) */
           }
         }
+        ordered?.() // the in-commit writers cannot tell committed from durable: now is when both hold
         for (const p of batch) p.resolve(written)
       },
       (err: Error) => {
-        const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${err.message}`, codeOf(err))
+        const e = (err as { durabilityUnknown?: boolean }).durabilityUnknown
+          ? new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err))
+          : new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${err.message}`, codeOf(err))
         for (const p of batch) p.reject(e)
       },
     ).finally(() => {
@@ -238,6 +257,12 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (queue.length > 0) flush()
       else for (const done of idle.splice(0)) done()
     })
+  }
+
+  /** Validated and canonicalised before queueing: a bad event fails alone and never fails the batch it would have joined. */
+  function prepare(input: AuditAppend): ReturnType<typeof prepareEvent> {
+    if (closed) throw new Error('audit log is closed')
+    return prepareEvent(input, clock)
   }
 
   function enqueue(item: Omit<Pending, 'resolve' | 'reject'>): Promise<BatchWritten> {
@@ -252,17 +277,28 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
 
   return {
     append(input, appendOpts = {}) {
-      if (closed) return Promise.reject(new Error('audit log is closed'))
-      if (appendOpts.checkpoint && !sealer) return Promise.reject(new Error('this audit log has no checkpoint key'))
+      if (appendOpts.checkpoint && !sealer && !closed) return Promise.reject(new Error('this audit log has no checkpoint key'))
       let ready: ReturnType<typeof prepareEvent>
       try {
-        // Validated and canonicalised before queueing: a bad event fails
-        // alone and never fails the batch it would have joined.
-        ready = prepareEvent(input, clock)
+        ready = prepare(input)
       } catch (err) {
         return Promise.reject(err as Error)
       }
       return enqueue({ prepared: ready.prepared, checkpoint: appendOpts.checkpoint === true }).then(() => ready.event)
+    },
+    appendOrdered(input) {
+      let ready: ReturnType<typeof prepareEvent>
+      try {
+        ready = prepare(input)
+      } catch (err) {
+        const failed = Promise.reject(err as Error)
+        return { ordered: failed.then(() => undefined), durable: failed }
+      }
+      let committed!: () => void
+      const ordered = new Promise<void>((resolve) => (committed = resolve))
+      const durable = enqueue({ prepared: ready.prepared, checkpoint: false, ordered: () => committed() }).then(() => ready.event)
+      // A failed commit rejects both; once committed, `ordered` has resolved and only `durable` can still fail.
+      return { ordered: Promise.race([ordered, durable.then(() => undefined)]), durable }
     },
     async checkpoint() {
       if (closed) throw new Error('audit log is closed')
@@ -325,7 +361,8 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
 }
 
 interface Committer {
-  (events: PreparedEvent[], seal?: Sealer): Promise<BatchWritten>
+  /** `ordered`: called once the batch is committed, where that comes before it is durable (the worker). */
+  (events: PreparedEvent[], seal?: Sealer, ordered?: () => void): Promise<BatchWritten>
   close(): Promise<void>
 }
 
@@ -356,7 +393,7 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
   // to an exited worker would never be answered and its appends would hang.
   let dead: Error | undefined
   let nextId = 1
-  const waiting = new Map<number, { resolve: (w: BatchWritten) => void; reject: (e: Error) => void }>()
+  const waiting = new Map<number, { resolve: (w: BatchWritten) => void; reject: (e: Error) => void; ordered?: () => void }>()
   const failAll = (err: Error) => {
     dead ??= err
     for (const w of waiting.values()) w.reject(err)
@@ -365,22 +402,28 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
   worker.on('message', (reply: WorkerReply) => {
     const w = waiting.get(reply.batchId)
     if (!w) return
+    if ('ordered' in reply) {
+      w.ordered?.()
+      return
+    }
     waiting.delete(reply.batchId)
     if (reply.ok) w.resolve({})
-    else w.reject(new AuditWriteError(reply.error, reply.code))
+    else w.reject(Object.assign(new AuditWriteError(reply.error, reply.code), reply.durabilityUnknown ? { durabilityUnknown: true } : {}))
   })
   worker.on('error', (err) => failAll(err))
   worker.on('exit', (code) => failAll(new Error(`audit writer thread exited (${code})`)))
-  const commit = ((events: PreparedEvent[]) =>
+  const commit = ((events: PreparedEvent[], _seal?: Sealer, ordered?: () => void) =>
     new Promise<BatchWritten>((resolve, reject) => {
       if (dead) {
         reject(new Error(`audit writer thread is gone: ${dead.message}`))
         return
       }
       const batchId = nextId++
-      waiting.set(batchId, { resolve, reject })
+      waiting.set(batchId, ordered ? { resolve, reject, ordered } : { resolve, reject })
       worker.ref()
-      worker.postMessage({ batchId, events: encodeBatch(events) } satisfies WorkerBatch)
+      const batch: WorkerBatch = { batchId, events: encodeBatch(events) }
+      if (ordered) batch.tellOrdered = true
+      worker.postMessage(batch)
     }).finally(() => {
       if (waiting.size === 0) worker.unref()
     })) as Committer

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { noPreflight, type AuditLog } from '@countersign/shared'
+import { approverMethods, noPreflight, type AuditLog, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { makeTestGateway } from '../app.testkit.js'
 import type { RunPreflight } from './approveRequest.js'
@@ -43,5 +43,66 @@ describe('POST /v1/tx/approve-request: audit commits', () => {
     expect(gw.audit.commits - before).toBe(1)
     const events = gw.audit.list({ limit: 10, intentId: intent.id }).reverse().map((e) => e.event)
     expect(events).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created'])
+  })
+
+  describe('require_approval: the approver is asked once the first commit is committed; every answer waits until it is durable', () => {
+    const TOKEN = '6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60'
+
+    /** A gateway whose appendOrdered keeps `durable` back until `hold` settles (as an fsync in progress would); the approver grants at once and records what audit.db held when asked. */
+    async function gatewayHolding(hold: Promise<void>, seenByApprover: string[][]) {
+      const g = await makeTestGateway({
+        policy: { requireApprovalAbove: { valueWei: '1' } },
+        preflight: cleanPreflight,
+        wrapAudit: (log) => ({
+          ...log,
+          appendOrdered: (event) => {
+            const written = log.appendOrdered(event)
+            return { ordered: written.ordered, durable: hold.then(() => written.durable) }
+          },
+        }),
+        approver: async (method, params) => {
+          if (method === approverMethods.approvalUpdates) return { cursor: 'c0', reset: false, outcomes: [] }
+          if (method !== approverMethods.requestApproval) throw new Error(`unexpected approver call ${method}`)
+          const { intent } = params as { intent: TxIntent }
+          seenByApprover.push(g.audit.list({ limit: 10, intentId: intent.id }).reverse().map((e) => e.event))
+          return { state: 'decided', outcome: { approved: true, requestId: 'r-1', txRequestHash: `0x${'00'.repeat(32)}`, approvalTokenId: TOKEN } }
+        },
+      })
+      return g
+    }
+
+    it('asks while the commit is not yet durable, and hands out the token only after it is', async () => {
+      let release!: () => void
+      const seen: string[][] = []
+      gw = await gatewayHolding(new Promise<void>((resolve) => (release = resolve)), seen)
+      const intent = makeIntent({ action: actions.native(), nowMs: gw.clock() })
+      let answered = false
+      const answer = gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent }).then((res) => {
+        answered = true
+        return res
+      })
+      for (let i = 0; i < 200 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
+      // The approver saw the gateway's rows committed, in order, before its own would follow them.
+      expect(seen).toEqual([['preflight_completed', 'policy_evaluated', 'approve_request_created']])
+      await new Promise((r) => setTimeout(r, 50))
+      expect(answered).toBe(false)
+      release()
+      const res = await answer
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toMatchObject({ approved: true, approvalRequired: true, approvalTokenId: TOKEN })
+      expect(gw.audit.list({ limit: 10, intentId: intent.id }).reverse().map((e) => e.event)).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'tx_built'])
+    })
+
+    it('a first commit that fails after the approver was asked (its fsync) answers with an error and never the token', async () => {
+      const seen: string[][] = []
+      const fsyncFails = Promise.reject(new Error('fdatasync failed: EIO'))
+      fsyncFails.catch(() => undefined) // observed by the route when it waits; this only keeps it from counting as unhandled meanwhile
+      gw = await gatewayHolding(fsyncFails, seen)
+      const intent = makeIntent({ action: actions.native(), nowMs: gw.clock() })
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+      expect(seen).toHaveLength(1)
+      expect(res.statusCode).toBe(500)
+      expect(res.body).not.toContain(TOKEN)
+    })
   })
 })

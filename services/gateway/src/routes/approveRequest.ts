@@ -138,17 +138,25 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     const recordBuilt = () =>
       audit.append({ intentId: intent.id, event: 'tx_built', data: { txRequestHash: built.txRequestHash, description: built.description } })
     // preflight_completed, policy_evaluated and approve_request_created (and
-    // tx_built when policy allows) go into one group commit, in that order;
-    // all are durable before an approver is asked or the client answered.
+    // tx_built when policy allows) go into one group commit, in that order
+    // (appended in this turn: one batch, one transaction). All are durable
+    // before the client is answered, whatever the answer. The approver may be
+    // asked as soon as they are committed: its own rows then follow them in
+    // audit.db, and its durable commit, later in the same -wal file, makes
+    // them durable too (bench/RESULTS.md, 2026-11-24).
     const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
     const decision = requireApprovalWithoutSimulation(gate.decision, preflight.simulationSuccess)
-    const created = audit.append({
+    const created = audit.appendOrdered({
       intentId: intent.id,
       event: 'approve_request_created',
       data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash, ...(intent.metadata?.source ? { source: intent.metadata.source } : {}) },
     })
     const builtRecorded = decision.decision === 'allow' ? recordBuilt() : null
-    await settleAll([recorded, gate.audited, created, builtRecorded])
+    const committed = settleAll([recorded, gate.audited, created.durable, builtRecorded])
+    if (decision.decision === 'require_approval') {
+      committed.catch(() => undefined) // awaited before every answer below (the finally); this keeps an early failure observed
+      await settleAll([created.ordered])
+    } else await committed
     req.phases?.mark('audit')
     if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision.reasons))
 
@@ -176,59 +184,66 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // waiters' poll. A client that goes away does not withdraw the request:
     // it stays on the dashboard, and a retry of the same intent attaches to
     // it or gets the decision that was made meanwhile.
-    // The approver has no RPC: the gateway hands on the tokens' own symbol and decimals, and who really submitted it.
-    const facts = await opts.tokenFacts.read(intent)
-    const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
-    // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
-    const quorum = policyGate.quorumFor(intent)
-    const params = {
-      intent,
-      preflight,
-      policyReasons: decision.reasons,
-      ...(quorum !== null ? { quorum } : {}),
-      ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
-      ...(facts ? { tokenFacts: facts } : {}),
-      ...(skill ? { skill } : {}),
-    }
-    const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
-    let outcome: ApprovalOutcome | null
-    req.phases?.mark('token-facts')
+    // No answer leaves before the first commit is durable (a failed commit
+    // answers with its own error instead).
     try {
-      await opts.waiters.ready()
-      const ticket = await ask()
-      if (ticket.state === 'decided') outcome = ticket.outcome
-      else {
-        const gone = new AbortController()
-        // The response's 'close' before we answered: the client gave up waiting.
-        const onClose = () => {
-          if (!reply.raw.writableEnded) gone.abort()
-        }
-        reply.raw.on('close', onClose)
-        try {
-          outcome = await opts.waiters.wait(ticket, ask, gone.signal)
-        } finally {
-          reply.raw.off('close', onClose)
-        }
-        if (gone.signal.aborted) return reply
+      // The approver has no RPC: the gateway hands on the tokens' own symbol and decimals, and who really submitted it.
+      const facts = await opts.tokenFacts.read(intent)
+      const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
+      // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
+      const quorum = policyGate.quorumFor(intent)
+      const params = {
+        intent,
+        preflight,
+        policyReasons: decision.reasons,
+        ...(quorum !== null ? { quorum } : {}),
+        ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
+        ...(facts ? { tokenFacts: facts } : {}),
+        ...(skill ? { skill } : {}),
       }
-    } catch (err) {
-      throw refusal(err) ?? err
+      const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
+      let outcome: ApprovalOutcome | null
+      req.phases?.mark('token-facts')
+      try {
+        await opts.waiters.ready()
+        const ticket = await ask()
+        if (ticket.state === 'decided') outcome = ticket.outcome
+        else {
+          const gone = new AbortController()
+          // The response's 'close' before we answered: the client gave up waiting.
+          const onClose = () => {
+            if (!reply.raw.writableEnded) gone.abort()
+          }
+          reply.raw.on('close', onClose)
+          try {
+            outcome = await opts.waiters.wait(ticket, ask, gone.signal)
+          } finally {
+            reply.raw.off('close', onClose)
+          }
+          if (gone.signal.aborted) return reply
+        }
+      } catch (err) {
+        throw refusal(err) ?? err
+      }
+      req.phases?.mark('approval')
+      if (outcome === null) throw approverUnavailable()
+      if (outcome.approved) {
+        await recordBuilt()
+        req.phases?.mark('audit-built')
+        return { ...result, approved: true, approvalRequired: true, approvalTokenId: outcome.approvalTokenId }
+      }
+      // SPEC decline body; the same body with reason approval_expired after 300 s. send() answers at once: the commit first.
+      await committed
+      return reply.code(403).send({
+        intentId: intent.id,
+        txRequestHash: built.txRequestHash,
+        policyDecision,
+        approvalRequired: true,
+        approved: false,
+        reason: outcome.reason,
+      })
+    } finally {
+      await committed
     }
-    req.phases?.mark('approval')
-    if (outcome === null) throw approverUnavailable()
-    if (outcome.approved) {
-      await recordBuilt()
-      req.phases?.mark('audit-built')
-      return { ...result, approved: true, approvalRequired: true, approvalTokenId: outcome.approvalTokenId }
-    }
-    // SPEC decline body; the same body with reason approval_expired after 300 s.
-    return reply.code(403).send({
-      intentId: intent.id,
-      txRequestHash: built.txRequestHash,
-      policyDecision,
-      approvalRequired: true,
-      approved: false,
-      reason: outcome.reason,
-    })
   })
 }
