@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
+import { createWalSync, syncLeftoverWal, type WalSync, type WalSyncStats } from '../files/walSync.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
 import { encodeBatch } from './batchWire.js'
@@ -140,6 +140,9 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
   const grouped = opts.fsync === 'grouped'
   if (grouped && opts.writer === 'worker') throw new Error("grouped audit fsync needs the inline writer (the fsync follows the calling thread's commits)")
+  // Grouped: what a killed writer committed but never fsynced is made durable
+  // before this process reads it (the signer finds its own events there).
+  if (grouped) syncLeftoverWal(file)
   const db = openAuditDb(file, busyTimeoutMs, grouped ? 'NORMAL' : 'FULL')
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')

@@ -1,9 +1,10 @@
-import { mkdtempSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
-import { createWalSync } from './walSync.js'
+import { createWalSync, syncLeftoverWal } from './walSync.js'
 
 function walDb() {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-wal-')), 'x.db')
@@ -59,5 +60,25 @@ describe('WAL group sync', () => {
     insert.run(1)
     sync.committed()
     await expect(sync.durable()).rejects.toThrow(/may not be on disk: disk gone/)
+  })
+
+  it('syncLeftoverWal: a -wal a killed writer left is synced and then read back; without one, nothing is created', () => {
+    const { file, db } = walDb()
+    db.close() // a clean close removes the -wal
+    expect(existsSync(`${file}-wal`)).toBe(false)
+    syncLeftoverWal(file)
+    expect(existsSync(`${file}-wal`)).toBe(false)
+    // A writer that commits without an fsync (NORMAL) and dies by SIGKILL.
+    const killed = spawnSync(process.execPath, ['-e', `
+      const db = new (require('better-sqlite3'))(${JSON.stringify(file)})
+      db.pragma('synchronous = NORMAL')
+      db.prepare('INSERT INTO t (v) VALUES (42)').run()
+      process.kill(process.pid, 'SIGKILL')`], { cwd: process.cwd() })
+    expect(killed.signal).toBe('SIGKILL')
+    expect(existsSync(`${file}-wal`)).toBe(true)
+    syncLeftoverWal(file)
+    const reopened = new Database(file)
+    expect(reopened.prepare('SELECT v FROM t').all()).toEqual([{ v: 42 }])
+    reopened.close()
   })
 })

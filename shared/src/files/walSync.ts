@@ -173,3 +173,25 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
     },
   }
 }
+
+/**
+ * fdatasyncs the commits a process killed before its fsync left in
+ * `${dbFile}-wal`. SQLite reads them back from the page cache, so the next
+ * process would take them as durable and reply about them (a stored
+ * signature, an audit event found there), while a power cut could still
+ * lose them. Called before the database is opened; no -wal file, nothing left.
+ */
+export function syncLeftoverWal(dbFile: string): void {
+  let fd: number
+  try {
+    fd = openSync(`${dbFile}-wal`, 'r')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw err
+  }
+  try {
+    fdatasyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}

@@ -50,6 +50,12 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
   const signerAudit = openSignerAudit(dir, db, clock)
   audit = signerAudit.audit
   const tokens = createApprovalTokens(db)
+  // While down, appends fail as if the process died before the event's commit.
+  const auditLink = { down: false }
+  const inner = audit
+  const coreAudit: AuditLog = Object.create(inner, {
+    append: { value: (e: Parameters<AuditLog['append']>[0], o?: Parameters<AuditLog['append']>[1]) => (auditLink.down ? Promise.reject(new Error('no audit commit (simulated kill)')) : inner.append(e, o)) },
+  })
   const core = createSignerCore({
     db,
     wal,
@@ -58,7 +64,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, signingKey, label: null, dev: opts.dev ?? false })]),
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers,
-    audit,
+    audit: coreAudit,
     clock,
     devChainId: opts.devChainId ?? null,
   })
@@ -88,7 +94,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     )
   // The checkpoints sealing each signature are checked on their own below.
   const events = () => audit!.list({ limit: 1000 }).filter((e) => e.event !== 'checkpoint')
-  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir }
+  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir, auditLink }
 }
 
 describe('signer core', () => {
@@ -164,9 +170,15 @@ describe('signer core', () => {
       expect(await s.core.sign(s.params(i, { nonce: 9, replaces: first.txHash }))).toEqual({ ...second, repeated: true })
       expect(s.db.prepare('SELECT tx_hash, nonce, replaced_by FROM replaced_signatures').all()).toEqual([{ tx_hash: first.txHash, nonce: 3, replaced_by: second.txHash }])
       // A replacement cut off from its audit event is audited late as a replacement.
-      s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+      s.auditLink.down = true
+      await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash }))).rejects.toThrow(/simulated kill/)
+      s.auditLink.down = false
       expect(await s.core.auditMissed()).toBe(1)
-      expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, replacedTxHash: first.txHash } })
+      expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, nonce: 11, replacedTxHash: second.txHash } })
+      // Its flag lost again with the event in the log: nothing written twice.
+      s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+      expect(await s.core.auditMissed()).toBe(0)
+      expect(s.events().filter((e) => e.event === 'signature_replaced')).toHaveLength(2)
     })
 
     it('needs what a first signature needs: the consumed token cannot sign twice, a fresh approval can', async () => {
@@ -189,23 +201,47 @@ describe('signer core', () => {
     })
   })
 
-  it('a signature stored without its audit event (crash between the commits) is audited late, at start or on retry', async () => {
+  it('a signature stored without its audit event (killed between the commits) is audited late, at start or on retry', async () => {
+    const s = setup()
+    const i = s.intent()
+    // The kill window: the signature row is committed, its audit event is not.
+    s.auditLink.down = true
+    await expect(s.core.sign(s.params(i))).rejects.toThrow(/simulated kill/)
+    s.auditLink.down = false
+    const stored = s.db.prepare('SELECT tx_hash AS txHash, audited FROM signatures WHERE intent_id = ?').get(i.id) as { txHash: string; audited: number }
+    expect(stored.audited).toBe(0)
+    const again = await s.core.sign(s.params(i))
+    expect(again).toMatchObject({ txHash: stored.txHash, repeated: true })
+    const created = s.events().filter((e) => e.event === 'signature_created')
+    expect(created).toHaveLength(1)
+    expect(created[0]!.data).toMatchObject({ late: true, txHash: stored.txHash })
+    // At start: the same for every signature left without its event.
+    const j = s.intent()
+    s.auditLink.down = true
+    await expect(s.core.sign(s.params(j, { nonce: 1 }))).rejects.toThrow(/simulated kill/)
+    s.auditLink.down = false
+    expect(await s.core.auditMissed()).toBe(1)
+    expect(await s.core.auditMissed()).toBe(0)
+    expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === j.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true }) })])
+  })
+
+  it('a kill between the audit event and its flag (set a tick later) does not write the event twice, at start or on retry', async () => {
     const s = setup()
     const i = s.intent()
     const first = await s.core.sign(s.params(i))
-    // The audited flags are set a tick after the reply, in one transaction per batch.
     await new Promise((r) => setImmediate(r))
     expect(s.db.prepare('SELECT audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ audited: 1 })
-    // Simulate the crash window: the row exists, its audit event does not.
+    // The flag's commit lost, the event's kept: what a SIGKILL in that tick leaves.
     s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
-    const again = await s.core.sign(s.params(i))
-    expect(again.txHash).toBe(first.txHash)
-    const created = s.events().filter((e) => e.event === 'signature_created')
-    expect(created).toHaveLength(2)
-    expect(created[0]!.data).toMatchObject({ late: true, txHash: first.txHash })
-    s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
-    expect(await s.core.auditMissed()).toBe(1)
     expect(await s.core.auditMissed()).toBe(0)
+    await new Promise((r) => setImmediate(r))
+    expect(s.db.prepare('SELECT audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ audited: 1 })
+    s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+    expect(await s.core.sign(s.params(i))).toEqual({ ...first, repeated: true })
+    const created = s.events().filter((e) => e.event === 'signature_created')
+    expect(created).toHaveLength(1)
+    expect(created[0]!.data).toMatchObject({ txHash: first.txHash })
+    expect(created[0]!.data.late).toBeUndefined()
   })
 
   it('refuses a transaction that differs from the one the intent builds (a compromised gateway)', async () => {

@@ -34,7 +34,11 @@ import { sameTxRequest } from './sameTx.js'
 
 export interface SignerCore {
   sign(params: SignParams): Promise<SignResult>
-  /** Writes signature_created for signatures stored before a crash cut off their audit event. */
+  /**
+   * Writes signature_created for signatures stored before a crash cut off
+   * their audit event; returns how many it wrote (a flag lost with an event
+   * already in the log is set again, without a second event).
+   */
   auditMissed(): Promise<number>
   grantApproval(params: GrantParams): Promise<GrantResult>
   accounts(): AccountInfo[]
@@ -135,14 +139,34 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     throw new RpcError(SIGNING_REFUSED, `${REFUSAL_TEXT[reason]}${detail}`, { reason, ...extra } satisfies SigningRefusalData)
   }
 
+  const eventOf = (s: StoredSignature) => (s.replacesTxHash ? 'signature_replaced' : 'signature_created')
+
+  // A signature whose audited flag is unset may still have its event: a kill
+  // between the event's commit and the flag's (one tick later) leaves both.
+  // The log is the record; the flag only saves this walk, which goes back
+  // from the newest row to the signature's own time.
+  function inLog(s: StoredSignature): boolean {
+    return audit.eventsSince(eventOf(s), s.createdAt - 1).some((e) => e.intentId === s.intentId && e.data.txHash === s.txHash)
+  }
+
+  /** A late event for a signature stored without one; false when the log had it after all. */
+  async function auditLate(s: StoredSignature): Promise<boolean> {
+    if (inLog(s)) {
+      markAuditedSoon(s.intentId)
+      return false
+    }
+    await auditSignature(s, true)
+    return true
+  }
+
   async function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
     const data = { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) }
     // A replacement names both transactions: the one that can never be mined and the one that replaces it.
     const replaced = s.replacesTxHash ? signatures.replaced(s.replacesTxHash) : undefined
     await audit.append(
       s.replacesTxHash
-        ? { intentId: s.intentId, event: 'signature_replaced', data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
-        : { intentId: s.intentId, event: 'signature_created', data },
+        ? { intentId: s.intentId, event: eventOf(s), data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
+        : { intentId: s.intentId, event: eventOf(s), data },
       { checkpoint: true }, // sealed by a signed checkpoint before the same fsync (DESIGN §6 "audit anchoring")
     )
     markAuditedSoon(s.intentId)
@@ -199,7 +223,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
           // The stored signature may be a commit whose fsync is still running.
-          await Promise.all([isAudited(intentId) ? undefined : auditSignature(prior, true), wal.durable()])
+          await Promise.all([isAudited(intentId) ? undefined : auditLate(prior), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -315,9 +339,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     },
 
     async auditMissed() {
-      const missed = signatures.unaudited()
-      for (const s of missed) await auditSignature(s, true)
-      return missed.length
+      let written = 0
+      for (const s of signatures.unaudited()) if (await auditLate(s)) written += 1
+      return written
     },
 
     async grantApproval({ txRequestHash, intentHash, intentId }) {
