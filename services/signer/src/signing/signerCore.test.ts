@@ -242,6 +242,15 @@ describe('signer core', () => {
     expect(created).toHaveLength(1)
     expect(created[0]!.data).toMatchObject({ txHash: first.txHash })
     expect(created[0]!.data.late).toBeUndefined()
+    // At start, both kinds at once: one walk of the log finds i's event, j gets its late one.
+    const j = s.intent()
+    s.auditLink.down = true
+    await expect(s.core.sign(s.params(j, { nonce: 1 }))).rejects.toThrow(/simulated kill/)
+    s.auditLink.down = false
+    s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
+    expect(await s.core.auditMissed()).toBe(1)
+    const byIntent = s.events().filter((e) => e.event === 'signature_created').map((e) => [e.intentId, e.data.late ?? false])
+    expect(byIntent.sort()).toEqual([[i.id, false], [j.id, true]].sort())
   })
 
   it('refuses a transaction that differs from the one the intent builds (a compromised gateway)', async () => {

@@ -144,19 +144,26 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   // A signature whose audited flag is unset may still have its event: a kill
   // between the event's commit and the flag's (one tick later) leaves both.
   // The log is the record; the flag only saves this walk, which goes back
-  // from the newest row to the signature's own time.
-  function inLog(s: StoredSignature): boolean {
-    return audit.eventsSince(eventOf(s), s.createdAt - 1).some((e) => e.intentId === s.intentId && e.data.txHash === s.txHash)
+  // from the newest row to the oldest signature's own time.
+  const eventKey = (event: string, intentId: string, txHash: unknown) => `${event} ${intentId} ${String(txHash)}`
+  function loggedSince(sinceMs: number): Set<string> {
+    const kinds = ['signature_created', 'signature_replaced'] as const
+    return new Set(kinds.flatMap((kind) => audit.eventsSince(kind, sinceMs - 1)).map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
   }
 
-  /** A late event for a signature stored without one; false when the log had it after all. */
-  async function auditLate(s: StoredSignature): Promise<boolean> {
-    if (inLog(s)) {
-      markAuditedSoon(s.intentId)
-      return false
+  /** Late events for signatures stored without one; returns how many it wrote (the rest were in the log after all). */
+  async function auditLate(missed: StoredSignature[]): Promise<number> {
+    if (missed.length === 0) return 0
+    const logged = loggedSince(missed.reduce((min, s) => Math.min(min, s.createdAt), Infinity))
+    let written = 0
+    for (const s of missed) {
+      if (logged.has(eventKey(eventOf(s), s.intentId, s.txHash))) markAuditedSoon(s.intentId)
+      else {
+        await auditSignature(s, true)
+        written += 1
+      }
     }
-    await auditSignature(s, true)
-    return true
+    return written
   }
 
   async function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
@@ -223,7 +230,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
           // The stored signature may be a commit whose fsync is still running.
-          await Promise.all([isAudited(intentId) ? undefined : auditLate(prior), wal.durable()])
+          await Promise.all([isAudited(intentId) ? undefined : auditLate([prior]), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -339,9 +346,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     },
 
     async auditMissed() {
-      let written = 0
-      for (const s of signatures.unaudited()) if (await auditLate(s)) written += 1
-      return written
+      return auditLate(signatures.unaudited())
     },
 
     async grantApproval({ txRequestHash, intentHash, intentId }) {
