@@ -50,11 +50,18 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
   const signerAudit = openSignerAudit(dir, db, clock)
   audit = signerAudit.audit
   const tokens = createApprovalTokens(db)
-  // While down, appends fail as if the process died before the event's commit.
-  const auditLink = { down: false }
+  // While down, appends fail as if the process died before the event's commit;
+  // while held, they wait (an fsync that takes its time).
+  const auditLink: { down: boolean; held: Promise<void> | null } = { down: false, held: null }
   const inner = audit
   const coreAudit: AuditLog = Object.create(inner, {
-    append: { value: (e: Parameters<AuditLog['append']>[0], o?: Parameters<AuditLog['append']>[1]) => (auditLink.down ? Promise.reject(new Error('no audit commit (simulated kill)')) : inner.append(e, o)) },
+    append: {
+      value: async (e: Parameters<AuditLog['append']>[0], o?: Parameters<AuditLog['append']>[1]) => {
+        if (auditLink.down) throw new Error('no audit commit (simulated kill)')
+        await auditLink.held
+        return inner.append(e, o)
+      },
+    },
   })
   const core = createSignerCore({
     db,
@@ -223,6 +230,30 @@ describe('signer core', () => {
     expect(await s.core.auditMissed()).toBe(1)
     expect(await s.core.auditMissed()).toBe(0)
     expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === j.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true }) })])
+  })
+
+  it('a repeat of an intent whose first signature is still being audited answers after that event, and writes none of its own', async () => {
+    const s = setup()
+    const i = s.intent()
+    let release!: () => void
+    s.auditLink.held = new Promise<void>((r) => (release = r))
+    const settled: string[] = []
+    // Two calls at once: the second loses the race inside the transaction.
+    const first = s.core.sign(s.params(i)).then((r) => (settled.push('first'), r))
+    const raced = s.core.sign(s.params(i)).then((r) => (settled.push('raced'), r))
+    const stored = () => s.db.prepare('SELECT 1 FROM signatures WHERE intent_id = ?').get(i.id)
+    while (!stored()) await new Promise((r) => setImmediate(r))
+    // A third after the row is stored, its event still on the way.
+    const retry = s.core.sign(s.params(i)).then((r) => (settled.push('retry'), r))
+    for (let n = 0; n < 20; n++) await new Promise((r) => setImmediate(r))
+    expect(settled).toEqual([])
+    release()
+    const [a, b, c] = await Promise.all([first, raced, retry])
+    expect(b).toEqual({ ...a, repeated: true })
+    expect(c).toEqual({ ...a, repeated: true })
+    const created = s.events().filter((e) => e.event === 'signature_created')
+    expect(created).toHaveLength(1)
+    expect(created[0]!.data.late).toBeUndefined()
   })
 
   it('a kill between the audit event and its flag (set a tick later) does not write the event twice, at start or on retry', async () => {

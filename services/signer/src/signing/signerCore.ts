@@ -130,6 +130,10 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     toMark.add(intentId)
   }
   const isAudited = (intentId: string) => toMark.has(intentId) || signatures.isAudited(intentId)
+  // Audit appends not yet durable, by intent: a repeat of the intent meanwhile
+  // answers after the same event, and neither writes it again nor answers
+  // before it is on disk.
+  const auditsInFlight = new Map<string, Promise<void>>()
 
   async function refuse(intentId: string, reason: SigningRefusal, context: Record<string, unknown> = {}, extra: Partial<SigningRefusalData> = {}): Promise<never> {
     // A refusal may rest on state not yet on disk (a token another call just
@@ -166,7 +170,22 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     return written
   }
 
-  async function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
+  function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
+    const appended = appendSignatureEvent(s, late)
+    auditsInFlight.set(s.intentId, appended)
+    const forget = () => {
+      if (auditsInFlight.get(s.intentId) === appended) auditsInFlight.delete(s.intentId)
+    }
+    appended.then(forget, forget)
+    return appended
+  }
+
+  /** What a repeat of an already signed intent waits for before it answers: its signature's event, durable. */
+  function signatureAudited(s: StoredSignature): Promise<unknown> | undefined {
+    return auditsInFlight.get(s.intentId) ?? (isAudited(s.intentId) ? undefined : auditLate([s]))
+  }
+
+  async function appendSignatureEvent(s: StoredSignature, late: boolean): Promise<void> {
     const data = { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) }
     // A replacement names both transactions: the one that can never be mined and the one that replaces it.
     const replaced = s.replacesTxHash ? signatures.replaced(s.replacesTxHash) : undefined
@@ -230,7 +249,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
           // The stored signature may be a commit whose fsync is still running.
-          await Promise.all([isAudited(intentId) ? undefined : auditLate([prior]), wal.durable()])
+          await Promise.all([signatureAudited(prior), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -324,7 +343,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       switch (outcome.kind) {
         case 'repeat':
           if (outcome.prior.txRequestHash === txRequestHash) {
-            await wal.durable()
+            await Promise.all([signatureAudited(outcome.prior), wal.durable()])
             return fromStored(outcome.prior, true)
           }
           return refuse(intentId, 'intent_conflict', { txRequestHash })
