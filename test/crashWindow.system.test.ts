@@ -169,6 +169,7 @@ describe('the crash window', () => {
     let state = seed % 2147483648
     const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
     let kills = 0
+    const signerLines: string[] = []
     while (done < intents.length && kills < 8) {
       if (kills % 2 === 0) {
         // A random moment soon after the start, while the queue is signing.
@@ -181,6 +182,7 @@ describe('the crash window', () => {
       if (done >= intents.length) break
       stack.signer.child.kill('SIGKILL')
       await stack.signer.exited()
+      signerLines.push(...stack.signer.lines)
       kills += 1
       await stack.startSigner()
     }
@@ -211,9 +213,18 @@ describe('the crash window', () => {
     const events = auditOf().filter((e) => ids.has(e.intentId))
     const replacedCount = events.filter((e) => e.event === 'signature_replaced').length
     const late = events.filter((e) => e.event === 'signature_created' && e.data.late === true).length
-    console.log(`crash window run: seed ${seed}, ${kills} kills, ${late} signatures audited late, ${replacedCount} replaced`)
-    // The kills did land between a signature's commit and its answer: those are audited late.
-    expect(late).toBeGreaterThan(0)
+    // What each restarted signer found: signatures whose audited flag (set after the event's fsync,
+    // just before the answer) a kill cut off; their event missing (audited late) or already in the log.
+    const recovered = [...signerLines, ...stack.signer.lines]
+      .flatMap((l) => (l.includes('signatures a crash left without their audited flag') ? [JSON.parse(l) as { auditedLate: number; alreadyInLog: number }] : []))
+      .reduce((sum, r) => ({ late: sum.late + r.auditedLate, logged: sum.logged + r.alreadyInLog }), { late: 0, logged: 0 })
+    console.log(`crash window run: seed ${seed}, ${kills} kills, ${late} signatures audited late, ${recovered.logged} unflagged with their event logged, ${replacedCount} replaced`)
+    // The kills did land between a signature's commit and its answer.
+    expect(recovered.late + recovered.logged, `seed ${seed}`).toBeGreaterThan(0)
+    expect(recovered.late).toBe(events.filter((e) => (e.event === 'signature_created' || e.event === 'signature_replaced') && e.data.late === true).length)
+    // Nothing is audited twice: one signature_created or signature_replaced per signature.
+    const signatureEvents = events.filter((e) => e.event === 'signature_created' || e.event === 'signature_replaced').map((e) => e.data.txHash)
+    expect(new Set(signatureEvents).size).toBe(signatureEvents.length)
     // Each replacement names both transactions, and the replaced one was never mined. A replacement
     // can itself be lost to a later kill (signed, not yet broadcast) and replaced in turn: following
     // each chain of replacements ends at a mined transaction.

@@ -85,7 +85,9 @@ async function main(): Promise<void> {
   })
   const grantServer = createRpcServer({ socketPath: sockets.grant, socketMode: sockets.mode, methods: grantMethods(core), onInternalError })
   const missed = await core.auditMissed()
-  if (missed > 0) log('audited signatures whose event a crash had cut off', { count: missed })
+  if (missed.late + missed.logged > 0) {
+    log('signatures a crash left without their audited flag', { auditedLate: missed.late, alreadyInLog: missed.logged })
+  }
   // Seal whatever the log holds now (events other processes appended while
   // the signer was down), then keep sealing it as it grows. Serving does not
   // wait for it: a signature brings its own checkpoint.

@@ -9,7 +9,7 @@ const core: SignerCore = {
   },
   grantApproval: async () => ({ approvalTokenId: 'x', expiresAt: 0 }),
   accounts: () => [],
-  auditMissed: async () => 0,
+  auditMissed: async () => ({ late: 0, logged: 0 }),
   durability: () => ({ signatures: 0, cpuUs: { user: 0, system: 0 }, signerDb: { commits: 0, syncs: 0, syncMs: 0, waitersPerSync: {} }, auditDb: undefined }),
 }
 

@@ -180,11 +180,11 @@ describe('signer core', () => {
       s.auditLink.down = true
       await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash }))).rejects.toThrow(/simulated kill/)
       s.auditLink.down = false
-      expect(await s.core.auditMissed()).toBe(1)
+      expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 0 })
       expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, nonce: 11, replacedTxHash: second.txHash } })
       // Its flag lost again with the event in the log: nothing written twice.
       s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
-      expect(await s.core.auditMissed()).toBe(0)
+      expect(await s.core.auditMissed()).toEqual({ late: 0, logged: 1 })
       expect(s.events().filter((e) => e.event === 'signature_replaced')).toHaveLength(2)
     })
 
@@ -227,8 +227,10 @@ describe('signer core', () => {
     s.auditLink.down = true
     await expect(s.core.sign(s.params(j, { nonce: 1 }))).rejects.toThrow(/simulated kill/)
     s.auditLink.down = false
-    expect(await s.core.auditMissed()).toBe(1)
-    expect(await s.core.auditMissed()).toBe(0)
+    await new Promise((r) => setImmediate(r)) // i's flag, set a tick after its late event
+    expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 0 })
+    await new Promise((r) => setImmediate(r))
+    expect(await s.core.auditMissed()).toEqual({ late: 0, logged: 0 })
     expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === j.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true }) })])
   })
 
@@ -264,7 +266,7 @@ describe('signer core', () => {
     expect(s.db.prepare('SELECT audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ audited: 1 })
     // The flag's commit lost, the event's kept: what a SIGKILL in that tick leaves.
     s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
-    expect(await s.core.auditMissed()).toBe(0)
+    expect(await s.core.auditMissed()).toEqual({ late: 0, logged: 1 })
     await new Promise((r) => setImmediate(r))
     expect(s.db.prepare('SELECT audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ audited: 1 })
     s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
@@ -279,7 +281,7 @@ describe('signer core', () => {
     await expect(s.core.sign(s.params(j, { nonce: 1 }))).rejects.toThrow(/simulated kill/)
     s.auditLink.down = false
     s.db.prepare('UPDATE signatures SET audited = 0 WHERE intent_id = ?').run(i.id)
-    expect(await s.core.auditMissed()).toBe(1)
+    expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 1 })
     const byIntent = s.events().filter((e) => e.event === 'signature_created').map((e) => [e.intentId, e.data.late ?? false])
     expect(byIntent.sort()).toEqual([[i.id, false], [j.id, true]].sort())
   })

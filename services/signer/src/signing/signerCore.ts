@@ -35,15 +35,20 @@ import { sameTxRequest } from './sameTx.js'
 export interface SignerCore {
   sign(params: SignParams): Promise<SignResult>
   /**
-   * Writes signature_created for signatures stored before a crash cut off
-   * their audit event; returns how many it wrote (a flag lost with an event
-   * already in the log is set again, without a second event).
+   * At start: the signatures a crash left without their audited flag. Those
+   * whose event is missing get it now, marked late (`late`); those whose
+   * event is in the log get the flag back, and no second event (`logged`).
    */
-  auditMissed(): Promise<number>
+  auditMissed(): Promise<MissedAudits>
   grantApproval(params: GrantParams): Promise<GrantResult>
   accounts(): AccountInfo[]
   /** Group commit observed: signatures stored, and what each database's fsyncs covered. */
   durability(): SignerDurability
+}
+
+export interface MissedAudits {
+  late: number
+  logged: number
 }
 
 export interface SignerDurability {
@@ -155,19 +160,21 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     return new Set(kinds.flatMap((kind) => audit.eventsSince(kind, sinceMs - 1)).map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
   }
 
-  /** Late events for signatures stored without one; returns how many it wrote (the rest were in the log after all). */
-  async function auditLate(missed: StoredSignature[]): Promise<number> {
-    if (missed.length === 0) return 0
+  /** Late events for signatures stored without one, unless the log has them after all. */
+  async function auditLate(missed: StoredSignature[]): Promise<MissedAudits> {
+    const counts = { late: 0, logged: 0 }
+    if (missed.length === 0) return counts
     const logged = loggedSince(missed.reduce((min, s) => Math.min(min, s.createdAt), Infinity))
-    let written = 0
     for (const s of missed) {
-      if (logged.has(eventKey(eventOf(s), s.intentId, s.txHash))) markAuditedSoon(s.intentId)
-      else {
+      if (logged.has(eventKey(eventOf(s), s.intentId, s.txHash))) {
+        markAuditedSoon(s.intentId)
+        counts.logged += 1
+      } else {
         await auditSignature(s, true)
-        written += 1
+        counts.late += 1
       }
     }
-    return written
+    return counts
   }
 
   function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
