@@ -89,20 +89,29 @@ async function main() {
   step(2, 'A native transfer needs an operator: approve-request blocks until someone decides')
   const native = intent(wallet, { type: 'transfer_native', to: FRIEND, amount: '50000000000000000' })
   const waiting = call('POST', '/v1/tx/approve-request', native)
+  // The request reaches the operator once the gateway has simulated it and
+  // recorded it, which a slow chain can stretch: keep looking for as long as
+  // approve-request itself is still waiting (a minute at most).
+  let answered = false
+  waiting.then(() => (answered = true), () => (answered = true))
   let pending
-  for (let i = 0; i < 100 && !pending; i++) {
+  for (const giveUp = Date.now() + 60_000; !pending && !answered && Date.now() < giveUp; ) {
     pending = expectOk(await call('GET', '/v1/approvals/pending'), 'pending').pending.find((p) => p.summary.intentId === native.id)
     if (!pending) await new Promise((r) => setTimeout(r, 100))
   }
-  if (!pending) throw new Error('the request did not show up in the pending list')
-  show('pending', pending.summary.action)
-  show('risk', `${pending.summary.riskScore}/100; ${pending.summary.warnings.join('; ') || 'no warnings'}`)
-  if (manual) {
-    console.log(`   Approve it on the dashboard: ${base}/approval-ui (operator token: ${token})`)
-  } else {
-    show('decision', 'approving with the operator token (run with --manual to click it yourself)')
-    expectOk(await call('POST', `/v1/approvals/${pending.requestId}/decide`, { approved: true }, { authorization: `Bearer ${token}` }), 'decide')
+  if (pending) {
+    show('pending', pending.summary.action)
+    show('risk', `${pending.summary.riskScore}/100; ${pending.summary.warnings.join('; ') || 'no warnings'}`)
+    if (manual) {
+      console.log(`   Approve it on the dashboard: ${base}/approval-ui (operator token: ${token})`)
+    } else {
+      show('decision', 'approving with the operator token (run with --manual to click it yourself)')
+      expectOk(await call('POST', `/v1/approvals/${pending.requestId}/decide`, { approved: true }, { authorization: `Bearer ${token}` }), 'decide')
+    }
+  } else if (!answered) {
+    throw new Error('the request did not show up in the pending list within a minute, and approve-request is still waiting')
   }
+  // Not seen pending but answered: decided on the dashboard between two looks, or refused (shown below).
   const approved = await waiting
   if (approved.status !== 200) throw new Error(`not approved: ${JSON.stringify(approved.body)}`)
   show('token', `${approved.body.approvalTokenId} (single use, 300 s, bound to ${approved.body.txRequestHash.slice(0, 18)}…)`)

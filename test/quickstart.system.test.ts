@@ -86,7 +86,7 @@ describe('zero-config start and the demo', () => {
       // The demo is a client: its metadata.source is shown as what the client says, never as a skill label.
       expect(await card.textContent()).toContain('client says: countersign-demo')
       await card.getByRole('button', { name: 'Approve' }).click()
-      expect(await demo.done, demo.out()).toBe(0)
+      expect(await demo.done, `${demo.out()}\n--- the stack's output, last 8000 characters ---\n${output.slice(-8000)}`).toBe(0)
     } finally {
       await browser.close()
     }
