@@ -11,6 +11,7 @@ import {
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds } from './chain/chainClients.js'
+import type { SlowRpcCall } from './chain/keepAliveFetch.js'
 import { loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { openRateLimitStore } from './store/rateLimits.js'
@@ -22,11 +23,17 @@ import { createSkillRegistry } from './skills/registry.js'
 import { probeSandbox } from './skills/sandbox/probe.js'
 import { removeStaleRunRoots } from './skills/sandbox/runRoot.js'
 
+const SLOW_CALL_MESSAGE = 'a request to the chain node was slow or got no answer (viem retries a call once; the client waits for it)'
+
 async function main(): Promise<void> {
   const config = loadGatewayConfig(process.env)
   const routers = routerTableFromEnv(process.env)
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
-  const chains = createChainClients(config.rpcUrls)
+  // The app's logger exists only once the app does; a slow node call before that (the chain id check) goes to stderr.
+  let warnSlowCall = (report: SlowRpcCall): void => {
+    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), rpc: report, msg: SLOW_CALL_MESSAGE })}\n`)
+  }
+  const chains = createChainClients(config.rpcUrls, { onSlowCall: (report) => warnSlowCall(report) })
   await verifyChainIds(chains, config.rpcUrlSources)
 
   makePrivateDir(config.dataDir)
@@ -67,6 +74,7 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel },
     serverTiming: config.serverTiming,
   })
+  warnSlowCall = (report) => app.log.warn({ rpc: report }, SLOW_CALL_MESSAGE)
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

@@ -3,7 +3,7 @@ import type { ChainId } from '@countersign/shared'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import { ConfigError } from '../config.js'
-import { createKeepAliveFetch } from './keepAliveFetch.js'
+import { createKeepAliveFetch, type SlowRpcCall } from './keepAliveFetch.js'
 
 export interface ChainClient {
   chainId: ChainId
@@ -18,10 +18,10 @@ export interface ChainClients {
   has(chainId: number): boolean
 }
 
-export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, opts: { timeoutMs?: number } = {}): ChainClients {
+export function createChainClients(rpcUrls: Partial<Record<ChainId, string>>, opts: { timeoutMs?: number; onSlowCall?: (report: SlowRpcCall) => void } = {}): ChainClients {
   const clients = new Map<number, ChainClient>()
   // JSON-RPC over node:http keep-alive sockets instead of the global fetch (see keepAliveFetch.ts).
-  const fetchFn = createKeepAliveFetch() as unknown as typeof fetch
+  const fetchFn = createKeepAliveFetch(opts.onSlowCall ? { onSlowCall: opts.onSlowCall } : {}) as unknown as typeof fetch
   for (const [id, url] of Object.entries(rpcUrls) as Array<[string, string]>) {
     const chainId = Number(id) as ChainId
     const chain = defineChain({

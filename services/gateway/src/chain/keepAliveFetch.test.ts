@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPublicClient, http as httpTransport } from 'viem'
-import { createKeepAliveFetch } from './keepAliveFetch.js'
+import { createKeepAliveFetch, type SlowRpcCall } from './keepAliveFetch.js'
 
 type Handler = (body: string, req: http.IncomingMessage, res: http.ServerResponse) => void
 
@@ -104,4 +104,56 @@ describe('createKeepAliveFetch', () => {
     await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))))
     await expect(createKeepAliveFetch()(url, { body: '{}' })).rejects.toMatchObject({ code: 'ECONNREFUSED' })
   })
+
+  describe('slow or unanswered calls are reported, naming only the host', () => {
+    const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":1}' }
+
+    it('an answer slower than the threshold is reported once, a fast one not; the URL path (an API key) is never in it', async () => {
+      const { url } = await serve((_body, req, res) => {
+        const wait = req.url!.includes('slow') ? 80 : 0
+        setTimeout(() => json(res, 200, { jsonrpc: '2.0', id: 1, result: '0x1' }), wait)
+      })
+      const reports: SlowRpcCall[] = []
+      const fetchFn = createKeepAliveFetch({ batch: false, slowMs: 40, onSlowCall: (r) => reports.push(r) })
+      const fast = await fetchFn(`${url}/fast/KEY123`, post)
+      expect(fast.status).toBe(200)
+      expect(reports).toEqual([])
+      const slow = await fetchFn(`${url}/slow/KEY123`, post)
+      expect(JSON.parse(await slow.text())).toEqual({ jsonrpc: '2.0', id: 1, result: '0x1' })
+      expect(reports).toEqual([{ host: new URL(url).host, ms: expect.any(Number), calls: 1, outcome: 'answered' }])
+      expect(reports[0]!.ms).toBeGreaterThanOrEqual(40)
+      expect(JSON.stringify(reports)).not.toContain('KEY123')
+    })
+
+    it('a call aborted by its timeout and a refused connection are reported whatever their time, and still fail as before', async () => {
+      const { url } = await serve(() => undefined) // never answers
+      const reports: SlowRpcCall[] = []
+      const fetchFn = createKeepAliveFetch({ batch: false, onSlowCall: (r) => reports.push(r) })
+      await expect(fetchFn(url, { ...post, signal: AbortSignal.timeout(30) })).rejects.toThrow()
+      const closed = await serve(() => undefined)
+      const port = new URL(closed.url).port
+      await new Promise((r) => servers.pop()!.close(r))
+      await expect(fetchFn(`http://127.0.0.1:${port}/`, post)).rejects.toThrow(/ECONNREFUSED/)
+      expect(reports).toEqual([
+        { host: new URL(url).host, ms: expect.any(Number), calls: 1, outcome: 'aborted', error: expect.any(String) },
+        { host: `127.0.0.1:${port}`, ms: expect.any(Number), calls: 1, outcome: 'failed', error: expect.stringMatching(/ECONNREFUSED/) },
+      ])
+    })
+
+    it('a batch is reported with the number of calls it carried; a throwing reporter changes nothing', async () => {
+      const { url } = await serve((body, _req, res) => {
+        const calls = JSON.parse(body) as Array<{ id: number }>
+        setTimeout(() => json(res, 200, calls.map((c) => ({ jsonrpc: '2.0', id: c.id, result: '0x1' }))), 60)
+      })
+      const reports: SlowRpcCall[] = []
+      const fetchFn = createKeepAliveFetch({ slowMs: 20, onSlowCall: (r) => (reports.push(r), assertNever()) })
+      const answers = await Promise.all([1, 2, 3].map((id) => fetchFn(url, { ...post, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_blockNumber' }) })))
+      expect(await Promise.all(answers.map(async (a) => JSON.parse(await a.text()).id))).toEqual([1, 2, 3])
+      expect(reports).toEqual([{ host: new URL(url).host, ms: expect.any(Number), calls: 3, outcome: 'answered' }])
+    })
+  })
 })
+
+function assertNever(): never {
+  throw new Error('a reporter that throws')
+}

@@ -37,13 +37,61 @@ export const MAX_RPC_RESPONSE_BYTES = 10 * 1024 * 1024
  * false, calls made in the same turn of the event loop share one HTTP request
  * as a JSON-RPC batch (rpcBatch.ts).
  */
-export function createKeepAliveFetch(opts: { maxBodyBytes?: number; batch?: boolean } = {}): RpcFetch {
-  const send = createRpcSender(opts.maxBodyBytes ?? MAX_RPC_RESPONSE_BYTES)
+export function createKeepAliveFetch(opts: { maxBodyBytes?: number; batch?: boolean; onSlowCall?: (report: SlowRpcCall) => void; slowMs?: number } = {}): RpcFetch {
+  const send = createRpcSender(opts.maxBodyBytes ?? MAX_RPC_RESPONSE_BYTES, opts.onSlowCall, opts.slowMs ?? SLOW_RPC_CALL_MS)
   return opts.batch === false ? (url, init) => send(url, init) : createBatchingFetch(send)
 }
 
+/** An HTTP request to a node slower than this is reported (onSlowCall): a local node answers in milliseconds. */
+export const SLOW_RPC_CALL_MS = 2000
+
+/**
+ * A request to a node that took at least the slow threshold, or ended
+ * without an answer: viem's timeout aborted it (and viem may retry it), or
+ * the connection failed. Only the host is named: an RPC URL's path or query
+ * often holds a provider's API key.
+ */
+export interface SlowRpcCall {
+  host: string
+  ms: number
+  /** JSON-RPC calls the request carried (a batch carries several). */
+  calls: number
+  outcome: 'answered' | 'aborted' | 'failed'
+  error?: string
+}
+
 /** One HTTP request per call; a batch of `calls` calls may answer up to `calls` times the ceiling. */
-function createRpcSender(maxBodyBytes: number): RpcSender {
+function createRpcSender(maxBodyBytes: number, onSlowCall: ((report: SlowRpcCall) => void) | undefined, slowMs: number): RpcSender {
+  const send = createPlainSender(maxBodyBytes)
+  if (!onSlowCall) return send
+  return (url, init, sendOpts = {}) => {
+    const started = performance.now()
+    const report = (outcome: SlowRpcCall['outcome'], err?: Error) => {
+      const ms = Math.round(performance.now() - started)
+      if (outcome === 'answered' && ms < slowMs) return
+      let host = ''
+      try {
+        host = new URL(url).host
+      } catch {
+        /* not a URL: the sender refused it already */
+      }
+      try {
+        onSlowCall({ host, ms, calls: sendOpts.calls ?? 1, outcome, ...(err ? { error: err.message } : {}) })
+      } catch {
+        /* a report must never change the call's outcome */
+      }
+    }
+    return send(url, init, sendOpts).then(
+      (r) => (report('answered'), r),
+      (err: Error) => {
+        report(init.signal?.aborted ? 'aborted' : 'failed', err)
+        throw err
+      },
+    )
+  }
+}
+
+function createPlainSender(maxBodyBytes: number): RpcSender {
   const agents = {
     'http:': new http.Agent({ keepAlive: true }),
     'https:': new https.Agent({ keepAlive: true }),
