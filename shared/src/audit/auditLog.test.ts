@@ -50,6 +50,19 @@ describe('audit log', () => {
     expect(log.list({ limit: 10, intentId: 'i-1' }).map((e) => e.event)).toEqual(['policy_evaluated'])
   })
 
+  it('eventsSince takes one name or several and finds them in one walk, newest first', async () => {
+    const { file } = fresh()
+    let t = 1000
+    log = openAuditLog(file, { clock: () => t++ })
+    await log.append({ intentId: 'a', event: 'signature_created', data: { txHash: '0x01' } })
+    await log.append({ intentId: 'b', event: 'tx_built', data: { txRequestHash: '0x00', description: 'x' } })
+    await log.append({ intentId: 'c', event: 'signature_replaced', data: { txHash: '0x02' } })
+    await log.append({ intentId: 'd', event: 'signature_created', data: { txHash: '0x03' } })
+    expect(log.eventsSince(['signature_created', 'signature_replaced'], 999).map((e) => e.intentId)).toEqual(['d', 'c', 'a'])
+    expect(log.eventsSince('signature_created', 1000).map((e) => e.intentId)).toEqual(['d'])
+    expect(log.eventsSince([], 0)).toEqual([])
+  })
+
   it('is durable: a reopened log has every acknowledged event', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { createWalSync, syncLeftoverWal, type WalSync, type WalSyncStats } from '../files/walSync.js'
+import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
 import { encodeBatch } from './batchWire.js'
@@ -64,13 +64,14 @@ export interface AuditLog {
    */
   list(opts: { limit: number; intentId?: string }): AuditEvent[]
   /**
-   * The events named `event` stamped after `sinceMs`, newest first. Walks back
+   * The events named `event` (one name or several, in one walk) stamped
+   * after `sinceMs`, newest first. Walks back
    * from the newest row and stops at the first row of any kind stamped more
    * than AUDIT_CLOCK_SLACK_MS before `sinceMs`: rows are in commit order and
    * stamped just before it, so their timestamps only run backwards by that
    * much when a writer waited on another's lock or the clock was stepped.
    */
-  eventsSince(event: string, sinceMs: number): AuditEvent[]
+  eventsSince(event: string | readonly string[], sinceMs: number): AuditEvent[]
   /** Transactions committed through this handle (to observe group commit). */
   readonly commits: number
   /** With `fsync: 'grouped'`: commits, fsyncs, and commit batches (appends made in one tick) released per fsync. */
@@ -140,9 +141,6 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS
   const grouped = opts.fsync === 'grouped'
   if (grouped && opts.writer === 'worker') throw new Error("grouped audit fsync needs the inline writer (the fsync follows the calling thread's commits)")
-  // Grouped: what a killed writer committed but never fsynced is made durable
-  // before this process reads it (the signer finds its own events there).
-  if (grouped) syncLeftoverWal(file)
   const db = openAuditDb(file, busyTimeoutMs, grouped ? 'NORMAL' : 'FULL')
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
@@ -334,10 +332,11 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       return rows.map(toEvent)
     },
     eventsSince(event, sinceMs) {
+      const wanted = new Set(typeof event === 'string' ? [event] : event)
       const found: AuditEvent[] = []
       for (const row of newestFirst.iterate()) {
         if (row.timestamp < sinceMs - AUDIT_CLOCK_SLACK_MS) break
-        if (row.event === event && row.timestamp > sinceMs) found.push(toEvent(row))
+        if (wanted.has(row.event) && row.timestamp > sinceMs) found.push(toEvent(row))
       }
       return found
     },

@@ -64,6 +64,9 @@ interface Waiter<T> {
 /** Syncs `${dbFile}-wal`; the database must be in WAL mode and open on this process's connection. */
 export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> = {}): WalSync<T> {
   const walFile = `${dbFile}-wal`
+  // What a killed writer committed is read back from the page cache as if it
+  // were durable: it is synced before this process can reply about any of it.
+  syncLeftoverWal(dbFile)
   let fd: number | undefined
   let marked = 0
   let synced = 0
@@ -179,7 +182,8 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
  * `${dbFile}-wal`. SQLite reads them back from the page cache, so the next
  * process would take them as durable and reply about them (a stored
  * signature, an audit event found there), while a power cut could still
- * lose them. Called before the database is opened; no -wal file, nothing left.
+ * lose them. createWalSync calls it, so every database synced through this
+ * module (signer.db, audit.db) starts from disk; no -wal file, nothing left.
  */
 export function syncLeftoverWal(dbFile: string): void {
   let fd: number

@@ -156,8 +156,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   // from the newest row to the oldest signature's own time.
   const eventKey = (event: string, intentId: string, txHash: unknown) => `${event} ${intentId} ${String(txHash)}`
   function loggedSince(sinceMs: number): Set<string> {
-    const kinds = ['signature_created', 'signature_replaced'] as const
-    return new Set(kinds.flatMap((kind) => audit.eventsSince(kind, sinceMs - 1)).map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
+    return new Set(audit.eventsSince(['signature_created', 'signature_replaced'], sinceMs - 1).map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
   }
 
   /** Late events for signatures stored without one, unless the log has them after all. */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { createWalSync, makePrivateFile, SIGNER_CHECKPOINT_TABLE, syncLeftoverWal, type WalSync } from '@countersign/shared'
+import { createWalSync, makePrivateFile, SIGNER_CHECKPOINT_TABLE, type WalSync } from '@countersign/shared'
 
 export interface SignerDb {
   db: Database.Database
@@ -20,7 +20,6 @@ export interface SignerDb {
 export function openSignerDb(file: string): SignerDb {
   // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
   makePrivateFile(file)
-  syncLeftoverWal(file)
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
