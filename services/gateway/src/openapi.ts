@@ -14,7 +14,7 @@ import {
   riskFactorSchema,
   webhookDeliveriesRouteSchema,
 } from '@countersign/shared/http/approvalsContract'
-import { policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { httpErrorSchema, policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import type { SecurityRequirements } from '@countersign/shared/http/schemaParts'
 import { approveRequestRouteSchema } from './routes/approveRequest.js'
 import { buildRouteSchema } from './routes/build.js'
@@ -78,6 +78,7 @@ const components: Record<string, object> = {
   SkillManifest: skillManifestSchema,
   ValidationError: validationErrorSchema,
   SimpleError: simpleErrorSchema,
+  HttpError: httpErrorSchema,
   PolicyFile: {
     ...policyFileSchema,
     description:
@@ -139,6 +140,23 @@ function responses(response: Record<number, object>) {
   )
 }
 
+/**
+ * The answers the HTTP layer gives before the route runs (lowLevelErrors.ts,
+ * errors.ts), so that a client reading the document knows every status it
+ * can get: a path segment longer than the router accepts, a body over the
+ * body limit or of a media type other than application/json.
+ */
+function beforeTheRoute(schema: RouteSchema): Record<number, object> {
+  const answers: Record<number, object> = {}
+  const answer = (description: string): object => ({ ...httpErrorSchema, description })
+  if (schema.params) answers[414] = answer('A path segment is longer than the server accepts (before the route runs)')
+  if (schema.body) {
+    answers[413] = answer('The body is larger than the server accepts (before the route runs)')
+    answers[415] = answer('The body is not application/json (before the route runs)')
+  }
+  return answers
+}
+
 /** One route's OpenAPI operation, from its route schema. */
 export function operationOf(schema: RouteSchema) {
   const params = [...parameters('path', schema.params), ...parameters('query', schema.querystring)]
@@ -148,7 +166,7 @@ export function operationOf(schema: RouteSchema) {
     ...(schema.security ? { security: schema.security } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: documented(schema.body) } } } } : {}),
-    responses: responses(schema.response),
+    responses: responses({ ...beforeTheRoute(schema), ...schema.response }),
   }
 }
 

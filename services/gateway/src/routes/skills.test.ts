@@ -136,6 +136,30 @@ describe('skill registration', () => {
     expect(notAnObject.json()).toMatchObject({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed' })
   })
 
+  it('1. schema: a body fastify cannot parse (empty, not JSON, a __proto__ member) is schema_validation_failed in the skill body, not a 500', async () => {
+    // Found by test/fuzz.system.test.ts: these failed before the handler ran, and
+    // the app's {statusCode, error, message} body did not fit register's 400 schema.
+    await setup()
+    for (const [payload, message] of [
+      ['', /body is empty/],
+      ['{"version":', /not valid JSON/],
+      ['{"__proto__":{"polluted":true},"name":"x"}', /not valid JSON/],
+      ['{"constructor":{"prototype":{"polluted":true}}}', /not valid JSON/],
+    ] as const) {
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/json', ...OPERATOR }, payload })
+      expect(res.statusCode, payload).toBe(400)
+      expect(res.json(), payload).toEqual({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [expect.stringMatching(message)] })
+      expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
+    }
+    // Statuses the 400 schema does not cover keep the app's shape.
+    const wrongType = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/x-www-form-urlencoded', ...OPERATOR }, payload: 'name=x' })
+    expect(wrongType.statusCode).toBe(415)
+    expect(wrongType.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'content type not supported; send application/json' })
+    const tooBig = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/json', ...OPERATOR }, payload: JSON.stringify({ name: 'x'.repeat(70 * 1024) }) })
+    expect(tooBig.statusCode).toBe(413)
+    expect(tooBig.json()).toEqual({ statusCode: 413, error: 'Payload Too Large', message: 'body is larger than the limit' })
+  })
+
   it('2. signature: another signer, and a malformed signature, are signature_verification_failed', async () => {
     await setup()
     writeSkill('s2', { 'index.js': GOOD })

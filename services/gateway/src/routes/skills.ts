@@ -1,7 +1,9 @@
 import { createAjv, listValidationErrors, skillManifestSchema, typedSchema, type AuditLog, type Clock, type TxIntent } from '@countersign/shared'
 import { simpleErrorBody, simpleErrorSchema, skillNotFoundBody, skillNotFoundSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { anyValue, closed, described, int, nullableInt, nullableStr, num, operatorOnly, operatorOrNone, str, strings } from '@countersign/shared/http/schemaParts'
+import { describeClientError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
+import type { FastifyError, FastifyReply } from 'fastify'
 import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
 import type { SkillRecord, SkillRegistry } from '../skills/registry.js'
@@ -153,7 +155,20 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   const { audit, registry } = opts
   app.decorateRequest('operatorGrant', null)
 
-  app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true }, async (req, reply) => {
+  /**
+   * A body fastify could not parse (empty, not JSON, a __proto__ member)
+   * never reaches the handler: it fails step 1 like any other body that is
+   * not a manifest, in the skill error body the 400 schema promises. Other
+   * errors go on to the app's handler.
+   */
+  const unparsedBody = async (err: FastifyError, _req: unknown, reply: FastifyReply) => {
+    if (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_')) throw err
+    const reason = describeClientError(err)
+    await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
+    return reply.code(400).send({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [reason] })
+  }
+
+  app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true, errorHandler: unparsedBody }, async (req, reply) => {
     const body = req.body
     const name = claimedName(body)
     const fail = async (status: 400 | 401 | 409 | 503, error: string, extra: Record<string, unknown> = {}, hash = '') => {

@@ -2,6 +2,7 @@
 // by one schema beside it. Routes send these (directly or through HttpError)
 // and list the schemas as their response schemas, which fastify serialises
 // with and the OpenAPI document shows; a body built anywhere else is a bug.
+import { STATUS_CODES } from 'node:http'
 import { POLICY_VERSION } from '../../constants.js'
 import { typedSchema } from '../../schemas/typed.js'
 
@@ -21,6 +22,24 @@ export const validationErrorSchema = typedSchema<ValidationErrorBody>()({
   additionalProperties: false,
   required: ['statusCode', 'error', 'message'],
   properties: { statusCode: { const: 400 }, error: { const: 'Bad Request' }, message: str },
+})
+
+/**
+ * What the HTTP layer answers before any route runs, in the validation shape
+ * with its own status: a body too large (413) or of another media type
+ * (415), a path segment too long (414), a body that is not JSON (400).
+ */
+export interface HttpErrorBody {
+  statusCode: number
+  error: string
+  message: string
+}
+export const httpErrorBody = (statusCode: number, message: string): HttpErrorBody => ({ statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message })
+export const httpErrorSchema = typedSchema<HttpErrorBody>()({
+  type: 'object',
+  additionalProperties: false,
+  required: ['statusCode', 'error', 'message'],
+  properties: { statusCode: { type: 'integer', minimum: 400, maximum: 499 }, error: str, message: str },
 })
 
 /** SPEC "Simple error": {error (code), message}, plus fields a route adds (approval_required's txRequestHash). */

@@ -4,8 +4,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import { BuildError } from '../../builders/errors.js'
 import { SERVICE_VERSION } from '../../constants.js'
 import { describeValidationErrors } from '../../validation.js'
-import { simpleErrorBody, validationErrorBody } from './errorBodies.js'
-import { STATUS_CODES } from 'node:http'
+import { httpErrorBody, simpleErrorBody, validationErrorBody } from './errorBodies.js'
 
 /**
  * An error whose body a route chose (SPEC "Simple error" and friends). Thrown
@@ -58,16 +57,15 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) {
-      return reply
-        .code(status)
-        .send({ statusCode: status, error: STATUS_CODES[status] ?? 'Bad Request', message: clientMessage(err) })
+      return reply.code(status).send(httpErrorBody(status, describeClientError(err)))
     }
     req.log.error({ err }, 'unhandled error')
     return reply.code(500).send(simpleErrorBody('internal_error', 'internal error; see the service log'))
   })
 }
 
-function clientMessage(err: FastifyError): string {
+/** The message for an error fastify raised over what the client sent (its body, mostly), without fastify's own wording. */
+export function describeClientError(err: FastifyError): string {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return 'body is not valid JSON'

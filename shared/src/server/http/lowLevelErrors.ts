@@ -6,6 +6,7 @@ import { STATUS_CODES, type ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { SERVICE_VERSION } from '../../constants.js'
+import { httpErrorBody, simpleErrorBody } from './errorBodies.js'
 
 interface ParserError extends Error {
   code?: string
@@ -36,7 +37,7 @@ function clientErrorMessage(status: number, err: ParserError): string {
 /** The whole HTTP/1.1 response for a connection-level error, in the spec's 400 shape. */
 export function clientErrorResponse(err: ParserError): string {
   const status = clientErrorStatus(err)
-  const body = JSON.stringify({ statusCode: status, error: STATUS_CODES[status], message: clientErrorMessage(status, err) })
+  const body = JSON.stringify(httpErrorBody(status, clientErrorMessage(status, err)))
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'Content-Type: application/json; charset=utf-8',
@@ -64,7 +65,7 @@ export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, re
   reply
     .header('x-service-version', SERVICE_VERSION)
     .code(status)
-    .send(status === 500 ? { error: 'internal_error', message } : { statusCode: status, error: STATUS_CODES[status], message })
+    .send(status === 500 ? simpleErrorBody('internal_error', message) : httpErrorBody(status, message))
 }
 
 /**
