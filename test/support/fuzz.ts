@@ -33,6 +33,8 @@ export const oddValues: readonly unknown[] = [
   '', ' ', '0', '-1', '+1', '1.0', '1e18', '0x10', '0b1', '00012', ' 12', '12 ', '١٢', '１２', 'NaN', 'Infinity',
   '9'.repeat(80), (2n ** 256n).toString(), (2n ** 256n - 1n).toString(), (2n ** 255n).toString(), (2n ** 64n).toString(),
   'a'.repeat(5000), '\u0000', '\ud800', '\u202e0xdead', '🦊', '<script>alert(1)</script>', '${process.env}', '%s%n',
+  // Markup that runs if a page ever puts a value into HTML: it sets window.__pwned (the dashboard check looks for it).
+  '<img src=x onerror="window.__pwned=1">', '"><svg onload="window.__pwned=1">', 'javascript:window.__pwned=1',
   'constructor', '__proto__', 'toString', 'hasOwnProperty',
   `0x${'f'.repeat(40)}`, `0x${'F'.repeat(40)}`, `0X${'a'.repeat(40)}`, `0x${'g'.repeat(40)}`, `0x${'a'.repeat(39)}`, `0x${'a'.repeat(41)}`,
   `0x${'0'.repeat(40)}`, `0x${'0'.repeat(64)}`, `0x${'ab'.repeat(32)}`, '0x', '0x0',

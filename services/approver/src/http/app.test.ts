@@ -120,6 +120,9 @@ describe('approver HTTP', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toContain('text/html')
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+    // Its inline script by hash only: a handler attribute that reached the page would not run.
+    expect(res.headers['content-security-policy']).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*';/)
+    expect(res.headers['content-security-policy']).not.toContain('script-src \'unsafe-inline\'')
     expect(res.body).toContain('Pending requests')
     expect(res.headers['x-service-version']).toBe('0.1.0')
   })

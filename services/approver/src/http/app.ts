@@ -12,6 +12,7 @@ import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
+import { dashboardPolicy } from './dashboardPolicy.js'
 import { requireOperator } from './requireOperator.js'
 import { pendingView } from '../channels/pendingView.js'
 import type { WebChannel } from '../channels/webChannel.js'
@@ -97,10 +98,11 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   }))
 
   const dashboard = readFileSync(DASHBOARD, 'utf8')
+  const policy = dashboardPolicy(dashboard)
   app.get('/approval-ui', { schema: dashboardRouteSchema }, async (_req, reply) =>
     reply
       .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'")
+      .header('content-security-policy', policy)
       .header('x-frame-options', 'DENY')
       .send(dashboard),
   )
