@@ -30,6 +30,7 @@ import {
   type VerifyOperatorTokenResult,
 } from '@countersign/shared'
 import { chromium, type Browser } from 'playwright-core'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { buildOpenApiDocument } from '../services/gateway/dist/openapi.js'
 import { responseChecker } from './support/contract.js'
 import { clone, mutate, oddValues, seededRandom } from './support/fuzz.js'
@@ -67,6 +68,24 @@ function requestParams(intent: TxIntent): Record<string, unknown> {
     policyReasons: ['value above the approval threshold'],
     ...(erc20 ? { tokenFacts: [{ address: USDC.address, symbol: 'USDC', decimals: 6 }] } : {}),
   }
+}
+
+/** Characters that make shown text lie (terminal escapes, bidi overrides, zero-width): an operator must see them as escapes. */
+const LYING = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u
+
+/** Every string inside the pending list that still carries one, with where it is. */
+function lyingText(pending: unknown[]): Array<[string, string]> {
+  const strings = (v: unknown, at: string): Array<[string, string]> =>
+    typeof v === 'string' ? [[at, v]] : v && typeof v === 'object' ? Object.entries(v).flatMap(([k, c]) => strings(c, `${at}.${k}`)) : []
+  return pending.flatMap((p, i) => strings(p, `pending[${i}]`)).filter(([, text]) => LYING.test(text))
+}
+
+const pendingList = async () => ((await (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`)).json()) as { pending: unknown[] }).pending
+
+/** The request for a wallet of its own: the fuzzing may have filled WALLET's five pending places. */
+function onOwnWallet(request: Record<string, unknown>): Record<string, unknown> {
+  const intent = request.intent as TxIntent
+  return { ...request, intent: { ...intent, id: crypto.randomUUID(), wallet: { address: privateKeyToAccount(generatePrivateKey()).address } } }
 }
 
 function validRequests(): Array<Record<string, unknown>> {
@@ -113,6 +132,8 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
 
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 100 === 0) requests = validRequests()
+      // What an operator would read right now.
+      if (round % 25 === 0) for (const [at, text] of lyingText(await pendingList())) problems.push(`seed ${SEED} round ${round}: ${at} shows ${JSON.stringify(text)} unescaped`)
       const kind = rng.int(10)
       let method: string
       let params: unknown
@@ -185,12 +206,13 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
 
     // What the dashboard reads still answers, in its documented shape, every card included (one known-good among them).
     expect(stack.approver!.child.exitCode).toBeNull()
-    expect(await approver.call<ApprovalTicket>('requestApproval', validRequests()[1])).toMatchObject({ state: 'pending' })
+    expect(await approver.call<ApprovalTicket>('requestApproval', onOwnWallet(validRequests()[1]!))).toMatchObject({ state: 'pending' })
     const contract = responseChecker(buildOpenApiDocument() as never)
     const res = await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`)
     const body = (await res.json()) as { pending: unknown[] }
     contract.check('get', '/v1/approvals/pending', { status: res.status, body, contentType: res.headers.get('content-type') })
     expect(body.pending.length).toBeGreaterThan(0)
+    expect(lyingText(body.pending)).toEqual([])
     const ui = await fetch(`http://127.0.0.1:${stack.approverPort}/approval-ui`)
     expect(ui.status).toBe(200)
     expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
@@ -198,12 +220,17 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
 
   it('the dashboard in Chromium shows every card the fuzzed requests left, and no markup in them runs', async () => {
     // One request with markup in every free-text field a card may show, beside whatever the fuzzing left pending.
-    const markup = '<img src=x onerror=__pwned=1>' // 29 characters: fits a token symbol
-    const intent = intentFor(WALLET, { type: 'transfer', asset: { ...USDC, symbol: markup }, to: BOB, amount: '5000000' } as never, { extra: { metadata: { source: markup, note: markup } } })
+    // Markup and characters that make text lie, in every free-text field a card may show.
+    const visible = '<svg onload=__pwned=1>'
+    const markup = `${visible}\u202e\u001b[2J` // 27 characters: fits a token symbol
+    const intent = intentFor(privateKeyToAccount(generatePrivateKey()).address, { type: 'transfer', asset: { ...USDC, symbol: markup }, to: BOB, amount: '5000000' } as never, {
+      extra: { metadata: { source: markup, note: markup } },
+    })
     const marked = { ...requestParams(intent), skill: markup, policyReasons: [markup], tokenFacts: [{ address: USDC.address, symbol: markup, decimals: 6 }] }
     ;(marked.preflight as { warnings: string[] }).warnings = [markup]
     expect(await approver.call<ApprovalTicket>('requestApproval', marked)).toMatchObject({ state: 'pending' })
-    const pending = ((await (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`)).json()) as { pending: unknown[] }).pending
+    const pending = await pendingList()
+    expect(lyingText(pending)).toEqual([])
 
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] })
     const page = await browser.newPage()
@@ -218,8 +245,10 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
     await page.goto(`http://127.0.0.1:${stack.approverPort}/approval-ui`)
     await page.waitForSelector('#conn.live')
     await page.waitForFunction((n) => document.querySelectorAll('[data-request-id]').length === n, pending.length, { timeout: 20_000 })
-    const markedCard = page.locator('[data-request-id]').filter({ hasText: intent.id.slice(0, 8) }).or(page.locator('[data-request-id]').filter({ hasText: markup }))
-    expect(await markedCard.count()).toBeGreaterThan(0)
+    // The markup is shown as text, and the hidden characters as their escapes.
+    const markedCard = page.locator('[data-request-id]').filter({ hasText: visible })
+    expect(await markedCard.count()).toBe(1)
+    expect(await markedCard.textContent()).toContain('\\u202e\\u001b[2J')
     // Shown as text, never as an element.
     expect(await page.locator('[data-request-id] img, [data-request-id] svg[onload]').count()).toBe(0)
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
