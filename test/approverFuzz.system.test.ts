@@ -22,7 +22,6 @@ import {
   APPROVER_SOCKET,
   createRpcClient,
   noPreflight,
-  RpcError,
   type ApprovalTicket,
   type ApprovalUpdates,
   type RpcClient,
@@ -33,20 +32,17 @@ import { chromium, type Browser } from 'playwright-core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { buildOpenApiDocument } from '../services/gateway/dist/openapi.js'
 import { responseChecker } from './support/contract.js'
-import { clone, mutate, oddValues, seededRandom } from './support/fuzz.js'
+import { BASE_ROUTER, BASE_USDC, BASE_WETH, clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddValues, rpcOutcome, seededRandom } from './support/fuzz.js'
 import { intentFor } from './support/intents.js'
 import { Stack } from './support/stack.js'
 
-const SEED = Number(process.env.FUZZ_SEED ?? 20261125)
-const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 3000)
-const INVALID_REQUEST = -32600
-const INVALID_PARAMS = -32602
+const { seed: SEED, rounds: ROUNDS } = fuzzSettings(3000)
 
 const WALLET = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' as Address
-const BOB = '0x000000000000000000000000000000000000bEEF' as Address
-const USDC = { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 } as const
-const WETH = { kind: 'erc20', address: '0x4200000000000000000000000000000000000006', symbol: 'WETH', decimals: 18 } as const
-const ROUTER = '0x2626664c2603336E57B271c5C0b26F421741e481' as Address
+const BOB = FUZZ_RECIPIENT
+const USDC = BASE_USDC
+const WETH = BASE_WETH
+const ROUTER = BASE_ROUTER
 
 let stack: Stack
 let approver: RpcClient
@@ -186,15 +182,13 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
           if (verdict.valid !== exact) problems.push(`${what}\n  answered valid: ${verdict.valid}`)
         }
       } catch (e) {
-        const code = e instanceof RpcError ? e.code : null
-        const reason = (e as RpcError).data && typeof (e as RpcError).data === 'object' ? ((e as RpcError).data as { reason?: string }).reason : undefined
-        const key = code === APPROVAL_REFUSED ? `refused: ${reason}` : code === INVALID_PARAMS || code === INVALID_REQUEST ? 'invalid params' : code === -32601 ? 'no such method' : `other: ${code} ${(e as Error).message}`
+        const key = rpcOutcome(e, APPROVAL_REFUSED)
         count(key)
         // The pending list is full (no operator empties it here): withdraw what this run asked for, as a gateway would when its clients left.
-        if (reason === 'too_many_pending') {
+        if (key === 'refused: too_many_pending') {
           for (const intentId of intentIds.splice(0)) await approver.call('withdrawApproval', { intentId })
         }
-        if (key.startsWith('other')) problems.push(`${what}\n  answered ${code}: ${(e as Error).message}`)
+        if (key.startsWith('other')) problems.push(`${what}\n  answered ${key}`)
       }
       if (problems.length >= 20) break
     }
@@ -226,8 +220,9 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
     const intent = intentFor(privateKeyToAccount(generatePrivateKey()).address, { type: 'transfer', asset: { ...USDC, symbol: markup }, to: BOB, amount: '5000000' } as never, {
       extra: { metadata: { source: markup, note: markup } },
     })
-    const marked = { ...requestParams(intent), skill: markup, policyReasons: [markup], tokenFacts: [{ address: USDC.address, symbol: markup, decimals: 6 }] }
-    ;(marked.preflight as { warnings: string[] }).warnings = [markup]
+    const base = requestParams(intent)
+    ;(base.preflight as { warnings: string[] }).warnings = [markup]
+    const marked = { ...base, skill: markup, policyReasons: [markup], tokenFacts: [{ address: USDC.address, symbol: markup, decimals: 6 }] }
     expect(await approver.call<ApprovalTicket>('requestApproval', marked)).toMatchObject({ state: 'pending' })
     const pending = await pendingList()
     expect(lyingText(pending)).toEqual([])

@@ -14,18 +14,17 @@ import { NATIVE_TOKEN_ADDRESS, type TxIntent } from '@countersign/shared'
 import { signManifest } from '../services/gateway/dist/cli/skill.js'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { responseChecker } from './support/contract.js'
-import { clone, mutate, oddBodyText, oddPathSegment, oddValues, seededRandom, type Random } from './support/fuzz.js'
+import { BASE_ROUTER, BASE_USDC, BASE_WETH, clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddBodyText, oddPathSegment, oddValues, seededRandom, type Random } from './support/fuzz.js'
 import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
-const SEED = Number(process.env.FUZZ_SEED ?? 20261125)
-const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 2000)
+const { seed: SEED, rounds: ROUNDS } = fuzzSettings(2000)
 
 const WALLET = anvilAccounts[0].address as Address
-const BOB = '0x000000000000000000000000000000000000bEEF' as Address
-const USDC = { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 } as const
-const WETH = { kind: 'erc20', address: '0x4200000000000000000000000000000000000006', symbol: 'WETH', decimals: 18 } as const
-const ROUTER = '0x2626664c2603336E57B271c5C0b26F421741e481' as Address
+const BOB = FUZZ_RECIPIENT
+const USDC = BASE_USDC
+const WETH = BASE_WETH
+const ROUTER = BASE_ROUTER
 const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
 
 let anvil: Anvil
@@ -193,7 +192,7 @@ beforeAll(async () => {
   })
   await importKey(stack.dataDir, anvilAccounts[0].privateKey)
   await stack.start({ approver: true, approverEnv: { SERVICE_APPROVAL_MODE: 'auto' } })
-  contract = responseChecker(await fetch(`${stack.url}/v1/openapi.json`).then((r) => r.json()))
+  contract = responseChecker((await fetch(`${stack.url}/v1/openapi.json`).then((r) => r.json())) as Parameters<typeof responseChecker>[0])
   const publisher = privateKeyToAccount(publisherKey)
   validManifest = (await signManifest(
     {

@@ -13,7 +13,7 @@
 // - the audit chain verifies afterwards.
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseEther, parseTransaction, parseUnits, recoverTransactionAddress, type Address, type Hex, type TransactionSerialized } from 'viem'
+import { parseEther, parseTransaction, parseUnits, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import {
   buildTransaction,
@@ -22,7 +22,6 @@ import {
   GRANT_SOCKET,
   intentHash,
   normalizeIntent,
-  RpcError,
   SIGNER_SOCKET,
   SIGNING_REFUSED,
   type GrantResult,
@@ -30,21 +29,17 @@ import {
   type SignResult,
   type TxIntent,
 } from '@countersign/shared'
-import { clone, mutate, oddValues, seededRandom } from './support/fuzz.js'
+import { BASE_ROUTER, BASE_USDC, clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddValues, rpcOutcome, seededRandom } from './support/fuzz.js'
 import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
-const SEED = Number(process.env.FUZZ_SEED ?? 20261125)
-const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 3000)
-const INVALID_PARAMS = -32602
-/** JSON-RPC's answer to params that are not an object or array. */
-const INVALID_REQUEST = -32600
+const { seed: SEED, rounds: ROUNDS } = fuzzSettings(3000)
 
 const key = generatePrivateKey()
 const WALLET = privateKeyToAccount(key).address
-const BOB = '0x000000000000000000000000000000000000bEEF' as Address
-const USDC = { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 } as const
-const ROUTER = '0x2626664c2603336E57B271c5C0b26F421741e481' as Address
+const BOB = FUZZ_RECIPIENT
+const USDC = BASE_USDC
+const ROUTER = BASE_ROUTER
 const MAX_VALUE = parseEther('1')
 const APPROVAL_ABOVE = parseEther('0.01')
 const UNLIMITED = 2n ** 255n
@@ -166,11 +161,9 @@ describe(`signer.sock under a compromised gateway's fuzzed sign calls (seed ${SE
         }
         if (wrong.length > 0) problems.push(`${what}\n  ${wrong.join('; ')}`)
       } catch (e) {
-        const code = e instanceof RpcError ? e.code : null
-        const reason = (e as RpcError).data && typeof (e as RpcError).data === 'object' ? ((e as RpcError).data as { reason?: string }).reason : undefined
-        const key = code === SIGNING_REFUSED ? `refused: ${reason}` : code === INVALID_PARAMS || code === INVALID_REQUEST ? 'invalid params' : `other: ${code} ${(e as Error).message}`
+        const key = rpcOutcome(e, SIGNING_REFUSED)
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
-        if (key.startsWith('other')) problems.push(`${what}\n  answered ${code}: ${(e as Error).message}`)
+        if (key.startsWith('other')) problems.push(`${what}\n  answered ${key}`)
       }
       if (problems.length >= 20) break
     }

@@ -148,3 +148,28 @@ export function oddPathSegment(rng: Random): string {
   const text = s.replace(/\p{Cs}/gu, '\ufffd')
   return rng.chance(0.75) ? encodeURIComponent(text) : text.replace(/[/?#\s]/g, (c) => encodeURIComponent(c))
 }
+
+/** FUZZ_SEED and FUZZ_ROUNDS, or the test's defaults: the seed is in every failure message, so a run can be replayed. */
+export function fuzzSettings(defaultRounds: number): { seed: number; rounds: number } {
+  return { seed: Number(process.env.FUZZ_SEED ?? 20261125), rounds: Number(process.env.FUZZ_ROUNDS ?? defaultRounds) }
+}
+
+/** Base (chain 8453) tokens and the v3 router, as valid intents name them. */
+export const BASE_USDC = { kind: 'erc20', address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 } as const
+export const BASE_WETH = { kind: 'erc20', address: '0x4200000000000000000000000000000000000006', symbol: 'WETH', decimals: 18 } as const
+export const BASE_ROUTER = '0x2626664c2603336E57B271c5C0b26F421741e481' as const
+export const FUZZ_RECIPIENT = '0x000000000000000000000000000000000000bEEF' as const
+
+/**
+ * How a JSON-RPC error counts in a socket fuzz run: the service's own refusal
+ * (`refusedCode`, with its data.reason), params it rejected (-32602, or
+ * -32600 for params that are not an object), an unknown method (-32601), or
+ * anything else, which starts with "other" and is a bug (an internal error).
+ */
+export function rpcOutcome(e: unknown, refusedCode: number): string {
+  const { code, data, message } = (e ?? {}) as { code?: unknown; data?: unknown; message?: string }
+  if (code === refusedCode) return `refused: ${(data as { reason?: string } | undefined)?.reason}`
+  if (code === -32602 || code === -32600) return 'invalid params'
+  if (code === -32601) return 'no such method'
+  return `other: ${String(code)} ${message ?? String(e)}`
+}
