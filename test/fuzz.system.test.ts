@@ -6,19 +6,23 @@
 // one the OpenAPI document lists for that operation, in its shape; no 5xx
 // other than a 502 (a chain node's) where the document lists it; every process stays up; the
 // audit chain still verifies. FUZZ_SEED=<n> replays a run (the seed in use
-// is in every failure message); FUZZ_ROUNDS=<n> sends more.
+// is in every failure message; FUZZ_CONCURRENCY=1 for the same interleaving
+// too); FUZZ_ROUNDS=<n> sends more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, parseUnits, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { NATIVE_TOKEN_ADDRESS, type TxIntent } from '@countersign/shared'
 import { signManifest } from '../services/gateway/dist/cli/skill.js'
-import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
+import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { responseChecker } from './support/contract.js'
 import { BASE_ROUTER, BASE_USDC, BASE_WETH, clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddBodyText, oddPathSegment, oddValues, seededRandom, type Random } from './support/fuzz.js'
 import { intentFor } from './support/intents.js'
+import { waitFor } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
 
 const { seed: SEED, rounds: ROUNDS } = fuzzSettings(2000)
+/** Clients at once (FUZZ_CONCURRENCY): races between them are part of the test. With 1, a seed replays the very same run. */
+const WORKERS = Number(process.env.FUZZ_CONCURRENCY ?? 4)
 
 const WALLET = anvilAccounts[0].address as Address
 const BOB = FUZZ_RECIPIENT
@@ -62,13 +66,13 @@ interface Answer {
 type Method = 'get' | 'post' | 'delete'
 
 /** Sends one request and checks the answer against the document and the 5xx rule; throws with everything needed to replay it. */
-async function send(round: number, method: Method, template: string, path: string, opts: { body?: string; contentType?: string | null; operator?: boolean | string; base?: string } = {}): Promise<Answer> {
+async function send(round: string, method: Method, template: string, path: string, opts: { body?: string; contentType?: string | null; operator?: boolean | string; base?: string } = {}): Promise<Answer> {
   const base = opts.base ?? stack.url
   const headers: Record<string, string> = {}
   if (opts.body !== undefined && opts.contentType !== null) headers['content-type'] = opts.contentType ?? 'application/json'
   if (opts.operator === true) headers.authorization = `Bearer ${stack.operatorToken}`
   else if (typeof opts.operator === 'string') headers.authorization = opts.operator
-  const what = `seed ${SEED} round ${round}: ${method.toUpperCase()} ${base}${path} ${JSON.stringify(headers)} ${opts.body === undefined ? '' : opts.body.slice(0, 600)}`
+  const what = `seed ${SEED} ${round}: ${method.toUpperCase()} ${base}${path} ${JSON.stringify(headers)} ${opts.body === undefined ? '' : opts.body.slice(0, 600)}`
   let res: Response
   try {
     res = await fetch(base + path, { method: method.toUpperCase(), headers, ...(opts.body === undefined ? {} : { body: opts.body }) })
@@ -110,7 +114,15 @@ function intentBody(rng: Random, intents: TxIntent[]): { body: string; contentTy
 /** The approvals routes are the approver's; the gateway forwards them. Both answer the same contract. */
 const approverOrGateway = (rng: Random) => (rng.chance(0.5) ? stack.url : `http://127.0.0.1:${stack.approverPort}`)
 
-async function fuzzRound(rng: Random, round: number, intents: TxIntent[], seen: { hashes: string[]; tokens: string[] }): Promise<Answer> {
+/** What the run learnt from answers: shared by the workers, so one worker's token or hash turns up in another's requests. */
+interface Seen {
+  hashes: string[]
+  tokens: string[]
+  /** Intents approve-request approved, with their tokens: sent on to sign-and-send, as an agent would (and again, as a retry would). */
+  approved: Array<{ body: string; token: string }>
+}
+
+async function fuzzRound(rng: Random, round: string, intents: TxIntent[], seen: Seen): Promise<Answer> {
   const target = rng.int(11)
   switch (target) {
     case 0:
@@ -119,15 +131,22 @@ async function fuzzRound(rng: Random, round: number, intents: TxIntent[], seen: 
     case 2:
       return send(round, 'post', '/v1/tx/preflight', '/v1/tx/preflight', intentBody(rng, intents))
     case 3: {
-      const r = await send(round, 'post', '/v1/tx/approve-request', '/v1/tx/approve-request', intentBody(rng, intents))
+      const request = intentBody(rng, intents)
+      const r = await send(round, 'post', '/v1/tx/approve-request', '/v1/tx/approve-request', request)
       const token = (r.body as { approvalTokenId?: string })?.approvalTokenId
-      if (r.status === 200 && token) seen.tokens.push(token)
+      if (r.status === 200 && token) {
+        seen.tokens.push(token)
+        seen.approved.push({ body: request.body, token })
+      }
       return r
     }
     case 4: {
       const inner = intentBody(rng, intents)
       let body: string
-      if (rng.chance(0.15)) body = oddBodyText(rng, { intent: clone(intents[0]), approvalTokenId: crypto.randomUUID() })
+      if (seen.approved.length > 0 && rng.chance(0.3)) {
+        const { body: intent, token } = rng.pick(seen.approved)
+        body = `{"intent":${intent},"approvalTokenId":"${token}"}`
+      } else if (rng.chance(0.15)) body = oddBodyText(rng, { intent: clone(intents[0]), approvalTokenId: crypto.randomUUID() })
       // An intent that is odd text goes in as it is (maybe making the whole body invalid JSON).
       else if (inner.contentType !== undefined) body = `{"intent":${inner.body}}`
       else {
@@ -139,8 +158,8 @@ async function fuzzRound(rng: Random, round: number, intents: TxIntent[], seen: 
         body = JSON.stringify(rng.chance(0.2) ? mutate(rng, wrapper) : wrapper)
       }
       const r = await send(round, 'post', '/v1/tx/sign-and-send', '/v1/tx/sign-and-send', { body })
-      const hash = (r.body as { txHash?: string })?.txHash
-      if (r.status === 200 && hash) seen.hashes.push(hash)
+      const { txHash, broadcast } = (r.body ?? {}) as { txHash?: string; broadcast?: boolean }
+      if (r.status === 200 && txHash && broadcast) seen.hashes.push(txHash)
       return r
     }
     case 5: {
@@ -213,24 +232,28 @@ afterAll(async () => {
 })
 
 describe(`the public API under fuzzed input (seed ${SEED})`, () => {
-  it(`${ROUNDS} mutated requests: every answer documented, no 5xx but a documented 502, every process up, the audit chain intact`, async () => {
-    const rng = seededRandom(SEED)
-    const intents = validIntents()
-    const seen = { hashes: [] as string[], tokens: [] as string[] }
+  it(`${ROUNDS} mutated requests: every answer documented, no 5xx but a documented 502, every process up, every broadcast mined, the audit chain intact`, async () => {
+    const seen: Seen = { hashes: [], tokens: [], approved: [] }
     const statuses = new Map<string, number>()
     const problems: string[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      // Intents carry a deadline and a timestamp: refresh them now and then so that mutations, not age, decide.
-      if (round % 200 === 0) intents.splice(0, intents.length, ...validIntents())
-      try {
-        const r = await fuzzRound(rng, round, intents, seen)
-        statuses.set(String(r.status), (statuses.get(String(r.status)) ?? 0) + 1)
-      } catch (e) {
-        // Keep going, so that one run shows every kind of failure (up to a point).
-        problems.push((e as Error).message + ((e as Error).stack ?? ""))
-        if (problems.length >= 40) break
+    // Workers share what they learn (tokens, transaction hashes), so that one
+    // worker's intent, token or hash meets another's requests in flight.
+    const worker = async (w: number) => {
+      const rng = seededRandom(SEED + w)
+      const intents = validIntents()
+      for (let round = w; round < ROUNDS && problems.length < 40; round += WORKERS) {
+        // Intents carry a deadline and a timestamp: refresh them now and then so that mutations, not age, decide.
+        if (round % 200 < WORKERS) intents.splice(0, intents.length, ...validIntents())
+        try {
+          const r = await fuzzRound(rng, `worker ${w}/${WORKERS} round ${round}`, intents, seen)
+          statuses.set(String(r.status), (statuses.get(String(r.status)) ?? 0) + 1)
+        } catch (e) {
+          // Keep going, so that one run shows every kind of failure (up to a point).
+          problems.push((e as Error).message)
+        }
       }
     }
+    await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)))
     expect(problems).toEqual([])
     // The mix reached past validation: some requests were built, signed and sent, most were refused.
     expect(statuses.get('200') ?? 0).toBeGreaterThan(ROUNDS / 20)
@@ -238,7 +261,18 @@ describe(`the public API under fuzzed input (seed ${SEED})`, () => {
     expect(statuses.get('403') ?? 0).toBeGreaterThan(0)
     expect(seen.hashes.length).toBeGreaterThan(0)
     for (const service of [stack.gateway, stack.signer, stack.approver!]) expect(service.child.exitCode, service.name).toBeNull()
-    const after = await send(ROUNDS, 'post', '/v1/tx/build', '/v1/tx/build', { body: JSON.stringify(validIntents()[1]) })
+    // Every transaction the service said it broadcast was mined (anvil mines each at once), and the wallet's nonces have no gap.
+    for (const hash of new Set(seen.hashes)) {
+      const receipt = await waitFor(async () => {
+        const r = await fetch(`${stack.url}/v1/tx/${hash}`)
+        return r.status === 200 ? ((await r.json()) as { status: string }) : null
+      }, { timeoutMs: 20_000, what: `the receipt of ${hash}` })
+      expect(receipt.status, hash).toMatch(/^(success|reverted)$/)
+    }
+    const [mined, pending] = await Promise.all([rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [WALLET, 'latest']), rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [WALLET, 'pending'])])
+    expect(Number(mined)).toBe(Number(pending))
+    expect(Number(mined)).toBeGreaterThanOrEqual(new Set(seen.hashes).size)
+    const after = await send('after', 'post', '/v1/tx/build', '/v1/tx/build', { body: JSON.stringify(validIntents()[1]) })
     expect(after.status).toBe(200)
     expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
     console.log(`fuzz seed ${SEED}: ${ROUNDS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${seen.hashes.length} transactions sent`)
