@@ -2,24 +2,9 @@
 // replayed with its seed) and mutations of valid request bodies towards the
 // values that break parsers, number handling and type assumptions.
 
-/** mulberry32: small, fast, and good enough to pick mutations. */
-export function seededRandom(seed: number) {
-  let state = seed >>> 0
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    chance: (p: number) => next() < p,
-  }
-}
-export type Random = ReturnType<typeof seededRandom>
+import { seededRandom, type Random } from '@countersign/shared/testing/seededRandom'
+
+export { seededRandom, type Random }
 
 function nested(depth: number, leaf: unknown, asArray: boolean): unknown {
   let v = leaf

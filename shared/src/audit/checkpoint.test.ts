@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { rewriteAuditRow, stripCheckpoints, truncateAudit } from '../server/testing/auditTamper.js'
+import { rewriteAuditRow, stripCheckpoints, tamperAudit, truncateAudit } from '../server/testing/auditTamper.js'
+import { seededRandom } from '../server/testing/seededRandom.js'
 import { openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
 import { auditKeyFingerprint, parseAuditPublicKey, signCheckpoint, type LatestCheckpoint } from './checkpoint.js'
 import { runAuditCli } from '../server/audit/cli.js'
@@ -215,5 +216,119 @@ describe('signed checkpoints', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }) as string
     expect(() => parseAuditPublicKey(rsa)).toThrow(/Ed25519/)
     expect(() => parseAuditPublicKey('hello')).toThrow(/not a PEM public key/)
+  })
+})
+
+describe('random tampering (seeded; AUDIT_TAMPER_SEED replays a run)', () => {
+  const seed = Number(process.env.AUDIT_TAMPER_SEED ?? 20261125)
+  const COLUMNS = ['id', 'timestamp', 'intent_id', 'event', 'data', 'prev_hash', 'hash'] as const
+
+  it('every change to rows a checkpoint covers is found, and every change that leaves the chain unrecomputed, wherever it is', async () => {
+    const s = signedLog()
+    for (let batch = 0; batch < 8; batch++) {
+      await fill(log!, 10, batch * 10)
+      await log!.checkpoint()
+    }
+    await fill(log!, 4, 80) // an unsealed tail: the documented limit, changed below only without recomputing
+    await log!.close()
+    log = undefined
+    const clean = verifyAuditChain(s.file, s.anchor())
+    if (!clean.ok) throw new Error(clean.problem)
+    const total = clean.rows
+    // Rows before the last checkpoint row are sealed by it.
+    const sealed = clean.lastCheckpointSeq - 1
+    const rng = seededRandom(seed)
+    const row = (max: number) => 1 + rng.int(max)
+    const shift = (db: import('better-sqlite3').Database, fromSeq: number, by: number) => {
+      db.prepare('UPDATE audit_events SET seq = -(seq + ?) WHERE seq >= ?').run(by, fromSeq)
+      db.prepare('UPDATE audit_events SET seq = -seq WHERE seq < 0').run()
+    }
+    const kinds = {
+      /** One column of any row changed, the chain left as it was. */
+      column: (file: string) => {
+        const seq = row(total)
+        const column = rng.pick(COLUMNS)
+        tamperAudit(file, (db) => {
+          const value = column === 'timestamp' ? `timestamp + ${1 + rng.int(1000)}` : column === 'data' ? `json_set(data, '$.approved', json('false'), '$.x', ${rng.int(9)})` : `${column} || 'x'`
+          db.prepare(`UPDATE audit_events SET ${column} = ${value} WHERE seq = ?`).run(seq)
+        })
+        return `${column} of row ${seq}`
+      },
+      /** The data of a sealed row changed and every later hash recomputed. */
+      rewrite: (file: string) => {
+        const seq = row(sealed)
+        tamperAudit(file, (db) => db.prepare("UPDATE audit_events SET data = json_set(data, '$.approved', json('false')) WHERE seq = ?").run(seq), seq)
+        return `row ${seq} rewritten, chain recomputed`
+      },
+      /** A row other than the last deleted, nothing else. */
+      hole: (file: string) => {
+        const seq = row(total - 1)
+        tamperAudit(file, (db) => db.prepare('DELETE FROM audit_events WHERE seq = ?').run(seq))
+        return `row ${seq} deleted`
+      },
+      /** A sealed row deleted, the rest renumbered and recomputed. */
+      removal: (file: string) => {
+        const seq = row(sealed)
+        tamperAudit(
+          file,
+          (db) => {
+            db.prepare('DELETE FROM audit_events WHERE seq = ?').run(seq)
+            shift(db, seq + 1, -1)
+          },
+          seq,
+        )
+        return `row ${seq} removed, later rows renumbered, chain recomputed`
+      },
+      /** A row inserted among the sealed ones, the rest renumbered and recomputed. */
+      insertion: (file: string) => {
+        const seq = row(sealed)
+        tamperAudit(
+          file,
+          (db) => {
+            shift(db, seq, 1)
+            db.prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, 'forged', 1, 'i-forged', 'approval_granted', '{}', '', '')").run(seq)
+          },
+          seq,
+        )
+        return `a row inserted at ${seq}, chain recomputed`
+      },
+      /** Two rows' contents swapped, recomputed from the first when it is sealed, else not at all. */
+      swap: (file: string) => {
+        const a = row(total)
+        let b = row(total)
+        if (b === a) b = a === total ? a - 1 : a + 1
+        const [lo, hi] = a < b ? [a, b] : [b, a]
+        const recompute = lo <= sealed
+        tamperAudit(
+          file,
+          (db) => {
+            db.prepare('UPDATE audit_events SET seq = -1 WHERE seq = ?').run(lo)
+            db.prepare('UPDATE audit_events SET seq = ? WHERE seq = ?').run(lo, hi)
+            db.prepare('UPDATE audit_events SET seq = ? WHERE seq = -1').run(hi)
+          },
+          recompute ? lo : undefined,
+        )
+        return `rows ${lo} and ${hi} swapped${recompute ? ', chain recomputed' : ''}`
+      },
+      /** Rows deleted from the end, back past the last checkpoint. */
+      truncation: (file: string) => {
+        const n = total - sealed - 1 + row(sealed)
+        tamperAudit(file, (db) => db.prepare('DELETE FROM audit_events WHERE seq > ?').run(total - n))
+        return `the last ${n} rows deleted`
+      },
+    }
+    const found: string[] = []
+    for (let trial = 0; trial < 140; trial++) {
+      const file = path.join(s.dir, `trial-${trial}.db`)
+      copyFileSync(s.file, file)
+      const kind = rng.pick(Object.keys(kinds) as Array<keyof typeof kinds>)
+      const what = kinds[kind](file)
+      const result = verifyAuditChain(file, s.anchor())
+      expect(result.ok, `seed ${seed} trial ${trial}: ${what} was not found`).toBe(false)
+      found.push(kind)
+      rmSync(file)
+    }
+    // Every kind of tampering was tried.
+    expect(new Set(found)).toEqual(new Set(Object.keys(kinds)))
   })
 })

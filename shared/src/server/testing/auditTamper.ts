@@ -74,3 +74,21 @@ export function stripCheckpoints(file: string): void {
     db.close()
   }
 }
+
+/**
+ * Runs `edit` on audit.db with the triggers dropped, then, when `rehashFromSeq`
+ * is given, renumbers nothing but re-links and re-hashes every row from that
+ * seq on: any change an attacker with the file could make, with or without
+ * covering its tracks in the hash chain.
+ */
+export function tamperAudit(file: string, edit: (db: Database.Database) => void, rehashFromSeq?: number): void {
+  const db = openWithoutTriggers(file)
+  try {
+    db.transaction(() => {
+      edit(db)
+      if (rehashFromSeq !== undefined) rehashFrom(db, rehashFromSeq)
+    })()
+  } finally {
+    db.close()
+  }
+}
