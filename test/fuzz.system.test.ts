@@ -1,18 +1,23 @@
 // Fuzzing the public API on the real three processes and a real anvil chain:
 // valid request bodies of every kind, mutated (odd values, members removed or
 // added, fields of one action under another, bodies that are not JSON), sent
-// to every endpoint a client can reach (skill runs only reach a skill that
-// does not exist: running one is skills.system.test.ts's business). Whatever a client sends, the answer is
-// one the OpenAPI document lists for that operation, in its shape; no 5xx
-// other than a 502 (a chain node's) where the document lists it; every process stays up; the
-// audit chain still verifies. FUZZ_SEED=<n> replays a run (the seed in use
-// is in every failure message; FUZZ_CONCURRENCY=1 for the same interleaving
-// too); FUZZ_ROUNDS=<n> sends more.
+// to every endpoint a client can reach (a benign skill's folder is in place,
+// so a well-signed manifest registers, and runs of it go into bubblewrap).
+// Whatever a client sends, the answer is one the OpenAPI document lists for
+// that operation, in its shape; no 5xx other than a 502 (a chain node's)
+// where the document lists it; every process stays up; every broadcast is
+// mined with no nonce gap; the audit chain still verifies. FUZZ_SEED=<n>
+// replays a run (the seed is in every failure message; FUZZ_CONCURRENCY=1
+// for the same interleaving too); FUZZ_ROUNDS=<n> sends more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, parseUnits, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { NATIVE_TOKEN_ADDRESS, type TxIntent } from '@countersign/shared'
+import { createHash } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { signManifest } from '../services/gateway/dist/cli/skill.js'
+import { manifestHash } from '../services/gateway/dist/skills/manifest.js'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { responseChecker } from './support/contract.js'
 import { BASE_ROUTER, BASE_USDC, BASE_WETH, clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddBodyText, oddPathSegment, oddValues, seededRandom, type Random } from './support/fuzz.js'
@@ -30,6 +35,8 @@ const USDC = BASE_USDC
 const WETH = BASE_WETH
 const ROUTER = BASE_ROUTER
 const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
+const publisher = privateKeyToAccount(publisherKey)
+const SKILL_SOURCE = 'export async function run(input) {\n  return { echo: input }\n}\n'
 
 let anvil: Anvil
 let stack: Stack
@@ -187,7 +194,17 @@ async function fuzzRound(rng: Random, round: string, intents: TxIntent[], seen: 
       })
     }
     case 9: {
-      const body = rng.chance(0.85) ? JSON.stringify(mutate(rng, validManifest)) : oddBodyText(rng, validManifest)
+      // Half the mutated manifests are signed again by the publisher, so that they get past the signature to the folder, the hashes and the scan.
+      const manifest = mutate(rng, validManifest)
+      if (rng.chance(0.5)) {
+        const { signature: _signature, ...unsigned } = manifest
+        try {
+          manifest.signature = await publisher.signMessage({ message: { raw: manifestHash(unsigned as never) } })
+        } catch {
+          // Not hashable as a manifest (a mutation removed what the hash reads): sent with the old signature.
+        }
+      }
+      const body = rng.chance(0.85) ? JSON.stringify(manifest) : oddBodyText(rng, validManifest)
       return send(round, 'post', '/v1/skills/register', '/v1/skills/register', { body, operator: rng.chance(0.85) ? true : rng.pick([false, 'Bearer nope']) })
     }
     default: {
@@ -212,7 +229,10 @@ beforeAll(async () => {
   await importKey(stack.dataDir, anvilAccounts[0].privateKey)
   await stack.start({ approver: true, approverEnv: { SERVICE_APPROVAL_MODE: 'auto' } })
   contract = responseChecker((await fetch(`${stack.url}/v1/openapi.json`).then((r) => r.json())) as Parameters<typeof responseChecker>[0])
-  const publisher = privateKeyToAccount(publisherKey)
+  // The skill's folder exists with its entry, so a well-signed manifest can register (and a second one meets duplicate_skill).
+  const folder = path.join(stack.dataDir, 'skills', 'fuzz-skill')
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(path.join(folder, 'index.js'), SKILL_SOURCE)
   validManifest = (await signManifest(
     {
       version: '1',
@@ -220,7 +240,7 @@ beforeAll(async () => {
       publisher: { name: 'Fuzz', address: publisher.address, contact: 'fuzz@example.com' },
       permissions: { actions: ['transfer_native'], chains: [8453], network: false, filesystem: false },
       sandbox: { memoryMb: 64, timeoutMs: 5000, allowSpawn: false },
-      files: [],
+      files: [{ path: 'index.js', sha256: createHash('sha256').update(SKILL_SOURCE).digest('hex') }],
     } as never,
     publisherKey,
   )) as unknown as Record<string, unknown>
