@@ -104,6 +104,7 @@ async function send(round: string, method: Method, template: string, path: strin
     throw new Error(`${what}\n  ${(e as Error).message}`)
   }
   if (res.headers.get('x-service-version') === null) throw new Error(`${what}\n  ${res.status} without X-Service-Version`)
+  if (res.headers.get('x-content-type-options') !== 'nosniff') throw new Error(`${what}\n  ${res.status} without X-Content-Type-Options: nosniff`)
   return { status: res.status, body }
 }
 

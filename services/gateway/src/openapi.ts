@@ -179,7 +179,7 @@ export function buildOpenApiDocument() {
       title: 'countersign',
       version: SERVICE_VERSION,
       description:
-        'A signing service for AI agents: declarative intents in; policy, simulation, human approval and an isolated signer before anything is signed. Every response carries X-Service-Version.',
+        'A signing service for AI agents: declarative intents in; policy, simulation, human approval and an isolated signer before anything is signed. Every response carries X-Service-Version and X-Content-Type-Options: nosniff.',
     },
     servers: [{ url: 'http://127.0.0.1:3100' }],
     components: {

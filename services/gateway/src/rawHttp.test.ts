@@ -58,6 +58,7 @@ describe('parser-level and router-level errors', () => {
       const res = await rawRequest(line)
       expect(res.status, line).toBe(400)
       expect(res.headers['x-service-version'], line).toBe('0.1.0')
+      expect(res.headers['x-content-type-options'], line).toBe('nosniff')
       expect(res.headers['content-type']).toContain('application/json')
       const body = JSON.parse(res.body)
       expect(Object.keys(body).sort()).toEqual(['error', 'message', 'statusCode'])
@@ -69,6 +70,7 @@ describe('parser-level and router-level errors', () => {
     const res = await get(`/v1/tx/0x${'a'.repeat(300)}`, '127.0.0.1')
     expect(res.status).toBe(414)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
     expect(JSON.parse(res.body)).toEqual({ statusCode: 414, error: 'URI Too Long', message: 'a path segment of the URL is longer than the server accepts' })
   })
 
@@ -80,6 +82,7 @@ describe('parser-level and router-level errors', () => {
       const res = await rawRequest(request)
       expect(res.status).toBe(431)
       expect(res.headers['x-service-version']).toBe('0.1.0')
+      expect(res.headers['x-content-type-options']).toBe('nosniff')
       expect(JSON.parse(res.body)).toEqual({ statusCode: 431, error: 'Request Header Fields Too Large', message: 'the request line and headers are larger than the server accepts' })
     }
   })
@@ -88,6 +91,7 @@ describe('parser-level and router-level errors', () => {
     const res = await get('/v1/tx/%zz', '127.0.0.1')
     expect(res.status).toBe(400)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
     expect(JSON.parse(res.body)).toMatchObject({ statusCode: 400, error: 'Bad Request' })
   })
 
@@ -95,12 +99,14 @@ describe('parser-level and router-level errors', () => {
     const missing = await get('/v1/nope', '127.0.0.1')
     expect(missing.status).toBe(404)
     expect(missing.headers['x-service-version']).toBe('0.1.0')
+    expect(missing.headers['x-content-type-options']).toBe('nosniff')
     const body = '{"a":"' + 'x'.repeat(70 * 1024) + '"}'
     const large = await rawRequest(
       `POST /v1/tx/build HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     )
     expect(large.status).toBe(413)
     expect(large.headers['x-service-version']).toBe('0.1.0')
+    expect(large.headers['x-content-type-options']).toBe('nosniff')
   })
 })
 
@@ -111,6 +117,7 @@ describe('the Host guard parses host[:port] strictly', () => {
     )
     expect(res.status).toBe(404)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
   })
 
   it.each([
@@ -133,6 +140,7 @@ describe('the Host guard parses host[:port] strictly', () => {
     const res = await get('/v1/health', host)
     expect(res.status).toBe(403)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
     expect(JSON.parse(res.body)).toMatchObject({ error: 'host_not_allowed' })
   })
 
@@ -140,11 +148,13 @@ describe('the Host guard parses host[:port] strictly', () => {
     const res = await get('/v1/health', null)
     expect(res.status).toBe(403)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
   })
 
   it.each(['127.0.0.1', '127.0.0.1:3100', 'localhost', 'LocalHost:3100', '[::1]', '[::1]:3100'])('Host %j is served', async (host) => {
     const res = await get('/v1/health', host)
     expect(res.status).toBe(200)
     expect(res.headers['x-service-version']).toBe('0.1.0')
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
   })
 })

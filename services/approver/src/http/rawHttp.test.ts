@@ -53,6 +53,7 @@ describe('the approver on a raw socket', () => {
     const res = await raw('GARBAGE\r\n\r\n')
     expect(res.status).toBe(400)
     expect(res.headers).toContain('x-service-version: 0.1.0')
+    expect(res.headers).toContain('x-content-type-options: nosniff')
     expect(JSON.parse(res.body)).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD)' })
   })
 
@@ -60,6 +61,7 @@ describe('the approver on a raw socket', () => {
     const res = await raw(`GET /v1/approvals/pending HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
     expect(res.status).toBe(403)
     expect(res.headers).toContain('x-service-version: 0.1.0')
+    expect(res.headers).toContain('x-content-type-options: nosniff')
     expect(JSON.parse(res.body)).toMatchObject({ error: 'host_not_allowed' })
   })
 
@@ -67,5 +69,6 @@ describe('the approver on a raw socket', () => {
     const res = await raw(`POST /v1/approvals/${'a'.repeat(300)}/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
     expect(res.status).toBe(414)
     expect(res.headers).toContain('x-service-version: 0.1.0')
+    expect(res.headers).toContain('x-content-type-options: nosniff')
   })
 })

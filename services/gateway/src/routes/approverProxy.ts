@@ -1,6 +1,6 @@
 import net from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { SERVICE_VERSION } from '@countersign/shared'
+import { responseHeaderLines } from '@countersign/shared/http/responseHeaders'
 import { approvalFeedRouteSchema, dashboardRouteSchema, decideRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
@@ -8,7 +8,7 @@ import { hostnameOf } from '@countersign/shared/http/hostGuard'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
 /** A bodyless answer on an upgrade socket, which fastify never sees (so no hook adds the version header). */
-const upgradeRefusal = (status: string) => `HTTP/1.1 ${status}\r\nx-service-version: ${SERVICE_VERSION}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`
+const upgradeRefusal = (status: string) => [`HTTP/1.1 ${status}`, ...responseHeaderLines, 'content-length: 0', 'connection: close', '', ''].join('\r\n')
 
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the

@@ -2,9 +2,9 @@
 // from fastify, so the signer, which loads shared/, never loads fastify.
 import type { FastifyError, FastifyInstance } from 'fastify'
 import { BuildError } from '../../builders/errors.js'
-import { SERVICE_VERSION } from '../../constants.js'
 import { describeValidationErrors } from '../../validation.js'
 import { httpErrorBody, simpleErrorBody, validationErrorBody } from './errorBodies.js'
+import { responseHeaders } from './responseHeaders.js'
 
 /**
  * An error whose body a route chose (SPEC "Simple error" and friends). Thrown
@@ -27,7 +27,7 @@ export class HttpError<Body extends { error: string; message?: string } = { erro
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', (_req, reply, done) => {
-    reply.header('x-service-version', SERVICE_VERSION)
+    reply.headers(responseHeaders)
     done()
   })
 
@@ -35,13 +35,13 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((req, reply) => {
     reply
-      .header('x-service-version', SERVICE_VERSION)
+      .headers(responseHeaders)
       .code(404)
       .send(simpleErrorBody('not_found', `route ${req.method} ${req.url.split('?')[0]} does not exist`))
   })
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    reply.header('x-service-version', SERVICE_VERSION)
+    reply.headers(responseHeaders)
     if (err.validation) {
       return reply.code(400).send(validationErrorBody(err.message))
     }

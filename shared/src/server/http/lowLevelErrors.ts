@@ -5,8 +5,8 @@
 import { STATUS_CODES, type ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { SERVICE_VERSION } from '../../constants.js'
 import { httpErrorBody, simpleErrorBody } from './errorBodies.js'
+import { responseHeaderLines, responseHeaders } from './responseHeaders.js'
 
 interface ParserError extends Error {
   code?: string
@@ -42,7 +42,7 @@ export function clientErrorResponse(err: ParserError): string {
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Service-Version: ${SERVICE_VERSION}`,
+    ...responseHeaderLines,
     'Connection: close',
     '',
     body,
@@ -63,7 +63,7 @@ export function answerFrameworkError(err: FastifyError, _req: FastifyRequest, re
   const message =
     status === 414 ? 'a path segment of the URL is longer than the server accepts' : status === 400 ? 'the URL is not validly percent-encoded' : 'internal error; see the service log'
   reply
-    .header('x-service-version', SERVICE_VERSION)
+    .headers(responseHeaders)
     .code(status)
     .send(status === 500 ? simpleErrorBody('internal_error', message) : httpErrorBody(status, message))
 }
