@@ -12,7 +12,7 @@ import Database from 'better-sqlite3'
 import { readLatestCheckpoint } from '@countersign/shared/server'
 import { rewriteAuditRow, truncateAudit } from '@countersign/shared/testing/auditTamper'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, killOnExit, repoRoot, tempDataDir, waitFor } from './support/processes.js'
+import { freePort, killOnExit, repoRoot, StopWaiting, tempDataDir, waitFor } from './support/processes.js'
 
 const execFileP = promisify(execFile)
 const auditCli = path.join(repoRoot, 'shared/dist/server/audit/cli.js')
@@ -79,7 +79,20 @@ beforeAll(async () => {
   launcher = started.child
   launcher.stdout!.on('data', (d) => (output += d))
   launcher.stderr!.on('data', (d) => (output += d))
-  await waitFor(() => (output.includes('Ctrl-C stops everything') ? true : null), { timeoutMs: 90_000, what: `the stack to start:\n${output}` })
+  // The launcher's output is only known when the wait ends: it goes into the error then (a launcher that exits ends the wait at once).
+  let exited: number | null | undefined
+  launcher.once('exit', (code) => (exited = code))
+  try {
+    await waitFor(
+      () => {
+        if (exited !== undefined) throw new StopWaiting(`scripts/start.mjs exited (${exited}) before the stack was up`)
+        return output.includes('Ctrl-C stops everything') ? true : null
+      },
+      { timeoutMs: 90_000, what: 'the stack to start' },
+    )
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n--- scripts/start.mjs said ---\n${output}`)
+  }
   const demo = runLoose('scripts/demo.mjs')
   const code = await demo.done
   if (code !== 0) throw new Error(`the demo failed (${code}):\n${demo.out()}`)
