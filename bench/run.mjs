@@ -3,6 +3,7 @@
 import os from 'node:os'
 import { benchBuild } from './build.mjs'
 import { benchHsm } from './hsm.mjs'
+import { benchOverhead } from './overhead.mjs'
 import { benchPipeline } from './pipeline.mjs'
 import { benchPreflight } from './preflight.mjs'
 import { benchSigner } from './signer.mjs'
@@ -21,4 +22,6 @@ if (wanted('send')) {
 }
 if (wanted('preflight')) await benchPreflight()
 if (wanted('pipeline')) await benchPipeline()
+// Named only: a study of the gateway's per-request cost, not one of the goals.
+if (only.includes('overhead')) await benchOverhead()
 process.exit(0)

@@ -1,0 +1,70 @@
+// What a request costs the gateway beyond a bare fastify route, in two ways:
+// throughput of GET /v1/health (the gateway's hooks: host guard, headers,
+// error handling, logger) against the bare GET /ready at 32 connections, with
+// CPU per request; and sequential latency of a build against the bare POST,
+// split with Server-Timing into the time inside the gateway (onRequest to
+// onSend) and outside it (the HTTP round trip). Alternating rounds.
+import path from 'node:path'
+import { cpuPerRequest, fmt, freePort, load, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
+
+function intentBody(i) {
+  const now = Math.floor(Date.now() / 1000)
+  return JSON.stringify({
+    version: '1',
+    id: crypto.randomUUID(),
+    timestamp: now,
+    chain: { type: 'evm', chainId: 8453 },
+    // A wallet per request: the default policy allows 10 an hour per wallet.
+    wallet: { address: `0x${(i + 1).toString(16).padStart(40, '0')}` },
+    action: { type: 'transfer_native', to: '0x2222222222222222222222222222222222222222', amount: '1000' },
+    constraints: { maxGasWei: '1000000000000000', deadline: now + 3600, maxSlippageBps: 0 },
+  })
+}
+
+/** p50 of sequential requests, and of the gateway's Server-Timing total when it sends one. */
+async function sequential(url, body, n) {
+  const client = []
+  const inside = []
+  for (let i = 0; i < n; i++) {
+    const payload = body?.(i)
+    const t0 = performance.now()
+    const r = await fetch(url, payload ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload } : {})
+    await r.text()
+    client.push(performance.now() - t0)
+    const total = r.headers.get('server-timing')?.match(/total;dur=([\d.]+)/)
+    if (total) inside.push(Number(total[1]))
+  }
+  const p50 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+  return { client: p50(client), inside: inside.length ? p50(inside) : null }
+}
+
+export async function benchOverhead({ rounds = 2, duration = 5, requests = 1500 } = {}) {
+  const port = await freePort()
+  const gateway = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
+    env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: tempDir(), SERVICE_LOG_LEVEL: 'warn', SERVICE_SERVER_TIMING: 'on' },
+    url: `http://127.0.0.1:${port}/v1/health`,
+  })
+  const barePort = await freePort()
+  const bare = await startNode(path.join(root, 'bench/bare-server.mjs'), { env: { PORT: String(barePort) }, url: `http://127.0.0.1:${barePort}/ready` })
+  try {
+    console.log('\nthe gateway per request against a bare fastify route, alternating rounds')
+    for (let round = 1; round <= rounds; round++) {
+      const runs = {}
+      for (const [name, url, pid] of [['bare', `http://127.0.0.1:${barePort}/ready`, bare.pid], ['gateway', `http://127.0.0.1:${port}/v1/health`, gateway.pid]]) {
+        const before = threadCpuMs(pid)
+        const result = await load({ url, duration })
+        runs[name] = { result, cpu: cpuPerRequest(pid, before, threadCpuMs(pid), result.total) }
+      }
+      console.log(
+        `  round ${round}  GET, 32 connections: bare /ready ${fmt(runs.bare.result.rps)} req/s (${fmt(runs.bare.cpu?.loopUs, 1)} µs event loop), gateway /v1/health ${fmt(runs.gateway.result.rps)} req/s (${fmt(runs.gateway.cpu?.loopUs, 1)} µs); ratio ${fmt(ratio(runs.gateway.result.rps, runs.bare.result.rps) * 100, 1)} %`,
+      )
+      const barePost = await sequential(`http://127.0.0.1:${barePort}/bare`, intentBody, requests)
+      const build = await sequential(`http://127.0.0.1:${port}/v1/tx/build`, intentBody, requests)
+      console.log(
+        `  round ${round}  sequential POST, p50 of ${requests}: bare ${fmt(barePost.client, 3)} ms; build ${fmt(build.client, 3)} ms at the client, ${fmt(build.inside, 3)} inside the gateway, ${fmt(build.client - build.inside, 3)} outside`,
+      )
+    }
+  } finally {
+    await Promise.all([gateway.stop(), bare.stop()])
+  }
+}
