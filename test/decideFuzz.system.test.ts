@@ -109,9 +109,10 @@ async function fuzzDecides(stack: Stack, setup: Setup): Promise<void> {
     if (res.status === 200) {
       if (!who) problems.push(`${what}\n  accepted without an operator's token: ${text}`)
       else if (target?.summary.intentId) {
+        // A 200 means the body was exactly {approved: boolean}.
         const vote = voteOf(target.summary.intentId)
-        if ((parsed as { approved: boolean }).approved === false && JSON.parse(body).approved === false) vote.denied = true
-        else if (JSON.parse(body).approved === true) vote.approvedBy.add(who)
+        if ((JSON.parse(body) as { approved: boolean }).approved) vote.approvedBy.add(who)
+        else vote.denied = true
       }
     }
   }
