@@ -197,6 +197,30 @@ describe('auto mode', () => {
     }
   })
 
+  it('with the signer down, approve-request answers 503 signer_unavailable at once (nobody would decide a pending request); with the signer back, the same intent is approved and mined', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 }, env: { SERVICE_APPROVAL_MODE: 'auto' } })
+    await importKey(stack.dataDir, anvilAccounts[2].privateKey)
+    try {
+      await stack.start({ approver: true })
+      await stack.signer.stop()
+      const intent = nativeIntent(parseEther('0.1').toString(), { wallet: { address: anvilAccounts[2].address as Address } })
+      const started = Date.now()
+      const refused = await stack.post('/v1/tx/approve-request', intent)
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(refused).toMatchObject({ status: 503, body: { error: 'signer_unavailable', message: expect.stringContaining('the signer could not issue an approval token') } })
+      expect((await stack.get('/v1/approvals/pending')).body.pending).toEqual([])
+      await stack.startSigner()
+      const approved = await stack.post('/v1/tx/approve-request', intent)
+      expect(approved.body).toMatchObject({ approved: true, approvalRequired: true })
+      const sent = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId: approved.body.approvalTokenId })
+      expect(sent.status).toBe(200)
+      expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+      expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
+    } finally {
+      await stack.stop()
+    }
+  })
+
   it('refuses to start with a non-local RPC URL unless explicitly allowed', async () => {
     const stack = new Stack({})
     const refused = spawnService('approver-auto-remote', entries.approver, { ...stack.env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_RPC_URL_1: 'https://mainnet.example.org', SERVICE_APPROVER_PORT: '0' })

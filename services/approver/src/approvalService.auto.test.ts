@@ -1,8 +1,9 @@
 // Auto mode (a channel that approves at once): the token is minted first, then
 // approval_requested and approval_granted are committed together, in that
 // order, in one audit transaction; nothing is answered before that commit;
-// a signer that cannot mint leaves the request pending and audited; a commit
-// that fails leaves no request behind (in auto mode and when presented).
+// a signer that cannot mint refuses the request at once (nobody else would
+// decide it) and leaves nothing behind; a commit that fails leaves no request
+// behind (in auto mode and when presented).
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
@@ -151,16 +152,24 @@ describe('auto mode', () => {
     expect(s.grants).toHaveLength(1)
   })
 
-  it('a signer that cannot mint leaves the request pending, with approval_requested in the log', async () => {
+  it('a signer that cannot mint refuses the request at once (signer_unavailable): nothing on the list, nothing in the log, whoever attached hears it withdrawn; asked again once the signer is back, it is approved', async () => {
     const s = setup()
+    const cursor = s.service.updates(null).cursor
     s.signer(true)
-    const t = await s.request()
-    expect(t).toMatchObject({ state: 'pending' })
-    if (t.state !== 'pending') throw new Error('expected pending')
-    expect(s.pending.list().map((p) => p.requestId)).toEqual([t.requestId])
-    expect(s.rows()).toEqual([expect.objectContaining({ event: 'approval_requested', data: expect.objectContaining({ requestId: t.requestId }) })])
-    // Still the intent's one request.
-    expect(await s.request()).toMatchObject({ state: 'pending', requestId: t.requestId })
+    const release = s.holdGrants()
+    const first = s.request()
+    await settled()
+    const attached = await s.request()
+    release()
+    await expect(first).rejects.toMatchObject({ reason: 'signer_unavailable', message: expect.stringMatching(/signer could not issue an approval token \(connect ECONNREFUSED grant\.sock\); nothing was approved/) })
+    if (attached.state !== 'pending') throw new Error('expected the second call to attach')
+    expect(s.service.updates(cursor).outcomes).toEqual([{ approved: false, requestId: attached.requestId, txRequestHash: attached.txRequestHash, reason: 'withdrawn' }])
+    expect(s.pending.list()).toEqual([])
+    expect(s.rows()).toEqual([])
+    s.signer(false)
+    const again = await s.request()
+    expect(again).toMatchObject({ state: 'decided', outcome: { approved: true } })
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
   })
 
   it('a commit that fails leaves no request: the caller gets the error, whoever attached hears it withdrawn, and asking again starts afresh', async () => {
@@ -205,12 +214,4 @@ describe('a request the audit log does not hold', () => {
     expect(s.grants).toEqual([])
   })
 
-  it('auto mode with the signer down: if approval_requested cannot be committed either, the request leaves the list', async () => {
-    const s = setup()
-    s.signer(true)
-    s.gate.failing.add('approval_requested')
-    await expect(s.request()).rejects.toThrow(/SQLITE_FULL/)
-    expect(s.pending.list()).toEqual([])
-    expect(s.rows()).toEqual([])
-  })
 })

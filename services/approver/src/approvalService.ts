@@ -37,7 +37,7 @@ export class DecisionError extends Error {
 /** requestApproval refused: 409 intent_conflict or 429 too_many_pending at the gateway. */
 export class ApprovalRefusal extends Error {
   constructor(
-    readonly reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable',
+    readonly reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable' | 'signer_unavailable',
     message: string,
   ) {
     super(message)
@@ -241,11 +241,14 @@ export function createApprovalService(deps: {
       let grant: GrantResult
       try {
         grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
-      } catch {
-        // As when an operator's approval cannot be minted: the request waits on the list, audited.
-        pending.restore(entry)
-        await recordRequest(entry, requested)
-        return ticketOf(entry)
+      } catch (err) {
+        // Nobody decides a request in auto mode: put back on the list it would
+        // only expire, its caller waiting 300 s for an answer. It is refused at
+        // once instead (503 at the API). Nothing was written, so the request did
+        // not happen: whoever attached meanwhile hears it withdrawn, and asking
+        // again once the signer is back starts afresh.
+        end(entry, withdrawn(entry), 'withdrawn')
+        throw new ApprovalRefusal('signer_unavailable', `the signer could not issue an approval token (${(err as Error).message}); nothing was approved, retry later`)
       }
       try {
         // Appended in this order in the same tick: one transaction.

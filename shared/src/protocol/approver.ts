@@ -91,7 +91,7 @@ export interface ApprovalUpdates {
 export { APPROVAL_REFUSED } from './errorCodes.js'
 
 export interface ApprovalRefusalData {
-  reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable'
+  reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable' | 'signer_unavailable'
 }
 
 export const approverMethods = {

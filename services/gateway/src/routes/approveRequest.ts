@@ -76,7 +76,7 @@ export const approveRequestRouteSchema = {
     429: described('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all', simpleErrorSchema),
     502: described('no_rpc_client: no RPC is configured for the chain (nothing is pending)', simpleErrorSchema),
     503: described(
-      'approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); nothing was approved',
+      'approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); signer_unavailable: the approver approves by itself (SERVICE_APPROVAL_MODE=auto) and the signer could not issue the token. Nothing was approved either way; retry later',
       simpleErrorSchema,
     ),
   },
@@ -114,7 +114,7 @@ function skillOf(header: unknown, secret: string, intent: TxIntent): string | nu
 
 const approverUnavailable = () => new HttpError(503, simpleErrorBody('approver_unavailable', 'the approver is not reachable; nothing was approved, retry later'))
 
-/** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending, 503 when it cannot gather a quorum. */
+/** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending, 503 when it cannot gather a quorum or (auto mode) have a token minted. */
 function refusal(err: unknown): HttpError | null {
   if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) return approverUnavailable()
   if (!(err instanceof RpcError) || err.code !== APPROVAL_REFUSED) return null
@@ -123,6 +123,8 @@ function refusal(err: unknown): HttpError | null {
   if (reason === 'too_many_pending') return new HttpError(429, simpleErrorBody('too_many_pending', err.message))
   // The approver cannot gather the operators the gateway's policy asks for (its own configuration differs): nothing approved.
   if (reason === 'quorum_unavailable') return new HttpError(503, simpleErrorBody('approver_unavailable', err.message))
+  // Auto mode with the signer down: no token could be minted, nothing approved.
+  if (reason === 'signer_unavailable') return new HttpError(503, simpleErrorBody('signer_unavailable', err.message))
   return null
 }
 
