@@ -2,21 +2,19 @@
 // stdio) starts the linked `countersign-mcp` command against the real three
 // processes on anvil with the local TUSD/TKA Uniswap pool, and an operator
 // decides over HTTP while the tool waits.
-import path from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
-import { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
-import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
+import type { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
+import { rpc, type Anvil } from './support/anvil.js'
 import { erc20Allowance, erc20Balance } from './support/contracts.js'
-import { repoRoot, waitFor } from './support/processes.js'
+import { waitFor } from './support/processes.js'
 import { BOB } from './support/intents.js'
-import { importKey, Stack } from './support/stack.js'
+import { MCP_WALLET, startMcpStack, type McpStack } from './support/mcp.js'
+import type { Stack } from './support/stack.js'
 
-const owner = anvilAccounts[0]
-const WALLET = owner.address as Address
+const WALLET = MCP_WALLET
 const CAROL = '0x000000000000000000000000000000000000ca01' as Address
 /** The policy caps one TUSD transfer at 1,000 TUSD (6 decimals). */
 const TUSD_CAP = '1000000000'
@@ -28,7 +26,7 @@ let anvil: Anvil
 let stack: Stack
 let uni: Awaited<ReturnType<typeof deployUniswapFixture>>
 let mcp: Client
-let mcpLog = ''
+let mcpLog: () => string = () => ''
 
 interface Progress {
   at: number
@@ -56,38 +54,16 @@ async function nativeBalance(address: Address): Promise<bigint> {
   return BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [address, 'latest']))
 }
 
-beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 8453 })
-  uni = await deployUniswapFixture({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: anvilAccounts[1].privateKey, fundWallets: [WALLET] })
-  stack = new Stack({
-    rpcUrls: { 8453: anvil.rpcUrl },
-    policy: { maxTxPerHour: 1000, tokenLimits: { [uni.tokenB]: { maxAmount: TUSD_CAP } } },
-    env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 },
-  })
-  await importKey(stack.dataDir, owner.privateKey)
-  await stack.start({ approver: true })
+let running: McpStack | undefined
 
-  const transport = new StdioClientTransport({
-    // The command npm linked from the committed launcher, as an MCP host runs it.
-    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-    env: {
-      PATH: process.env.PATH ?? '',
-      COUNTERSIGN_URL: stack.url,
-      COUNTERSIGN_WALLET: WALLET,
-      COUNTERSIGN_CHAIN_ID: '8453',
-      COUNTERSIGN_V3_ROUTER_8453: uni.swapRouter02,
-    },
-    stderr: 'pipe',
-  })
-  transport.stderr?.on('data', (d: Buffer) => (mcpLog += d.toString()))
-  mcp = new Client({ name: 'countersign-system-test', version: '1.0.0' })
-  await mcp.connect(transport)
+beforeAll(async () => {
+  running = await startMcpStack({ clientName: 'countersign-system-test', tusdCap: BigInt(TUSD_CAP), maxTxPerHour: 1000 })
+  ;({ anvil, uni, stack, mcp } = running)
+  mcpLog = running.log
 }, 180_000)
 
 afterAll(async () => {
-  await mcp?.close()
-  await stack?.stop()
-  await anvil?.stop()
+  await running?.stop()
 })
 
 describe('countersign-mcp over stdio against the real stack', () => {
@@ -235,7 +211,7 @@ describe('countersign-mcp over stdio against the real stack', () => {
     expect(result.isError).toBeFalsy()
     expect(result.structured.pending).toEqual([])
     expect(result.text).toBe('No approval request is waiting.')
-    expect(mcpLog).toContain(`countersign-mcp: serving ${stack.url}`)
-    expect(mcpLog).not.toMatch(/warning|error/i)
+    expect(mcpLog()).toContain(`countersign-mcp: serving ${stack.url}`)
+    expect(mcpLog()).not.toMatch(/warning|error/i)
   })
 })

@@ -8,53 +8,36 @@
 // every transaction the wallet sent must be exactly what a successful call's
 // arguments asked for: no call moves money it did not name, and nothing is
 // sent by a call that failed. FUZZ_SEED / FUZZ_ROUNDS replay or lengthen a run.
-import path from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { encodeFunctionData, erc20Abi, type Address, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
-import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
+import type { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
+import { rpc, type Anvil } from './support/anvil.js'
 import { clone, fuzzSettings, mutate, oddValues, seededRandom, type Random } from './support/fuzz.js'
-import { repoRoot } from './support/processes.js'
-import { importKey, Stack } from './support/stack.js'
+import { MCP_WALLET, startMcpStack, type McpStack } from './support/mcp.js'
+import type { Stack } from './support/stack.js'
 
 const { seed: SEED, rounds: ROUNDS } = fuzzSettings(400)
-const owner = anvilAccounts[0]
-const WALLET = owner.address as Address
+const WALLET = MCP_WALLET
 const TUSD_CAP = 1_000_000_000n
 
 let anvil: Anvil
 let stack: Stack
 let uni: Awaited<ReturnType<typeof deployUniswapFixture>>
 let mcp: Client
-let mcpLog = ''
+let mcpLog: () => string = () => ''
+
+let running: McpStack | undefined
 
 beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 8453 })
-  uni = await deployUniswapFixture({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: anvilAccounts[1].privateKey, fundWallets: [WALLET] })
-  stack = new Stack({
-    rpcUrls: { 8453: anvil.rpcUrl },
-    policy: { maxTxPerHour: 100_000, tokenLimits: { [uni.tokenB]: { maxAmount: TUSD_CAP.toString() } } },
-    env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 },
-  })
-  await importKey(stack.dataDir, owner.privateKey)
-  await stack.start({ approver: true, approverEnv: { SERVICE_APPROVAL_MODE: 'auto' } })
-  const transport = new StdioClientTransport({
-    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-    env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: stack.url, COUNTERSIGN_WALLET: WALLET, COUNTERSIGN_CHAIN_ID: '8453', COUNTERSIGN_V3_ROUTER_8453: uni.swapRouter02 },
-    stderr: 'pipe',
-  })
-  transport.stderr?.on('data', (d: Buffer) => (mcpLog += d.toString()))
-  mcp = new Client({ name: 'countersign-fuzz', version: '1.0.0' })
-  await mcp.connect(transport)
+  running = await startMcpStack({ clientName: 'countersign-fuzz', tusdCap: TUSD_CAP, maxTxPerHour: 100_000, approverEnv: { SERVICE_APPROVAL_MODE: 'auto' } })
+  ;({ anvil, uni, stack, mcp } = running)
+  mcpLog = running.log
 }, 180_000)
 
 afterAll(async () => {
-  await mcp?.close()
-  await stack?.stop()
-  await anvil?.stop()
+  await running?.stop()
 })
 
 const randomAddress = (rng: Random): Address => `0x${Array.from({ length: 40 }, () => '0123456789abcdef'[rng.int(16)]).join('')}` as Address
@@ -228,6 +211,6 @@ describe('countersign-mcp under fuzzed tool calls', () => {
     expect(sent.filter((s) => s.name === 'countersign_swap').length, JSON.stringify(tally)).toBeGreaterThan(0)
     // The server is still there, and said nothing alarming.
     expect((await callTool('countersign_pending', {})).kind).toBe('ok')
-    expect(mcpLog).not.toMatch(/TypeError|ReferenceError|unhandled|uncaught/i)
+    expect(mcpLog()).not.toMatch(/TypeError|ReferenceError|unhandled|uncaught/i)
   }, 600_000)
 })

@@ -1,0 +1,57 @@
+// countersign-mcp as an MCP host runs it (the command npm linked from the
+// committed launcher, over stdio), against the real stack on anvil with the
+// local TUSD/TKA Uniswap pool, for anvil's first account.
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Address } from 'viem'
+import { deployUniswapFixture } from '../../scripts/uniswap-fixture.mjs'
+import { anvilAccounts, startAnvil, type Anvil } from './anvil.js'
+import { repoRoot } from './processes.js'
+import { importKey, Stack } from './stack.js'
+
+export const MCP_WALLET = anvilAccounts[0].address as Address
+
+export interface McpStack {
+  anvil: Anvil
+  uni: Awaited<ReturnType<typeof deployUniswapFixture>>
+  stack: Stack
+  mcp: Client
+  /** What the server wrote to stderr so far. */
+  log: () => string
+  stop(): Promise<void>
+}
+
+/** The chain, the pool (the wallet funded with both tokens), the three processes with `tusdCap` per TUSD transfer, and a connected client. */
+export async function startMcpStack(opts: { clientName: string; tusdCap: bigint; maxTxPerHour: number; approverEnv?: Record<string, string> }): Promise<McpStack> {
+  const anvil = await startAnvil({ chainId: 8453 })
+  const uni = await deployUniswapFixture({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: anvilAccounts[1].privateKey, fundWallets: [MCP_WALLET] })
+  const stack = new Stack({
+    rpcUrls: { 8453: anvil.rpcUrl },
+    policy: { maxTxPerHour: opts.maxTxPerHour, tokenLimits: { [uni.tokenB]: { maxAmount: opts.tusdCap.toString() } } },
+    env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 },
+  })
+  await importKey(stack.dataDir, anvilAccounts[0].privateKey)
+  await stack.start({ approver: true, ...(opts.approverEnv ? { approverEnv: opts.approverEnv } : {}) })
+  let log = ''
+  const transport = new StdioClientTransport({
+    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
+    env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: stack.url, COUNTERSIGN_WALLET: MCP_WALLET, COUNTERSIGN_CHAIN_ID: '8453', COUNTERSIGN_V3_ROUTER_8453: uni.swapRouter02 },
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (d: Buffer) => (log += d.toString()))
+  const mcp = new Client({ name: opts.clientName, version: '1.0.0' })
+  await mcp.connect(transport)
+  return {
+    anvil,
+    uni,
+    stack,
+    mcp,
+    log: () => log,
+    async stop() {
+      await mcp.close()
+      await stack.stop()
+      await anvil.stop()
+    },
+  }
+}
