@@ -1,5 +1,12 @@
+import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { openAuditLog } from '@countersign/shared'
 import { describe, expect, it } from 'vitest'
-import { GIVE_UP_AFTER_MS, nextAttemptAt } from './dispatcher.js'
+import { GIVE_UP_AFTER_MS, nextAttemptAt, startWebhookDispatcher } from './dispatcher.js'
+import { WebhookOutbox } from './outbox.js'
 
 describe('nextAttemptAt', () => {
   it('doubles from the base, capped at an hour', () => {
@@ -12,5 +19,55 @@ describe('nextAttemptAt', () => {
   it('gives up once the next attempt would fall after 24 h', () => {
     expect(nextAttemptAt(0, 30, GIVE_UP_AFTER_MS - 60 * 60_000, 5000)).toBe(GIVE_UP_AFTER_MS)
     expect(nextAttemptAt(0, 30, GIVE_UP_AFTER_MS - 60 * 60_000 + 1, 5000)).toBeNull()
+  })
+})
+
+describe('a receiver that answers with an endless body', () => {
+  it('is delivered on its status alone: the body is not read, so the approver neither waits for it nor holds it in memory', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))
+    const auditFile = path.join(dir, 'audit.db')
+    const audit = openAuditLog(auditFile)
+    // The outbox starts at the log's head: the events come after it.
+    const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
+    await audit.append({ intentId: 'intent-1', event: 'approval_requested', data: { requestId: 'r1', action: 'transfer', riskScore: 1, mode: 'web' } })
+    await audit.append({ intentId: 'intent-1', event: 'tx_broadcast', data: { txHash: `0x${'ab'.repeat(32)}`, chainId: 8453 } })
+    let streamed = 0
+    let requests = 0
+    // The first answer is 200 and a body that goes on (as fast as the connection takes it); the second a plain 200.
+    const receiver = createServer((req, res) => {
+      requests += 1
+      req.resume()
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      if (requests > 1) return void res.end('ok')
+      const chunk = Buffer.alloc(64 * 1024, 120)
+      // Bounded at 256 MiB so that a dispatcher reading it all fails this test instead of the machine.
+      const pump = () => {
+        while (!res.destroyed && streamed < 256 * 1024 * 1024) {
+          streamed += chunk.length
+          if (!res.write(chunk)) return void res.once('drain', pump)
+        }
+        res.end()
+      }
+      pump()
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    const started = Date.now()
+    const dispatcher = startWebhookDispatcher({ outbox, target: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 's'.repeat(32), backoffBaseMs: 50 }, clock: Date.now, pollMs: 20 })
+    try {
+      const done = () => outbox.list(10).filter((d) => d.status === 'delivered').length === 2
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25))
+      expect(outbox.list(10).map((d) => [d.type, d.status, d.attempts])).toEqual([
+        ['tx_broadcast', 'delivered', 1],
+        ['approval_requested', 'delivered', 1],
+      ])
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(streamed).toBeLessThan(64 * 1024 * 1024)
+    } finally {
+      await dispatcher.stop()
+      outbox.close()
+      await audit.close()
+      receiver.closeAllConnections()
+      await new Promise((r) => receiver.close(r))
+    }
   })
 })

@@ -54,7 +54,10 @@ export function startWebhookDispatcher(deps: {
         redirect: 'error',
         signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
       })
-      await res.arrayBuffer().catch(() => undefined)
+      // Only the status counts. The body is dropped unread (the connection with
+      // it): reading it would let a receiver hold the approver for the whole
+      // timeout, or fill its memory, with an answer that never ends.
+      await res.body?.cancel().catch(() => undefined)
       return res.ok ? null : `HTTP ${res.status}`
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code

@@ -11,6 +11,9 @@ export class AggregatorUnavailable extends Error {
   override name = 'AggregatorUnavailable'
 }
 
+/** A swap answer is a few kilobytes: anything larger is not one, and is not read into memory. */
+export const MAX_AGGREGATOR_ANSWER_BYTES = 256 * 1024
+
 export interface AggregatorQuote {
   to: Address
   data: `0x${string}`
@@ -22,7 +25,9 @@ export interface AggregatorQuote {
  * GET {base}/{chainId}/swap — the 1inch Swap API v6 request: src, dst,
  * amount, from, origin, receiver, slippage (percent), with the API key as a
  * bearer token. Any failure (no key, 4xx/5xx including 429, timeout, network,
- * a malformed body) is AggregatorUnavailable: the caller falls back to v3.
+ * a redirect, a body over MAX_AGGREGATOR_ANSWER_BYTES or malformed) is
+ * AggregatorUnavailable: the caller falls back to v3. Redirects are not
+ * followed: the key goes to the configured host and nowhere else.
  */
 export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxIntent & { action: SwapExactInAction }): Promise<AggregatorQuote> {
   if (!config.apiKey) throw new AggregatorUnavailable('no AGGREGATOR_API_KEY')
@@ -41,14 +46,24 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
   try {
     res = await fetch(`${config.baseUrl.replace(/\/$/, '')}/${intent.chain.chainId}/swap?${params}`, {
       headers: { authorization: `Bearer ${config.apiKey}`, accept: 'application/json' },
+      redirect: 'error',
       signal: AbortSignal.timeout(config.timeoutMs),
     })
   } catch (err) {
-    throw new AggregatorUnavailable(`aggregator unreachable: ${(err as Error).name === 'TimeoutError' ? `no answer within ${config.timeoutMs} ms` : (err as Error).message}`)
+    throw new AggregatorUnavailable(`aggregator unreachable: ${describeFetchError(err, config.timeoutMs)}`)
   }
-  if (res.status === 429) throw new AggregatorUnavailable('aggregator rate limit (429)')
-  if (!res.ok) throw new AggregatorUnavailable(`aggregator answered ${res.status}`)
-  const body = (await res.json().catch(() => null)) as { dstAmount?: unknown; tx?: { to?: unknown; data?: unknown; value?: unknown } } | null
+  if (res.status === 429 || !res.ok) {
+    await res.body?.cancel().catch(() => undefined)
+    throw new AggregatorUnavailable(res.status === 429 ? 'aggregator rate limit (429)' : `aggregator answered ${res.status}`)
+  }
+  let body: { dstAmount?: unknown; tx?: { to?: unknown; data?: unknown; value?: unknown } } | null
+  try {
+    body = JSON.parse(await readLimited(res, MAX_AGGREGATOR_ANSWER_BYTES)) as typeof body
+  } catch (err) {
+    if (err instanceof AggregatorUnavailable) throw err
+    if ((err as Error).name === 'TimeoutError') throw new AggregatorUnavailable(`aggregator unreachable: ${describeFetchError(err, config.timeoutMs)}`)
+    body = null
+  }
   const tx = body?.tx
   if (!tx || typeof tx.to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(tx.to) || typeof tx.data !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(tx.data)) {
     throw new AggregatorUnavailable('aggregator answer has no usable tx')
@@ -59,4 +74,33 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
     value: typeof tx.value === 'string' && /^[0-9]+$/.test(tx.value) ? tx.value : '0',
     dstAmount: typeof body?.dstAmount === 'string' ? body.dstAmount : '0',
   }
+}
+
+function describeFetchError(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: { message?: string } }
+  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
+  return e.cause?.message ? `${e.message} (${e.cause.message})` : e.message
+}
+
+/** The body as text, refusing (and dropping unread) whatever goes past `maxBytes`. */
+async function readLimited(res: Response, maxBytes: number): Promise<string> {
+  if (Number(res.headers.get('content-length')) > maxBytes) {
+    await res.body?.cancel().catch(() => undefined)
+    throw new AggregatorUnavailable(`aggregator answer larger than ${maxBytes} bytes`)
+  }
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined)
+      throw new AggregatorUnavailable(`aggregator answer larger than ${maxBytes} bytes`)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
