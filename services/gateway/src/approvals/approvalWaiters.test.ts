@@ -1,7 +1,7 @@
 // The gateway's waiting room for approve-request callers, against a small
 // in-memory approver that speaks the two socket methods.
 import { describe, expect, it } from 'vitest'
-import { approverMethods, type ApprovalOutcome, type ApprovalTicket, type ApprovalUpdates } from '@countersign/shared'
+import { APPROVAL_REFUSED, approverMethods, RpcError, type ApprovalOutcome, type ApprovalTicket, type ApprovalUpdates } from '@countersign/shared'
 import { createApprovalWaiters, type ApproverCaller, type PendingTicket } from './approvalWaiters.js'
 
 function fakeApprover() {
@@ -108,6 +108,23 @@ describe('approval waiters', () => {
     expect(resent).toBe(1)
     a.end(approved('new'))
     expect(await waiting).toEqual(approved('new'))
+    w.close()
+  })
+
+  it('a request the restarted approver refuses (auto mode, signer down) ends its callers\' wait at once with the refusal', async () => {
+    const a = fakeApprover()
+    const w = createApprovalWaiters({ approver: a.caller, clock: Date.now, pollMs: 10 })
+    await w.ready()
+    const refused = new RpcError(APPROVAL_REFUSED, 'the signer could not issue an approval token', { reason: 'signer_unavailable' })
+    const resend = async (): Promise<ApprovalTicket> => {
+      throw refused
+    }
+    const started = Date.now()
+    const waiting = [w.wait(ticket('old'), resend), w.wait(ticket('old'), resend)]
+    a.restart()
+    for (const p of waiting) await expect(p).rejects.toBe(refused)
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(w.waiting).toBe(0)
     w.close()
   })
 

@@ -1,5 +1,7 @@
 import {
+  APPROVAL_REFUSED,
   approverMethods,
+  RpcError,
   type ApprovalOutcome,
   type ApprovalTicket,
   type ApprovalUpdates,
@@ -17,7 +19,9 @@ export interface ApprovalWaiters {
   ready(): Promise<void>
   /**
    * Waits for the end of a pending request. `resend` asks the approver again
-   * for the same intent (after an approver restart). Resolves null when no
+   * for the same intent (after an approver restart); when the approver
+   * refuses it then (APPROVAL_REFUSED: auto mode with the signer down, a
+   * full queue), the wait rejects with that refusal. Resolves null when no
    * end arrived by the ticket's expiry plus a grace period (the approver is
    * gone), or when `signal` aborts (the client went away; the request stays
    * pending for the operator and its decision is kept for a retry).
@@ -30,6 +34,7 @@ export interface ApprovalWaiters {
 
 interface Waiter {
   resolve: (o: ApprovalOutcome | null) => void
+  reject: (err: Error) => void
   resend: () => Promise<ApprovalTicket>
   timer: NodeJS.Timeout
 }
@@ -82,7 +87,12 @@ export function createApprovalWaiters(opts: { approver: ApproverCaller; clock: C
       try {
         ticket = await first.resend()
       } catch (err) {
-        opts.log?.('could not ask the approver again for a waiting request', err)
+        // Refused anew: its callers hear why now, not at the old request's expiry.
+        if (err instanceof RpcError && err.code === APPROVAL_REFUSED) {
+          for (const w of [...set]) if (remove(requestId, w)) w.reject(err)
+        } else {
+          opts.log?.('could not ask the approver again for a waiting request', err)
+        }
         continue
       }
       if (ticket.state === 'decided') {
@@ -131,12 +141,16 @@ export function createApprovalWaiters(opts: { approver: ApproverCaller; clock: C
       const early = recent.get(ticket.requestId)
       if (early) return Promise.resolve(early)
       if (signal?.aborted) return Promise.resolve(null)
-      return new Promise<ApprovalOutcome | null>((resolve) => {
+      return new Promise<ApprovalOutcome | null>((resolve, reject) => {
         let requestId = ticket.requestId
         const waiter: Waiter = {
           resolve: (o) => {
             signal?.removeEventListener('abort', onAbort)
             resolve(o)
+          },
+          reject: (err) => {
+            signal?.removeEventListener('abort', onAbort)
+            reject(err)
           },
           resend,
           timer: setTimeout(() => {
