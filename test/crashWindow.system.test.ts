@@ -45,11 +45,16 @@ async function minedFromWallet(): Promise<MinedTx[]> {
 const nonceOf = (tag: 'latest' | 'pending') => rpc<string>(chain.rpcUrl, 'eth_getTransactionCount', [WALLET, tag]).then(Number)
 const receiptOf = (hash: string) => rpc<{ status: string } | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash])
 
-/** sign-and-send until it answers 200 with the transaction broadcast (a restarted signer may still be unlocking). */
+/** sign-and-send until it answers 200 with the transaction broadcast (a restarted signer may still be unlocking, a killed gateway not listening yet). */
 async function sendUntilBroadcast(i: TxIntent): Promise<{ txHash: Hex }> {
   return waitFor(
     async () => {
-      const r = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      let r: { status: number; body: any }
+      try {
+        r = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      } catch {
+        return null // no answer: the gateway was killed under this request, or is not back yet
+      }
       if (r.status === 200 && r.body.broadcast === true) return r.body as { txHash: Hex }
       if (r.status !== 503 && r.status !== 200) throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.body)}`)
       return null
@@ -59,13 +64,13 @@ async function sendUntilBroadcast(i: TxIntent): Promise<{ txHash: Hex }> {
 }
 
 /**
- * SIGKILLs the signer from inside the inotify callback of the write to
- * signer.db-wal that commits its next signature (other writes, such as its
- * checkpoint records, are let through): the signature is stored, the answer
- * not yet sent, as the signer still has the audit event and two more commits
- * to make before it replies.
+ * SIGKILLs `victim` from inside the inotify callback of the write to
+ * signer.db-wal that commits the signer's next signature (other writes, such
+ * as its checkpoint records, are let through): the signature is stored, the
+ * answer not yet sent, as the signer still has the audit event and two more
+ * commits to make before it replies; the gateway has not seen it.
  */
-function killOnNextSignature(giveUp: () => boolean): Promise<void> {
+function killOnNextSignature(victim: 'signer' | 'gateway', giveUp: () => boolean): Promise<void> {
   const db = new Database(path.join(stack.dataDir, 'signer.db'), { readonly: true })
   const count = db.prepare('SELECT COUNT(*) AS n FROM signatures')
   const stored = () => (count.get() as { n: number }).n
@@ -73,7 +78,7 @@ function killOnNextSignature(giveUp: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     const watcher = watch(path.join(stack.dataDir, 'signer.db-wal'), () => {
       if (stored() === before) return
-      stack.signer.child.kill('SIGKILL')
+      stack[victim].child.kill('SIGKILL')
       stop()
     })
     const poll = setInterval(() => giveUp() && stop(), 100)
@@ -157,85 +162,106 @@ describe('the crash window', () => {
     expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events, \d+ signed checkpoints/)
   })
 
-  it('SIGKILL at random points during 100 concurrent sign-and-sends on one wallet: each intent mined exactly once, nonces contiguous, none stuck, verify passes', async () => {
-    const before = await minedFromWallet()
-    const firstNonce = await nonceOf('latest')
-    const intents = Array.from({ length: 100 }, (_, n) => transfer(2_000_000 + n))
-    // 100 clients at once, each retrying its intent (503 while the signer is down) until it is broadcast...
-    let done = 0
-    const drivers = Promise.all(intents.map((i) => sendUntilBroadcast(i).finally(() => (done += 1))))
-    // ...while the signer is killed at random moments and restarted.
-    const seed = Date.now()
-    let state = seed % 2147483648
-    const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
-    let kills = 0
-    const signerLines: string[] = []
-    while (done < intents.length && kills < 8) {
-      if (kills % 2 === 0) {
-        // A random moment soon after the start, while the queue is signing.
-        await new Promise((r) => setTimeout(r, 10 + random() * 250))
-      } else {
-        // The instant the signer next writes signer.db (a signature being
-        // committed), before it answers: where a reply gets lost.
-        await killOnNextSignature(() => done >= intents.length)
-      }
-      if (done >= intents.length) break
-      stack.signer.child.kill('SIGKILL')
-      await stack.signer.exited()
-      signerLines.push(...stack.signer.lines)
-      kills += 1
-      await stack.startSigner()
-    }
-    const finals = await drivers
-    expect(kills, `seed ${seed}`).toBeGreaterThan(0)
-
-    // With the signer up again, retry every intent once more: the same transaction comes back, nothing is signed again.
-    const again = await Promise.all(intents.map((i) => sendUntilBroadcast(i)))
-    expect(again.map((r) => r.txHash)).toEqual(finals.map((f) => f.txHash))
-    await Promise.all(finals.map((f) => waitFor(() => receiptOf(f.txHash), { what: `receipt of ${f.txHash}` })))
-
-    const mined = (await minedFromWallet()).filter((t) => !before.some((b) => b.hash === t.hash))
-    // Exactly one mined transaction per intent, and it is the one its last retry returned.
-    const byValue = new Map<bigint, MinedTx[]>()
-    for (const t of mined) byValue.set(t.value, [...(byValue.get(t.value) ?? []), t])
-    for (const [n, i] of intents.entries()) {
-      const txs = byValue.get(BigInt(i.action.type === 'transfer_native' ? i.action.amount : 0)) ?? []
-      expect(txs.map((t) => t.hash), `intent ${n}`).toEqual([finals[n]!.txHash])
-    }
-    expect(mined).toHaveLength(100)
-    // Nonces contiguous from where the run started; nothing left pending.
-    expect(mined.map((t) => t.nonce).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, n) => firstNonce + n))
-    expect(await nonceOf('pending')).toBe(firstNonce + 100)
-    expect(await nonceOf('latest')).toBe(firstNonce + 100)
-    for (const f of finals) expect((await receiptOf(f.txHash))!.status).toBe('0x1')
-
+  it('SIGKILL of the signer at random points during 100 concurrent sign-and-sends on one wallet: each intent mined exactly once, nonces contiguous, none stuck, verify passes', async () => {
+    const { intents, kills, seed, victimLines } = await underRandomKills('signer', 2_000_000)
     const ids = new Set(intents.map((i) => i.id))
     const events = auditOf().filter((e) => ids.has(e.intentId))
-    const replacedCount = events.filter((e) => e.event === 'signature_replaced').length
     const late = events.filter((e) => e.event === 'signature_created' && e.data.late === true).length
     // What each restarted signer found: signatures whose audited flag (set after the event's fsync,
     // just before the answer) a kill cut off; their event missing (audited late) or already in the log.
-    const recovered = [...signerLines, ...stack.signer.lines]
+    const recovered = [...victimLines, ...stack.signer.lines]
       .flatMap((l) => (l.includes('signatures a crash left without their audited flag') ? [JSON.parse(l) as { auditedLate: number; alreadyInLog: number }] : []))
       .reduce((sum, r) => ({ late: sum.late + r.auditedLate, logged: sum.logged + r.alreadyInLog }), { late: 0, logged: 0 })
-    console.log(`crash window run: seed ${seed}, ${kills} kills, ${late} signatures audited late, ${recovered.logged} unflagged with their event logged, ${replacedCount} replaced`)
+    console.log(`crash window run (signer): seed ${seed}, ${kills} kills, ${late} signatures audited late, ${recovered.logged} unflagged with their event logged`)
     // The kills did land between a signature's commit and its answer.
     expect(recovered.late + recovered.logged, `seed ${seed}`).toBeGreaterThan(0)
     expect(recovered.late).toBe(events.filter((e) => (e.event === 'signature_created' || e.event === 'signature_replaced') && e.data.late === true).length)
-    // Nothing is audited twice: one signature_created or signature_replaced per signature.
-    const signatureEvents = events.filter((e) => e.event === 'signature_created' || e.event === 'signature_replaced').map((e) => e.data.txHash)
-    expect(new Set(signatureEvents).size).toBe(signatureEvents.length)
-    // Each replacement names both transactions, and the replaced one was never mined. A replacement
-    // can itself be lost to a later kill (signed, not yet broadcast) and replaced in turn: following
-    // each chain of replacements ends at a mined transaction.
-    const replacements = events.filter((x) => x.event === 'signature_replaced')
-    const replacedBy = new Map(replacements.map((e) => [e.data.replacedTxHash as string, e.data.txHash as string]))
-    for (const e of replacements) {
-      expect(await receiptOf(e.data.replacedTxHash as string)).toBeNull()
-      let last = e.data.txHash as string
-      for (let hops = 0; replacedBy.has(last) && hops < replacements.length; hops++) last = replacedBy.get(last)!
-      expect(mined.some((t) => t.hash === last), `replacement chain from ${e.data.replacedTxHash as string} ends at ${last}`).toBe(true)
-    }
-    expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events, \d+ signed checkpoints/)
+  }, 300_000)
+
+  // The gateway holds the wallet's queue and picks nonces: killed with a
+  // signature stored but not yet broadcast (or broadcast, its answer lost),
+  // its restart must still get every intent mined once, with no nonce gap.
+  it('SIGKILL of the gateway at random points during 100 concurrent sign-and-sends on one wallet: each intent mined exactly once, nonces contiguous, none stuck, verify passes', async () => {
+    const { kills, seed } = await underRandomKills('gateway', 3_000_000)
+    console.log(`crash window run (gateway): seed ${seed}, ${kills} kills`)
   }, 300_000)
 })
+
+/**
+ * 100 clients send 100 native transfers (values from `base`) on one wallet
+ * at once, each retrying until broadcast, while `victim` is SIGKILLed at
+ * random moments (half of them the instant the signer stores a signature)
+ * and restarted; then checks that each intent was mined exactly once, as the
+ * transaction its last retry returned (and a further retry returns again),
+ * nonces contiguous and nothing pending, every replacement ending at a mined
+ * transaction, no signature audited twice, and the audit chain verifying.
+ */
+async function underRandomKills(victim: 'signer' | 'gateway', base: number) {
+  const before = await minedFromWallet()
+  const firstNonce = await nonceOf('latest')
+  const intents = Array.from({ length: 100 }, (_, n) => transfer(base + n))
+  let done = 0
+  const drivers = Promise.all(intents.map((i) => sendUntilBroadcast(i).finally(() => (done += 1))))
+  const seed = Date.now()
+  let state = seed % 2147483648
+  const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648
+  let kills = 0
+  const victimLines: string[] = []
+  while (done < intents.length && kills < 8) {
+    if (kills % 2 === 0) {
+      // A random moment soon after the start, while the queue is signing.
+      await new Promise((r) => setTimeout(r, 10 + random() * 250))
+    } else {
+      // The instant the signer next commits a signature, before its answer reaches the gateway.
+      await killOnNextSignature(victim, () => done >= intents.length)
+    }
+    if (done >= intents.length) break
+    stack[victim].child.kill('SIGKILL')
+    await stack[victim].exited()
+    victimLines.push(...stack[victim].lines)
+    kills += 1
+    await (victim === 'signer' ? stack.startSigner() : stack.startGateway())
+  }
+  const finals = await drivers
+  expect(kills, `seed ${seed}`).toBeGreaterThan(0)
+
+  // With everything up again, retry every intent once more: the same transaction comes back, nothing is signed again.
+  const again = await Promise.all(intents.map((i) => sendUntilBroadcast(i)))
+  expect(again.map((r) => r.txHash)).toEqual(finals.map((f) => f.txHash))
+  await Promise.all(finals.map((f) => waitFor(() => receiptOf(f.txHash), { what: `receipt of ${f.txHash}` })))
+
+  const mined = (await minedFromWallet()).filter((t) => !before.some((b) => b.hash === t.hash))
+  // Exactly one mined transaction per intent, and it is the one its last retry returned.
+  const byValue = new Map<bigint, MinedTx[]>()
+  for (const t of mined) byValue.set(t.value, [...(byValue.get(t.value) ?? []), t])
+  for (const [n, i] of intents.entries()) {
+    const txs = byValue.get(BigInt(i.action.type === 'transfer_native' ? i.action.amount : 0)) ?? []
+    expect(txs.map((t) => t.hash), `intent ${n}, seed ${seed}`).toEqual([finals[n]!.txHash])
+  }
+  expect(mined).toHaveLength(100)
+  // Nonces contiguous from where the run started; nothing left pending.
+  expect(mined.map((t) => t.nonce).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, n) => firstNonce + n))
+  expect(await nonceOf('pending')).toBe(firstNonce + 100)
+  expect(await nonceOf('latest')).toBe(firstNonce + 100)
+  for (const f of finals) expect((await receiptOf(f.txHash))!.status).toBe('0x1')
+
+  const ids = new Set(intents.map((i) => i.id))
+  const events = auditOf().filter((e) => ids.has(e.intentId))
+  // Nothing is audited twice: one signature_created or signature_replaced per signature.
+  const signatureEvents = events.filter((e) => e.event === 'signature_created' || e.event === 'signature_replaced').map((e) => e.data.txHash)
+  expect(new Set(signatureEvents).size).toBe(signatureEvents.length)
+  // Each replacement names both transactions, and the replaced one was never mined. A replacement
+  // can itself be lost to a later kill (signed, not yet broadcast) and replaced in turn: following
+  // each chain of replacements ends at a mined transaction.
+  const replacements = events.filter((x) => x.event === 'signature_replaced')
+  const replacedBy = new Map(replacements.map((e) => [e.data.replacedTxHash as string, e.data.txHash as string]))
+  for (const e of replacements) {
+    expect(await receiptOf(e.data.replacedTxHash as string)).toBeNull()
+    let last = e.data.txHash as string
+    for (let hops = 0; replacedBy.has(last) && hops < replacements.length; hops++) last = replacedBy.get(last)!
+    expect(mined.some((t) => t.hash === last), `replacement chain from ${e.data.replacedTxHash as string} ends at ${last}`).toBe(true)
+  }
+  expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events, \d+ signed checkpoints/)
+  console.log(`  ${replacements.length} signatures replaced`)
+  return { intents, kills, seed, victimLines }
+}
