@@ -78,6 +78,33 @@ describe('web mode', () => {
     expect(events).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'approval_requested', 'approval_granted', 'web_approval_decided', 'tx_built', 'policy_evaluated', 'signature_created', 'tx_broadcast'])
   })
 
+  it('the approver SIGKILLed while three callers wait: once it is back, the gateway asks again, the requests return under new ids, and the operator’s decisions reach the same callers', async () => {
+    const intents = [nativeIntent(), nativeIntent(), nativeIntent()]
+    const blocked = intents.map((i) => stack.post('/v1/tx/approve-request', i))
+    const before = await Promise.all(intents.map((i) => pendingFor(stack, i)))
+    stack.approver!.child.kill('SIGKILL')
+    await stack.approver!.exited()
+    await stack.startApprover()
+    // Pending requests lived in the approver's memory: the gateway's waiting room puts them back.
+    const after = await Promise.all(intents.map((i) => pendingFor(stack, i)))
+    for (const [n, p] of after.entries()) {
+      expect(p.requestId).not.toBe(before[n]!.requestId)
+      expect(p.summary.txRequestHash).toBe(before[n]!.summary.txRequestHash)
+      expect((await stack.decide(before[n]!.requestId, true)).status).toBe(404)
+    }
+    expect((await stack.decide(after[0]!.requestId, true)).status).toBe(200)
+    expect((await stack.decide(after[1]!.requestId, false)).status).toBe(200)
+    expect((await stack.decide(after[2]!.requestId, true)).status).toBe(200)
+    const [first, second, third] = await Promise.all(blocked)
+    expect(first).toMatchObject({ status: 200, body: { intentId: intents[0]!.id, approved: true, approvalTokenId: expect.any(String) } })
+    expect(second).toMatchObject({ status: 403, body: { intentId: intents[1]!.id, approved: false, reason: 'user_declined' } })
+    expect(third).toMatchObject({ status: 200, body: { intentId: intents[2]!.id, approved: true } })
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: intents[0], approvalTokenId: first!.body.approvalTokenId })
+    expect(sent.status).toBe(200)
+    expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
+    expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
+  })
+
   it('deny over HTTP: 403 with the decline body; a decision without the operator token is refused and the request stays pending', async () => {
     const intent = nativeIntent()
     const blocked = stack.post('/v1/tx/approve-request', intent)
