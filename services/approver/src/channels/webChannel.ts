@@ -7,7 +7,18 @@ import { pendingView } from './pendingView.js'
 export interface FeedSocket {
   send(data: string): void
   readonly readyState: number
+  /** Bytes queued and not yet handed to the network. */
+  readonly bufferedAmount: number
+  terminate(): void
 }
+
+/**
+ * A feed socket with more than this queued is dropped: a reader that stopped
+ * reading (a laptop asleep with its connection still up) must not fill the
+ * approver's memory while requests and audit events keep coming. The
+ * dashboard reconnects and starts again from a fresh snapshot.
+ */
+export const MAX_FEED_BACKLOG_BYTES = 4 * 1024 * 1024
 
 export interface WebChannel extends ApprovalChannel {
   /** Adds an authenticated socket to the live feed; returns its removal. */
@@ -28,7 +39,15 @@ export function webChannel(clock: Clock): WebChannel {
   const broadcast = (message: unknown) => {
     if (sockets.size === 0) return
     const text = JSON.stringify(message)
-    for (const s of sockets) if (s.readyState === 1) s.send(text)
+    for (const s of sockets) {
+      if (s.readyState !== 1) continue
+      if (s.bufferedAmount > MAX_FEED_BACKLOG_BYTES) {
+        sockets.delete(s)
+        s.terminate()
+        continue
+      }
+      s.send(text)
+    }
   }
   // The card is rendered only when a dashboard is connected to receive it.
   const announce = (request: PendingRequest) => {

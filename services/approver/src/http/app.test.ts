@@ -38,7 +38,7 @@ async function app(token: string | null = TOKEN, wsAuthTimeoutMs?: number) {
       preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] },
       policyReasons: ['value above threshold'],
     })
-  return { http, service, request, advance: (ms: number) => (now += ms) }
+  return { http, service, web, request, advance: (ms: number) => (now += ms) }
 }
 
 async function listen(a: Awaited<ReturnType<typeof app>>) {
@@ -181,6 +181,31 @@ describe('the WebSocket feed', () => {
     await until(() => f.messages.some((m) => m.type === 'ended'), 'the end')
     expect(f.messages.find((m) => m.type === 'ended')).toEqual({ type: 'ended', requestId: secondId, end: 'denied' })
     f.ws.close()
+  })
+
+  it('a feed that stops reading is dropped once 4 MiB wait for it, and the approver keeps no more; a new connection gets a fresh snapshot', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const stuck = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await stuck.opened
+    stuck.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => stuck.messages.length >= 2, 'the snapshot')
+    expect(a.web.subscribers).toBe(1)
+    stuck.ws.pause()
+    // 64 MiB of audit pushes, far more than the socket buffers of both ends hold.
+    const events = [{ padding: 'x'.repeat(256 * 1024) }]
+    for (let i = 0; i < 256 && a.web.subscribers > 0; i++) {
+      a.web.broadcast({ type: 'audit', events })
+      await new Promise((r) => setImmediate(r))
+    }
+    expect(a.web.subscribers).toBe(0)
+    const fresh = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await fresh.opened
+    fresh.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => fresh.messages.length >= 2, 'a fresh snapshot')
+    expect(fresh.messages.map((m) => m.type).slice(0, 2)).toEqual(['pending', 'history'])
+    fresh.ws.close()
+    stuck.ws.terminate()
   })
 
   it('with SERVICE_OPERATOR_AUTH=off the feed opens without a token (but still refuses foreign origins)', async () => {
