@@ -34,7 +34,7 @@ export class DecisionError extends Error {
   }
 }
 
-/** requestApproval refused: 409 intent_conflict or 429 too_many_pending at the gateway. */
+/** requestApproval refused: 409 intent_conflict, 429 too_many_pending, 503 quorum_unavailable (approver_unavailable) or signer_unavailable at the gateway. */
 export class ApprovalRefusal extends Error {
   constructor(
     readonly reason: 'intent_conflict' | 'too_many_pending' | 'quorum_unavailable' | 'signer_unavailable',
