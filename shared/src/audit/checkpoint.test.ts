@@ -254,6 +254,25 @@ describe('random tampering (seeded; AUDIT_TAMPER_SEED replays a run)', () => {
         })
         return `${column} of row ${seq}`
       },
+      /** One column of any row given a value of another kind (SQLite keeps any type in any column), the chain left as it was. */
+      malformed: (file: string) => {
+        const seq = row(total)
+        const [column, value] = rng.pick([
+          ['data', `'{"x":1e400}'`],
+          ['data', `'not json'`],
+          ['data', `X'7b7d'`],
+          ['data', `'[]'`],
+          ['timestamp', `'soon'`],
+          ['timestamp', '1.5'],
+          ['id', '42'],
+          ['intent_id', `X'00ff'`],
+          ['event', '7'],
+          ['prev_hash', `X'00'`],
+          ['hash', `upper(hash)`],
+        ] as const)
+        tamperAudit(file, (db) => db.prepare(`UPDATE audit_events SET ${column} = ${value} WHERE seq = ?`).run(seq))
+        return `${column} of row ${seq} set to ${value}`
+      },
       /** The data of a sealed row changed and every later hash recomputed. */
       rewrite: (file: string) => {
         const seq = row(sealed)

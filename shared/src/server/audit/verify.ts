@@ -54,7 +54,13 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
       } catch {
         return bad('its data is not valid JSON')
       }
-      const hash = auditRowHash({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data, prevHash: r.prev_hash })
+      let hash: string
+      try {
+        hash = auditRowHash({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data, prevHash: r.prev_hash })
+      } catch (err) {
+        // Never written by an append (which stores canonical JSON only), e.g. a number JSON cannot carry.
+        return bad(`its content cannot be hashed (${(err as Error).message}): the row was edited`)
+      }
       if (hash !== r.hash) return bad('its content does not match its hash (the row was edited)')
       if (r.event === CHECKPOINT_EVENT) {
         checkpoints += 1
