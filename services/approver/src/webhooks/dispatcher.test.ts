@@ -22,6 +22,41 @@ describe('nextAttemptAt', () => {
   })
 })
 
+describe('a receiver that redirects', () => {
+  it('fails the attempt, saying so, and the redirect is not followed', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))
+    const auditFile = path.join(dir, 'audit.db')
+    const audit = openAuditLog(auditFile)
+    const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
+    await audit.append({ intentId: 'intent-1', event: 'approval_requested', data: { requestId: 'r1', action: 'transfer', riskScore: 1, mode: 'web' } })
+    let elsewhere = 0
+    const other = createServer((_req, res) => {
+      elsewhere += 1
+      res.end('ok')
+    })
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+    const receiver = createServer((_req, res) => {
+      res.writeHead(307, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/hook` })
+      res.end()
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    const dispatcher = startWebhookDispatcher({ outbox, target: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 's'.repeat(32), backoffBaseMs: 60_000 }, clock: Date.now, pollMs: 20 })
+    try {
+      for (let i = 0; i < 200 && outbox.list(10)[0]?.attempts !== 1; i++) await new Promise((r) => setTimeout(r, 25))
+      expect(outbox.list(10)).toEqual([expect.objectContaining({ type: 'approval_requested', status: 'pending', attempts: 1, lastError: 'unexpected redirect' })])
+      expect(elsewhere).toBe(0)
+    } finally {
+      await dispatcher.stop()
+      outbox.close()
+      await audit.close()
+      for (const s of [receiver, other]) {
+        s.closeAllConnections()
+        await new Promise((r) => s.close(r))
+      }
+    }
+  })
+})
+
 describe('a receiver that answers with an endless body', () => {
   it('is delivered on its status alone: the body is not read, so the approver neither waits for it nor holds it in memory', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))

@@ -60,8 +60,9 @@ export function startWebhookDispatcher(deps: {
       await res.body?.cancel().catch(() => undefined)
       return res.ok ? null : `HTTP ${res.status}`
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code
-      return cause ?? (err as Error).message
+      // fetch says "fetch failed"; its cause says why (ECONNREFUSED, unexpected redirect…).
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause
+      return cause?.code ?? cause?.message ?? (err as Error).message
     }
   }
 
