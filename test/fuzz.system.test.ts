@@ -336,21 +336,38 @@ describe(`the public API under fuzzed input (seed ${SEED})`, () => {
   it(`${DEGRADED_ROUNDS} more each with the signer, then the approver, then the chain node stopped: answers documented, 5xx only a listed 502/503, recovery without a gateway restart`, async () => {
     allowed5xx = new Set([502, 503])
     const seen: Seen = { hashes: [], tokens: [], approved: [] }
-    const phases: Array<{ down: string; stop: () => Promise<unknown>; restart?: () => Promise<unknown>; expect5xx: string }> = [
-      { down: 'signer', stop: () => stack.signer.stop(), restart: () => stack.startSigner(), expect5xx: '503' },
+    // Each phase also sends one request that needs what is down and must get its documented 5xx, whatever the fuzz reached.
+    const probe = (path: string) => async () => {
+      const intent = { ...validIntents()[5]!, id: crypto.randomUUID() }
+      return send('probe', 'post', path, path, { body: JSON.stringify(intent) })
+    }
+    const phases: Array<{ down: string; stop: () => Promise<unknown>; restart?: () => Promise<unknown>; probe: () => Promise<Answer>; expected: Answer }> = [
+      {
+        down: 'signer',
+        stop: () => stack.signer.stop(),
+        restart: () => stack.startSigner(),
+        probe: probe('/v1/tx/approve-request'),
+        expected: { status: 503, body: { error: 'signer_unavailable', message: expect.stringContaining('the signer could not issue an approval token') } },
+      },
       {
         down: 'approver',
         stop: () => ((approverDown = true), stack.approver!.stop()),
         restart: () => ((approverDown = false), stack.startApprover({ SERVICE_APPROVAL_MODE: 'auto' })),
-        expect5xx: '503',
+        probe: probe('/v1/tx/approve-request'),
+        expected: { status: 503, body: { error: 'approver_unavailable', message: expect.any(String) } },
       },
-      { down: 'chain node', stop: () => anvil.stop(), expect5xx: '502' },
+      {
+        down: 'chain node',
+        stop: () => anvil.stop(),
+        probe: probe('/v1/tx/preflight'),
+        expected: { status: 502, body: { error: 'rpc_error', message: expect.stringContaining('chain 8453') } },
+      },
     ]
     for (const [i, phase] of phases.entries()) {
       await phase.stop()
       const { statuses, problems } = await fuzzRun(DEGRADED_ROUNDS, SEED + 1000 * (i + 1), seen)
       expect(problems, `${phase.down} down`).toEqual([])
-      expect(statuses.get(phase.expect5xx) ?? 0, `${phase.down} down: ${statusesText(statuses)}`).toBeGreaterThan(0)
+      expect(await phase.probe(), `${phase.down} down`).toEqual(phase.expected)
       expect(statuses.get('200') ?? 0, `${phase.down} down: ${statusesText(statuses)}`).toBeGreaterThan(0)
       expect(stack.gateway.child.exitCode, `the gateway with the ${phase.down} down`).toBeNull()
       console.log(`fuzz seed ${SEED + 1000 * (i + 1)}, ${phase.down} down: ${DEGRADED_ROUNDS} requests, statuses ${statusesText(statuses)}`)
