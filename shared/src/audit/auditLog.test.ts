@@ -211,6 +211,22 @@ describe('audit log', () => {
     db.close()
   })
 
+  it('the worker gathers what arrives while it commits: appends made one per tick share transactions, each answered after its fsync', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer: 'worker' })
+    const appended: Array<Promise<unknown>> = []
+    for (let n = 0; n < 60; n++) {
+      appended.push(log.append({ intentId: `t-${n}`, event: 'e', data: { n } }))
+      await new Promise((r) => setImmediate(r))
+    }
+    await Promise.all(appended)
+    // 60 batches handed over, one a tick; the writer took those that queued up during each commit together.
+    expect(log.commits).toBeLessThan(30)
+    await log.close()
+    log = undefined
+    expect(verifyAuditChain(file)).toMatchObject({ ok: true, rows: 60 })
+  })
+
   it('group commit: 500 concurrent appends, one chain, far fewer transactions', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -225,7 +225,9 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     if (wal) return flushGrouped(wal)
     scheduled = false
     // One commit at a time: appends made meanwhile wait and go in the next one.
-    if (inFlight > 0 || queue.length === 0) return
+    // The worker takes each tick's appends at once and gathers on its side
+    // whatever arrives while it commits (see auditWorker.ts).
+    if ((inFlight > 0 && !commitBatch.gathers) || queue.length === 0) return
     const batch = queue
     queue = []
     inFlight += 1
@@ -256,7 +258,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     ).finally(() => {
       inFlight -= 1
       if (queue.length > 0) flush()
-      else for (const done of idle.splice(0)) done()
+      else if (inFlight === 0) for (const done of idle.splice(0)) done()
     })
   }
 
@@ -341,7 +343,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       return found
     },
     get commits() {
-      return commits
+      return commitBatch.transactions?.() ?? commits
     },
     syncStats() {
       return wal?.stats()
@@ -366,6 +368,10 @@ interface Committer {
   /** `ordered`: called once the batch is committed, where that comes before it is durable (the worker). */
   (events: PreparedEvent[], seal?: Sealer, ordered?: () => void): Promise<BatchWritten>
   close(): Promise<void>
+  /** Batches handed over while a commit runs are gathered into the next one by the committer itself. */
+  gathers?: boolean
+  /** Transactions the committer made, where that is not one per batch (it gathers). */
+  transactions?: () => number
 }
 
 function inlineCommitter(write: (events: PreparedEvent[], seal?: Sealer) => BatchWritten): Committer {
@@ -401,16 +407,20 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
     for (const w of waiting.values()) w.reject(err)
     waiting.clear()
   }
+  let transactions = 0
   worker.on('message', (reply: WorkerReply) => {
-    const w = waiting.get(reply.batchId)
-    if (!w) return
-    if ('ordered' in reply) {
-      w.ordered?.()
-      return
+    if ('ok' in reply && reply.ok) transactions += 1
+    for (const batchId of reply.batchIds) {
+      const w = waiting.get(batchId)
+      if (!w) continue
+      if ('ordered' in reply) {
+        w.ordered?.()
+        continue
+      }
+      waiting.delete(batchId)
+      if (reply.ok) w.resolve({})
+      else w.reject(Object.assign(new AuditWriteError(reply.error, reply.code), reply.durabilityUnknown ? { durabilityUnknown: true } : {}))
     }
-    waiting.delete(reply.batchId)
-    if (reply.ok) w.resolve({})
-    else w.reject(Object.assign(new AuditWriteError(reply.error, reply.code), reply.durabilityUnknown ? { durabilityUnknown: true } : {}))
   })
   worker.on('error', (err) => failAll(err))
   worker.on('exit', (code) => failAll(new Error(`audit writer thread exited (${code})`)))
@@ -429,6 +439,8 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
     }).finally(() => {
       if (waiting.size === 0) worker.unref()
     })) as Committer
+  commit.gathers = true
+  commit.transactions = () => transactions
   commit.close = () =>
     new Promise<void>((resolve) => {
       if (dead) {
