@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { openAuditLog } from '@countersign/shared'
+import { floodAnswer } from '@countersign/shared/testing/floodAnswer'
 import { describe, expect, it } from 'vitest'
 import { GIVE_UP_AFTER_MS, nextAttemptAt, startWebhookDispatcher } from './dispatcher.js'
 import { WebhookOutbox } from './outbox.js'
@@ -22,13 +23,24 @@ describe('nextAttemptAt', () => {
   })
 })
 
+const sampleEvents = {
+  approval_requested: { requestId: 'r1', action: 'transfer', riskScore: 1, mode: 'web' },
+  tx_broadcast: { txHash: `0x${'ab'.repeat(32)}`, chainId: 8453 },
+}
+
+/** A fresh audit log and its outbox, then `events` appended (the outbox starts at the log's head: they come after it). */
+async function outboxWith(events: Array<keyof typeof sampleEvents>) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))
+  const auditFile = path.join(dir, 'audit.db')
+  const audit = openAuditLog(auditFile)
+  const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
+  for (const event of events) await audit.append({ intentId: 'intent-1', event, data: sampleEvents[event] })
+  return { audit, outbox }
+}
+
 describe('a receiver that redirects', () => {
   it('fails the attempt, saying so, and the redirect is not followed', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))
-    const auditFile = path.join(dir, 'audit.db')
-    const audit = openAuditLog(auditFile)
-    const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
-    await audit.append({ intentId: 'intent-1', event: 'approval_requested', data: { requestId: 'r1', action: 'transfer', riskScore: 1, mode: 'web' } })
+    const { audit, outbox } = await outboxWith(['approval_requested'])
     let elsewhere = 0
     const other = createServer((_req, res) => {
       elsewhere += 1
@@ -59,14 +71,8 @@ describe('a receiver that redirects', () => {
 
 describe('a receiver that answers with an endless body', () => {
   it('is delivered on its status alone: the body is not read, so the approver neither waits for it nor holds it in memory', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-webhook-'))
-    const auditFile = path.join(dir, 'audit.db')
-    const audit = openAuditLog(auditFile)
-    // The outbox starts at the log's head: the events come after it.
-    const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
-    await audit.append({ intentId: 'intent-1', event: 'approval_requested', data: { requestId: 'r1', action: 'transfer', riskScore: 1, mode: 'web' } })
-    await audit.append({ intentId: 'intent-1', event: 'tx_broadcast', data: { txHash: `0x${'ab'.repeat(32)}`, chainId: 8453 } })
-    let streamed = 0
+    const { audit, outbox } = await outboxWith(['approval_requested', 'tx_broadcast'])
+    let streamed = () => 0
     let requests = 0
     // The first answer is 200 and a body that goes on (as fast as the connection takes it); the second a plain 200.
     const receiver = createServer((req, res) => {
@@ -74,16 +80,7 @@ describe('a receiver that answers with an endless body', () => {
       req.resume()
       res.writeHead(200, { 'content-type': 'application/octet-stream' })
       if (requests > 1) return void res.end('ok')
-      const chunk = Buffer.alloc(64 * 1024, 120)
-      // Bounded at 256 MiB so that a dispatcher reading it all fails this test instead of the machine.
-      const pump = () => {
-        while (!res.destroyed && streamed < 256 * 1024 * 1024) {
-          streamed += chunk.length
-          if (!res.write(chunk)) return void res.once('drain', pump)
-        }
-        res.end()
-      }
-      pump()
+      streamed = floodAnswer(res, 256 * 1024 * 1024)
     })
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
     const started = Date.now()
@@ -96,7 +93,7 @@ describe('a receiver that answers with an endless body', () => {
         ['approval_requested', 'delivered', 1],
       ])
       expect(Date.now() - started).toBeLessThan(5_000)
-      expect(streamed).toBeLessThan(64 * 1024 * 1024)
+      expect(streamed()).toBeLessThan(64 * 1024 * 1024)
     } finally {
       await dispatcher.stop()
       outbox.close()

@@ -3,6 +3,7 @@
 // size, and sends its API key to the configured host only (no redirects).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { floodAnswer } from '@countersign/shared/testing/floodAnswer'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import type { SwapExactInAction, TxIntent } from '@countersign/shared'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -64,22 +65,13 @@ describe('fetchAggregatorQuote', () => {
     })
     await expect(quote(declared.url)).rejects.toThrow(`aggregator answer larger than ${MAX_AGGREGATOR_ANSWER_BYTES} bytes`)
 
-    let streamed = 0
+    let streamed = () => 0
     const endless = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' })
-      const chunk = Buffer.alloc(64 * 1024, 32)
-      // Bounded at 64 MiB so that a client reading it all fails this test instead of the machine.
-      const pump = () => {
-        while (!res.destroyed && streamed < 64 * 1024 * 1024) {
-          streamed += chunk.length
-          if (!res.write(chunk)) return void res.once('drain', pump)
-        }
-        res.end()
-      }
-      pump()
+      streamed = floodAnswer(res, 64 * 1024 * 1024)
     })
     await expect(quote(endless.url)).rejects.toThrow(`aggregator answer larger than ${MAX_AGGREGATOR_ANSWER_BYTES} bytes`)
-    expect(streamed).toBeLessThan(16 * 1024 * 1024)
+    expect(streamed()).toBeLessThan(16 * 1024 * 1024)
   })
 
   it('says why for every other failure', async () => {
