@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openAuditLog, type AuditLog } from './auditLog.js'
+import { describeFailure } from '../operatorError.js'
+import { AuditReadError, openAuditLog, type AuditLog } from './auditLog.js'
+import { tamperAudit } from '../server/testing/auditTamper.js'
 import { runAuditCli } from '../server/audit/cli.js'
 import { AuditDataError } from './plainJson.js'
 import { verifyAuditChain } from '../server/audit/verify.js'
@@ -61,6 +63,27 @@ describe('audit log', () => {
     expect(log.eventsSince(['signature_created', 'signature_replaced'], 999).map((e) => e.intentId)).toEqual(['d', 'c', 'a'])
     expect(log.eventsSince('signature_created', 1000).map((e) => e.intentId)).toEqual(['d'])
     expect(log.eventsSince([], 0)).toEqual([])
+  })
+
+  it('a row whose data an outside edit made unreadable is named when read, not a JSON parse error', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    await log.append({ intentId: 'a', event: 'policy_evaluated', data: { wallet: '0x01' } })
+    await log.append({ intentId: 'b', event: 'tx_built', data: {} })
+    for (const broken of ["'not json'", "'[1]'", "'null'", "X'7b'"]) {
+      tamperAudit(file, (db) => db.prepare(`UPDATE audit_events SET data = ${broken} WHERE seq = 1`).run())
+      expect(() => log!.list({ limit: 5 })).toThrow(AuditReadError)
+      expect(() => log!.eventsSince('policy_evaluated', 0)).toThrow(/audit\.db row 1 \(policy_evaluated\): its data is not a JSON object, which no append writes; the log was changed outside countersign/)
+    }
+    // What a process that meets it at start prints: the words, no stack trace.
+    const err = (() => {
+      try {
+        log!.list({ limit: 5 })
+      } catch (e) {
+        return e as Error
+      }
+    })()
+    expect(describeFailure(err)).toBe(err!.message)
   })
 
   it('is durable: a reopened log has every acknowledged event', async () => {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
+import { OperatorError } from '../operatorError.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
 import { encodeBatch } from './batchWire.js'
@@ -459,6 +460,25 @@ function codeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
+/**
+ * A row no append could have written (its data is not a JSON object): the
+ * file was changed outside countersign. An OperatorError, so a process that
+ * meets one at start (the gateway rebuilding its rate-limit window) says so
+ * in words.
+ */
+export class AuditReadError extends OperatorError {
+  override name = 'AuditReadError'
+}
+
 export function toEvent(r: AuditRow): AuditEvent {
-  return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: JSON.parse(r.data) as Record<string, unknown> }
+  let data: unknown
+  try {
+    data = JSON.parse(r.data)
+  } catch {
+    data = undefined
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new AuditReadError(`audit.db row ${r.seq} (${String(r.event)}): its data is not a JSON object, which no append writes; the log was changed outside countersign (countersign-audit verify names what changed)`)
+  }
+  return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: data as Record<string, unknown> }
 }
