@@ -225,9 +225,9 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   function flush(): void {
     if (wal) return flushGrouped(wal)
     scheduled = false
-    // One commit at a time: appends made meanwhile wait and go in the next one.
-    // The worker takes each tick's appends at once and gathers on its side
-    // whatever arrives while it commits (see auditWorker.ts).
+    // Inline: one commit at a time, appends made meanwhile wait and go in the
+    // next one. The worker takes each tick's appends at once and gathers on
+    // its side whatever arrives while it commits (see auditWorker.ts).
     if ((inFlight > 0 && !commitBatch.gathers) || queue.length === 0) return
     const batch = queue
     queue = []

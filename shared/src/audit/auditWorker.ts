@@ -65,7 +65,7 @@ function commit(batches: WorkerBatch[]): void {
   const batchIds = batches.map((b) => b.batchId)
   let events: PreparedEvent[]
   try {
-    events = batches.length === 1 ? decodeBatch(batches[0]!.events) : batches.flatMap((b) => decodeBatch(b.events))
+    events = batches.flatMap((b) => decodeBatch(b.events))
     write(events)
   } catch (err) {
     port.postMessage(failed(batchIds, err, false))

@@ -52,7 +52,7 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
   } catch (err) {
     throw new AggregatorUnavailable(`aggregator unreachable: ${describeFetchError(err, config.timeoutMs)}`)
   }
-  if (res.status === 429 || !res.ok) {
+  if (!res.ok) {
     await res.body?.cancel().catch(() => undefined)
     throw new AggregatorUnavailable(res.status === 429 ? 'aggregator rate limit (429)' : `aggregator answered ${res.status}`)
   }
