@@ -132,10 +132,11 @@ function phaseSummary(results) {
 
 const load = () => os.loadavg().map((l) => fmt(l, 2)).join(' ')
 
-async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
+async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoot }) {
   const anvilBare = await startAnvil(CHAIN_ID)
   const anvilCs = await startAnvil(CHAIN_ID)
-  const anvilAb = abGateway ? await startAnvil(CHAIN_ID) : null
+  const ab = abGateway || abRoot ? { ...(abGateway ? { gatewayEntry: abGateway } : {}), ...(abRoot ? { servicesRoot: abRoot } : {}) } : null
+  const anvilAb = ab ? await startAnvil(CHAIN_ID) : null
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
   const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
@@ -143,10 +144,10 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   // The gateway's own per-phase timers, as Server-Timing headers (printed below).
   const env = { SERVICE_SERVER_TIMING: 'on' }
   const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, env })
-  const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', gatewayEntry: abGateway, env }) : null
+  const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', ...ab, env }) : null
   const bare = []
   const cs = []
-  const ab = []
+  const abRuns = []
   let n = 0
   try {
     for (let i = 0; i < warmup; i++) {
@@ -157,7 +158,7 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < perRound; i++) bare.push(await barePipeline(bareClient, account, n++))
       for (let i = 0; i < perRound; i++) cs.push(await countersignPipeline(stack, csClient, account.address, n++))
-      if (abStack) for (let i = 0; i < perRound; i++) ab.push(await countersignPipeline(abStack, abClient, account.address, n++))
+      if (abStack) for (let i = 0; i < perRound; i++) abRuns.push(await countersignPipeline(abStack, abClient, account.address, n++))
     }
   } finally {
     await stack.stop()
@@ -174,8 +175,10 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway }) {
   console.log(`    in the gateway (Server-Timing, p50 ms): approve-request ${serverPhaseSummary(cs.map((r) => r.gateway.approve))}`)
   console.log(`                                            sign-and-send ${serverPhaseSummary(cs.map((r) => r.gateway.sign))}`)
   if (abStack) {
-    const a = quantiles(ab.map((r) => r.total))
-    console.log(`  A/B: gateway ${abGateway}   p50 ${fmt(a.p50, 2).padStart(6)} ms  p99 ${fmt(a.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(ab).join(', ')})`)
+    const a = quantiles(abRuns.map((r) => r.total))
+    console.log(`  A/B: ${abRoot ? `services of ${abRoot}` : ''}${abGateway ? ` gateway ${abGateway}` : ''}   p50 ${fmt(a.p50, 2).padStart(6)} ms  p99 ${fmt(a.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(abRuns).join(', ')})`)
+    console.log(`    in the gateway (Server-Timing, p50 ms): approve-request ${serverPhaseSummary(abRuns.map((r) => r.gateway.approve))}`)
+    console.log(`                                            sign-and-send ${serverPhaseSummary(abRuns.map((r) => r.gateway.sign))}`)
   }
   console.log(`  ratio p50 ${fmt(c.p50 / b.p50, 2)}x (goal <= 1.5x)   ratio p99 ${fmt(c.p99 / b.p99, 2)}x (goal <= 3x)`)
   return { bare: b, countersign: c }
@@ -256,8 +259,10 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
 export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
   // BENCH_CPU_PROF=dir profiles the three services.
   const nodeArgs = (phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
-  // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought).
-  if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway: process.env.PIPELINE_AB_GATEWAY })
+  // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought);
+  // PIPELINE_AB_ROOT=path/to/another/tree runs all three services of that tree (built) instead.
+  const { PIPELINE_AB_GATEWAY: abGateway, PIPELINE_AB_ROOT: abRoot } = process.env
+  if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway, abRoot })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
   await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs: nodeArgs('concurrent') })
 }

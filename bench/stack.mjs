@@ -50,19 +50,20 @@ export async function importKeys(dataDir, keys) {
  * Signer (and, with rpcUrl, the gateway) on a fresh data dir holding `keys`;
  * with `approver` (its SERVICE_APPROVAL_MODE, e.g. 'auto') the approver too.
  * `nodeArgs` per service (e.g. { gateway: ['--cpu-prof', ...] }) for profiling;
- * `gatewayEntry` another build of the gateway (an A/B comparison).
+ * `gatewayEntry` another build of the gateway, `servicesRoot` another tree
+ * whose three services all run (A/B comparisons).
  */
-export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {}, gatewayEntry = path.join(root, 'services/gateway/dist/main.js') }) {
+export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {}, servicesRoot = root, gatewayEntry = path.join(servicesRoot, 'services/gateway/dist/main.js') }) {
   const dataDir = tempDir('cs-b-')
   const policyFile = path.join(dataDir, 'policy.json')
   writeFileSync(policyFile, JSON.stringify(policy))
   await importKeys(dataDir, keys)
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn', ...extraEnv }
-  const signer = await spawnReady('signer', env, /signer ready/, nodeArgs.signer)
+  const signer = await spawnReady(servicesRoot, 'signer', env, /signer ready/, nodeArgs.signer)
   let approver = null
   if (approvalMode) {
     env.SERVICE_APPROVER_PORT = String(await freePort())
-    approver = await spawnReady('approver', { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
+    approver = await spawnReady(servicesRoot, 'approver', { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
   }
   let gateway = null
   let url = null
@@ -87,8 +88,8 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
 }
 
 /** Spawns a service's dist/main.js and resolves once its stderr shows `ready`. */
-async function spawnReady(name, env, ready, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, `services/${name}/dist/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+async function spawnReady(servicesRoot, name, env, ready, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(servicesRoot, `services/${name}/dist/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   process.setMaxListeners(0) // one exit listener per child; a benchmark starts many
   process.once('exit', () => child.kill('SIGKILL'))
   await new Promise((resolve, reject) => {

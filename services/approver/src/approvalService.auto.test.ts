@@ -1,6 +1,7 @@
 // Auto mode (a channel that approves at once): the token is minted first, then
 // approval_requested and approval_granted are committed together, in that
-// order, in one audit transaction; nothing is answered before that commit;
+// order, in one audit transaction; nothing is answered before that commit
+// and the signer's fsync of the token (the rows' own fsync may follow);
 // a signer that cannot mint refuses the request at once (nobody else would
 // decide it) and leaves nothing behind; a commit that fails leaves no request
 // behind (in auto mode and when presented).
@@ -22,16 +23,50 @@ afterEach(async () => {
   audit = undefined
 })
 
-/** The audit log, with every append held back while `gate.closed`, and failing (a full disk) for the events in `gate.failing`. */
-function gatedAppends(log: AuditLog, gate: { closed: boolean; held: Array<() => void>; failing: Set<string> }): AuditLog {
+interface Gate {
+  /** Every append's commit held back (answered when released, in order). */
+  closed: boolean
+  held: Array<() => void>
+  /** Events whose commit fails (a full disk). */
+  failing: Set<string>
+  /** appendOrdered: the commit goes through, its fsync is held back (released from `fsyncs`). */
+  fsyncHeld: boolean
+  fsyncs: Array<() => void>
+  /** appendOrdered: the commit goes through, its fsync fails. */
+  fsyncFails: boolean
+}
+
+const holdIn = <T>(p: Promise<T>, queue: Array<() => void>) => new Promise<T>((resolve, reject) => queue.push(() => void p.then(resolve, reject)))
+
+/** The audit log with its commits and fsyncs held back or failing as `gate` says. */
+function gatedAppends(log: AuditLog, gate: Gate): AuditLog {
+  const full = () => new Error('SQLITE_FULL: database or disk is full')
   return new Proxy(log, {
     get(target, key) {
       if (key === 'append') {
         return (e: Parameters<AuditLog['append']>[0]) => {
-          if (gate.failing.has(e.event)) return Promise.reject(new Error('SQLITE_FULL: database or disk is full'))
+          if (gate.failing.has(e.event)) return Promise.reject(full())
           const committed = target.append(e)
-          if (!gate.closed) return committed
-          return new Promise((resolve, reject) => gate.held.push(() => void committed.then(resolve, reject)))
+          return gate.closed ? holdIn(committed, gate.held) : committed
+        }
+      }
+      if (key === 'appendOrdered') {
+        return (e: Parameters<AuditLog['appendOrdered']>[0]): ReturnType<AuditLog['appendOrdered']> => {
+          if (gate.failing.has(e.event)) {
+            const failed = Promise.reject(full())
+            return { ordered: failed.then(() => undefined), durable: failed }
+          }
+          let { ordered, durable } = target.appendOrdered(e)
+          if (gate.fsyncFails)
+            durable = durable.then(() => {
+              throw new Error('fdatasync of audit.db-wal failed: EIO')
+            })
+          else if (gate.fsyncHeld) durable = holdIn(durable, gate.fsyncs)
+          if (gate.closed) {
+            ordered = holdIn(ordered, gate.held)
+            durable = holdIn(durable, gate.held)
+          }
+          return { ordered, durable }
         }
       }
       const value = Reflect.get(target, key) as unknown
@@ -45,10 +80,13 @@ function setup(opts: { auto?: boolean } = {}) {
   const clock = () => now
   const log = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-auto-')), 'audit.db'), { clock })
   audit = log
-  const gate = { closed: false, held: [] as Array<() => void>, failing: new Set<string>() }
+  const gate: Gate = { closed: false, held: [], failing: new Set<string>(), fsyncHeld: false, fsyncs: [], fsyncFails: false }
   const grants: Array<{ params: GrantParams; approvalRowsAtMint: number; result: GrantResult }> = []
+  const backgroundErrors: Error[] = []
   let signerDown = false
   let grantGate: Promise<void> | null = null
+  // The signer's fsync of the tokens minted so far (grantsDurable): held back or failing.
+  const tokenFsync = { held: [] as Array<() => void>, hold: false, fails: false, calls: 0 }
   const approvalRows = () => log.list({ limit: 1000 }).filter((e) => e.event.startsWith('approval_')).length
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
   const service = createApprovalService({
@@ -65,7 +103,13 @@ function setup(opts: { auto?: boolean } = {}) {
         grants.push({ params, approvalRowsAtMint: approvalRows(), result })
         return result
       },
+      durable: async () => {
+        tokenFsync.calls += 1
+        if (tokenFsync.hold) await new Promise<void>((r) => tokenFsync.held.push(r))
+        if (tokenFsync.fails) throw new Error('fdatasync of signer.db-wal failed: EIO')
+      },
     },
+    onBackgroundError: (err) => backgroundErrors.push(err),
   })
   if (opts.auto !== false) service.addChannel(autoChannel())
   const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
@@ -80,6 +124,8 @@ function setup(opts: { auto?: boolean } = {}) {
     intent,
     request,
     rows,
+    tokenFsync,
+    backgroundErrors,
     signer: (down: boolean) => (signerDown = down),
     holdGrants: () => {
       let release!: () => void
@@ -134,6 +180,60 @@ describe('auto mode', () => {
     for (const release of s.gate.held.splice(0)) release()
     expect(await asked).toMatchObject({ state: 'decided', outcome: { approved: true } })
     expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+  })
+
+  it("answers once the rows are committed, before their fsync (the gateway's next commit makes them durable first); the fsync still follows", async () => {
+    const s = setup()
+    s.gate.fsyncHeld = true
+    const t = await s.request()
+    expect(t).toMatchObject({ state: 'decided', outcome: { approved: true } })
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+    expect(s.gate.fsyncs).toHaveLength(2)
+    for (const release of s.gate.fsyncs.splice(0)) release()
+    await settled()
+    expect(s.backgroundErrors).toEqual([])
+  })
+
+  it('an fsync of the rows that fails after the answer is reported (onBackgroundError)', async () => {
+    const s = setup()
+    s.gate.fsyncFails = true
+    expect(await s.request()).toMatchObject({ state: 'decided', outcome: { approved: true } })
+    await settled()
+    expect(s.backgroundErrors.map((e) => e.message)).toEqual(['fdatasync of audit.db-wal failed: EIO'])
+  })
+
+  it('hands the token on only once the signer has it on disk, waiting for that while the rows commit', async () => {
+    const s = setup()
+    s.tokenFsync.hold = true
+    let answered = false
+    const asked = s.request().then((t) => {
+      answered = true
+      return t
+    })
+    await settled()
+    expect(s.tokenFsync.calls).toBe(1)
+    // The rows did not wait for the token's fsync; the answer does.
+    expect(s.rows().map((e) => e.event)).toEqual(['approval_requested', 'approval_granted'])
+    expect(answered).toBe(false)
+    for (const release of s.tokenFsync.held.splice(0)) release()
+    expect(await asked).toMatchObject({ state: 'decided', outcome: { approved: true } })
+  })
+
+  it("a token the signer could not fsync is not handed on: signer_unavailable, and whoever attached hears the request withdrawn", async () => {
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    s.tokenFsync.hold = true
+    s.tokenFsync.fails = true
+    const first = s.request()
+    await settled()
+    const attached = await s.request()
+    if (attached.state !== 'pending') throw new Error('expected the second call to attach')
+    for (const release of s.tokenFsync.held.splice(0)) release()
+    await expect(first).rejects.toMatchObject({ reason: 'signer_unavailable', message: expect.stringMatching(/fdatasync of signer\.db-wal failed/) })
+    const outcomes = s.service.updates(cursor).outcomes
+    expect(outcomes).toEqual([{ approved: false, requestId: attached.requestId, txRequestHash: attached.txRequestHash, reason: 'withdrawn' }])
+    expect(outcomes.some((o) => o.approved)).toBe(false)
+    expect(s.pending.list()).toEqual([])
   })
 
   it('the same intent asked again while its token is being minted attaches to the request and hears its approval', async () => {

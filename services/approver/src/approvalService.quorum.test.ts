@@ -54,6 +54,7 @@ function setup(opts: { failGrants?: number; namedOperators?: number; failingEven
         grants.push(b)
         return { approvalTokenId: randomUUID(), expiresAt: now + 300_000 }
       },
+      durable: async () => undefined,
     },
     // Above 1000 wei: two operators (the policy's requireQuorumAbove, as main.ts wires it).
     quorumFor: (i) => (i.action.type === 'transfer_native' && BigInt(i.action.amount) > 1000n ? 2 : null),

@@ -31,6 +31,7 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
       grants.push(b)
       return { approvalTokenId: randomUUID(), expiresAt: now + 300_000 }
     },
+    durable: async () => undefined,
   }
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: opts.perWallet ?? 5, total: opts.total ?? 500 })
   const service = createApprovalService({ mode: opts.mode ?? 'web', pending, granter, audit, routers, clock })
@@ -183,7 +184,7 @@ describe('approval requests', () => {
 
   it('an ask that arrives while the token is being minted attaches to that request, not a new one', async () => {
     let release!: () => void
-    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))) }
+    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
     const s = setup({ granter: slow })
     const t = await s.pendingTicket()
     const deciding = s.service.decide(t.requestId, true, 'web')
@@ -194,8 +195,33 @@ describe('approval requests', () => {
     expect(s.events().filter((e) => e === 'approval_requested')).toHaveLength(1)
   })
 
+  it("an operator's approval is written, and its token handed on, only once the signer has the token on disk; a failed fsync there leaves the request pending", async () => {
+    let durable!: { resolve: () => void; reject: (e: Error) => void }
+    const held: Granter = {
+      grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }),
+      durable: () => new Promise<void>((resolve, reject) => (durable = { resolve, reject })),
+    }
+    const s = setup({ granter: held })
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    const first = s.service.decide(t.requestId, true, 'web')
+    await new Promise((r) => setTimeout(r, 20))
+    expect(s.events()).toEqual(['approval_requested'])
+    expect(endsSince(s, cursor)).toEqual([])
+    durable.reject(new Error('fdatasync of signer.db-wal failed'))
+    await expect(first).rejects.toMatchObject({ code: 'signer_unavailable' })
+    expect(s.pending.list().map((x) => x.requestId)).toEqual([t.requestId])
+    const second = s.service.decide(t.requestId, true, 'web')
+    await new Promise((r) => setTimeout(r, 20))
+    expect(s.events()).toEqual(['approval_requested'])
+    durable.resolve()
+    await second
+    expect(s.events()).toEqual(['approval_requested', 'approval_granted', 'web_approval_decided'])
+    expect(endsSince(s, cursor)).toMatchObject([{ approved: true, requestId: t.requestId }])
+  })
+
   it('a signer that cannot mint leaves the request pending', async () => {
-    const s = setup({ granter: { grant: async () => Promise.reject(new Error('ECONNREFUSED')) } })
+    const s = setup({ granter: { grant: async () => Promise.reject(new Error('ECONNREFUSED')), durable: async () => undefined } })
     const t = await s.pendingTicket()
     await expect(s.service.decide(t.requestId, true, 'web')).rejects.toMatchObject({ code: 'signer_unavailable' })
     expect(s.pending.list().map((x) => x.requestId)).toEqual([t.requestId])

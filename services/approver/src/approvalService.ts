@@ -22,7 +22,10 @@ import { newQuorum, quorumMet, quorumView, recordApproval, withdrawApproval } fr
 import { summarise } from './summary.js'
 
 export interface Granter {
+  /** Mints a token; it may still be on its way to disk (see `durable`). */
   grant(binding: GrantParams): Promise<GrantResult>
+  /** Resolves once every token granted before the call is on disk: no token is handed on before. */
+  durable(): Promise<void>
 }
 
 export class DecisionError extends Error {
@@ -78,6 +81,8 @@ export function createApprovalService(deps: {
   quorumFor?: (intent: TxIntent) => number | null
   /** Named operators configured (SERVICE_OPERATORS_FILE); 0 for the single token or no operator auth. */
   namedOperators?: number
+  /** An fsync that failed after its caller was answered (auto mode's rows; see approveAtOnce). */
+  onBackgroundError?: (err: Error) => void
 }): ApprovalService {
   const { pending, granter, audit, clock } = deps
   const channels: ApprovalChannel[] = []
@@ -128,6 +133,7 @@ export function createApprovalService(deps: {
       try {
         // Bound to the transaction and to the exact intent shown to the operator.
         grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
+        await granter.durable()
       } catch (err) {
         pending.restore(entry)
         throw new DecisionError('signer_unavailable', `the signer could not issue a token (${(err as Error).message}); the request is still pending`)
@@ -225,46 +231,63 @@ export function createApprovalService(deps: {
   /**
    * A channel that approves everything (auto): the token is minted first and
    * the request and its approval are then committed together, in that order,
-   * in one audit transaction, where deciding after presenting takes two
-   * commits either side of the grant. The token is durable in the signer
-   * before the commit and both rows are durable before anyone is answered.
-   * If the approver dies between the mint and the commit, the token was never
-   * handed to anyone and expires unused, as one whose approval_granted commit
-   * fails does.
+   * in one audit transaction, while the signer's fsync of the token runs.
+   * The gateway is answered once the token is durable and the rows are
+   * committed, before their own fsync: the gateway's next commit (tx_built),
+   * later in the same -wal file, makes them durable before the gateway
+   * answers anyone, and this process's fsync follows anyway (a failure is
+   * reported through onBackgroundError). If the approver dies between the
+   * mint and the commit, the token was never handed to anyone and expires
+   * unused, as one whose approval_granted commit fails does.
    */
   async function approveAtOnce(entry: PendingRequest, requested: AuditAppend, via: DecisionSource): Promise<ApprovalTicket> {
     const { intent, summary, requestId } = entry
     // Off the list at once (nobody decides it), yet still the intent's one request until its end.
     pending.take(requestId)
     deciding.set(intent.id, entry)
+    // Nobody decides a request in auto mode: put back on the list it would
+    // only expire, its caller waiting 300 s for an answer. It is refused at
+    // once instead (503 at the API). Whoever attached meanwhile hears it
+    // withdrawn, and asking again once the signer is back starts afresh.
+    const signerUnavailable = (err: unknown) => {
+      end(entry, withdrawn(entry), 'withdrawn')
+      return new ApprovalRefusal('signer_unavailable', `the signer could not issue an approval token (${(err as Error).message}); nothing was approved, retry later`)
+    }
     try {
       let grant: GrantResult
       try {
         grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
       } catch (err) {
-        // Nobody decides a request in auto mode: put back on the list it would
-        // only expire, its caller waiting 300 s for an answer. It is refused at
-        // once instead (503 at the API). Nothing was written, so the request did
-        // not happen: whoever attached meanwhile hears it withdrawn, and asking
-        // again once the signer is back starts afresh.
-        end(entry, withdrawn(entry), 'withdrawn')
-        throw new ApprovalRefusal('signer_unavailable', `the signer could not issue an approval token (${(err as Error).message}); nothing was approved, retry later`)
+        // Nothing was written: the request did not happen.
+        throw signerUnavailable(err)
       }
+      const tokenDurable = granter.durable()
+      // Appended in this order in the same tick: one transaction.
+      const rows = [
+        audit.appendOrdered(requested),
+        audit.appendOrdered({
+          intentId: intent.id,
+          event: 'approval_granted',
+          data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
+        }),
+      ]
+      const rowsDurable = Promise.all(rows.map((r) => r.durable))
+      rowsDurable.catch(() => undefined) // reported below once the commit itself went through
       try {
-        // Appended in this order in the same tick: one transaction.
-        await Promise.all([
-          audit.append(requested),
-          audit.append({
-            intentId: intent.id,
-            event: 'approval_granted',
-            data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via },
-          }),
-        ])
+        await Promise.all(rows.map((r) => r.ordered))
       } catch (err) {
         // Neither row is in the log, so the request did not happen: whoever attached to it meanwhile hears
         // it withdrawn, the caller gets the error, and the token, never handed out, expires unused.
+        tokenDurable.catch(() => undefined)
         end(entry, withdrawn(entry), 'withdrawn')
         throw err
+      }
+      rowsDurable.catch((err: Error) => deps.onBackgroundError?.(err))
+      try {
+        await tokenDurable
+      } catch (err) {
+        // The token may not survive a power cut: it is not handed on.
+        throw signerUnavailable(err)
       }
       const outcome: ApprovalOutcome = { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId: grant.approvalTokenId }
       end(entry, outcome, 'approved', grant.expiresAt)

@@ -20,6 +20,7 @@ import {
   openAuditLog,
   requestApprovalParamsSchema,
   routerTableFromEnv,
+  signerMethods,
   socketConfigFromEnv,
   systemClock,
   verifyOperatorTokenParamsSchema,
@@ -85,7 +86,9 @@ async function main(): Promise<void> {
   const token = config.operatorAuth && !namedOps ? loadOrCreateOperatorToken(config.dataDir, config.operatorToken) : null
   const operators = namedOps ?? (token ? singleTokenOperators(token.token) : null)
   const auditFile = path.join(config.dataDir, 'audit.db')
-  const audit = openAuditLog(auditFile)
+  // Grouped fsync: commits write without an fsync and one fdatasync covers those made together.
+  // Every append still resolves after it; auto mode answers the gateway at the commit (approveAtOnce).
+  const audit = openAuditLog(auditFile, { fsync: 'grouped' })
   // Webhooks are filled from the audit log (the gateway's broadcasts included) into webhooks.db, then delivered in order.
   const outbox = webhookTarget ? new WebhookOutbox(path.join(config.dataDir, 'webhooks.db'), auditFile) : null
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
@@ -94,13 +97,17 @@ async function main(): Promise<void> {
   const service = createApprovalService({
     mode: config.channels.join(','),
     pending,
-    granter: { grant: (b) => signer.call<GrantResult>('grantApproval', b) },
+    granter: {
+      grant: (b) => signer.call<GrantResult>(signerMethods.grantApproval, b),
+      durable: async () => void (await signer.call(signerMethods.grantsDurable, {})),
+    },
     audit,
     routers,
     clock,
     quorumFor: (intent) => quorumFor(policy, intent)?.approvals ?? null,
     // Auto mode and SERVICE_OPERATOR_AUTH=off never count: the start check refuses a quorum there, this refuses the gateway's.
     namedOperators: config.channels.includes('auto') ? 0 : (namedOps?.named ?? 0),
+    onBackgroundError: (err) => process.stderr.write(`countersign approver: audit.db: ${err.message}\n`),
   })
   const sweep = setInterval(() => void service.sweep(), SWEEP_MS)
   sweep.unref()

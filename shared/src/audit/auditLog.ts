@@ -96,7 +96,7 @@ export interface AuditLogOptions {
   checkpoints?: AuditCheckpointer
   /**
    * 'in-commit' (default): every commit fsyncs on the writing thread
-   * (synchronous=FULL). 'grouped' (inline writer only; the signer): commits
+   * (synchronous=FULL). 'grouped' (inline writer only; the signer and the approver): commits
    * write without an fsync and one fdatasync on libuv's pool covers every
    * commit made before it started; appends resolve only after it, and a
    * requested checkpoint is written just before that fsync, sealing all

@@ -1,5 +1,6 @@
 // The signer's whole external interface (DESIGN.md §1–2), like Clef's: three
-// methods on signer.sock for the gateway, one on grant.sock for the approver.
+// methods on signer.sock for the gateway, two on grant.sock for the approver
+// (minting a token, and waiting until the tokens minted are on disk).
 // Nothing here signs raw data, messages or calldata: every signature derives
 // from a TxIntent that the signer rebuilds itself.
 import { amountSchema, txHashSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
@@ -13,6 +14,7 @@ export const signerMethods = {
   accounts: 'accounts',
   health: 'health',
   grantApproval: 'grantApproval',
+  grantsDurable: 'grantsDurable',
 } as const
 
 export interface SignParams {
@@ -59,6 +61,14 @@ export interface GrantParams {
   intentId: string
 }
 
+/**
+ * grantApproval answers once the token is committed to signer.db, before the
+ * fsync that makes it durable, so that the approver can commit its own
+ * approval rows meanwhile; grantsDurable (no params, answers {}) resolves
+ * once every token minted before it is on disk. A token is handed on only
+ * after both: a power cut never leaves the audit log naming a token the
+ * signer lost, nor a caller holding one.
+ */
 export interface GrantResult {
   approvalTokenId: string
   expiresAt: number

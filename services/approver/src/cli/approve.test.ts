@@ -36,7 +36,7 @@ async function approver(opts: { quorum?: boolean } = {}) {
   const service = createApprovalService({
     mode: 'web',
     pending,
-    granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }) },
+    granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }), durable: async () => undefined },
     audit,
     routers: defaultRouterTable(),
     clock: Date.now,

@@ -27,7 +27,7 @@ async function app(token: string | null = TOKEN, wsAuthTimeoutMs?: number) {
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-http-')), 'audit.db'), { clock })
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
-  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: now + 300_000 }) }, audit, routers: defaultRouterTable(), clock })
+  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: now + 300_000 }), durable: async () => undefined }, audit, routers: defaultRouterTable(), clock })
   const web = webChannel(clock)
   service.addChannel(web)
   const http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: token, ...(wsAuthTimeoutMs ? { wsAuthTimeoutMs } : {}) })

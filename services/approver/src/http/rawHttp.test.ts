@@ -21,7 +21,7 @@ beforeAll(async () => {
   const clock = () => Date.UTC(2026, 10, 22, 12)
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-raw-')), 'audit.db'), { clock })
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
-  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: clock() + 300_000 }) }, audit, routers: defaultRouterTable(), clock })
+  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: clock() + 300_000 }), durable: async () => undefined }, audit, routers: defaultRouterTable(), clock })
   const web = webChannel(clock)
   service.addChannel(web)
   http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: 'operator-secret-operator-secret-1234' })

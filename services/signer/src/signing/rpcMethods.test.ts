@@ -8,15 +8,23 @@ const core: SignerCore = {
     throw new Error('not reached in these tests')
   },
   grantApproval: async () => ({ approvalTokenId: 'x', expiresAt: 0 }),
+  grantsDurable: async () => ({}),
   accounts: () => [],
   auditMissed: async () => ({ late: 0, logged: 0 }),
   durability: () => ({ signatures: 0, cpuUs: { user: 0, system: 0 }, signerDb: { commits: 0, syncs: 0, syncMs: 0, waitersPerSync: {} }, auditDb: undefined }),
 }
 
 describe('the signer interface', () => {
-  it('is exactly sign/accounts/health for the gateway and grantApproval for the approver: nothing signs raw data', () => {
+  it('is exactly sign/accounts/health for the gateway and grantApproval/grantsDurable for the approver: nothing signs raw data', () => {
     expect(Object.keys(gatewayMethods(core, 0, () => 0)).sort()).toEqual(['accounts', 'health', 'sign'])
-    expect(Object.keys(grantMethods(core))).toEqual(['grantApproval'])
+    expect(Object.keys(grantMethods(core)).sort()).toEqual(['grantApproval', 'grantsDurable'])
+  })
+
+  it('grantsDurable takes no params', async () => {
+    const durable = grantMethods(core).grantsDurable!
+    expect(() => durable({ upTo: 3 })).toThrow(RpcError)
+    await expect(durable({})).resolves.toEqual({})
+    await expect(durable([])).resolves.toEqual({})
   })
 
   it.each([

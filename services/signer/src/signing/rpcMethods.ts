@@ -39,9 +39,10 @@ export function gatewayMethods(core: SignerCore, startedAtMs: number, clock: () 
   }
 }
 
-/** grant.sock: the approver's only power is minting a token bound to one txRequestHash. */
+/** grant.sock: the approver's only power is minting a token bound to one txRequestHash (and waiting until it is on disk). */
 export function grantMethods(core: SignerCore): Record<string, Method> {
   return {
     grantApproval: validated<GrantParams>(grantParamsSchema, (p) => core.grantApproval(p)),
+    grantsDurable: validated(emptyParamsSchema, () => core.grantsDurable()),
   }
 }

@@ -395,6 +395,19 @@ describe('signer core', () => {
     })
   })
 
+  it('grantApproval answers once the token is committed, its fsync started; grantsDurable answers after that same fsync', async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.native('1000') })
+    const { approvalTokenId } = await s.core.grantApproval({ ...s.bindingOf(i), intentId: i.id })
+    expect(s.tokens.check(approvalTokenId, s.bindingOf(i), s.clock())).toBeNull()
+    expect(s.core.durability().signerDb).toMatchObject({ commits: 1, syncs: 0 })
+    await expect(s.core.grantsDurable()).resolves.toEqual({})
+    // One fsync: the one the mint started covers the wait.
+    expect(s.core.durability().signerDb).toMatchObject({ commits: 1, syncs: 1 })
+    await expect(s.core.grantsDurable()).resolves.toEqual({})
+    expect(s.core.durability().signerDb.syncs).toBe(1)
+  })
+
   it('approvalRequired from the gateway makes a token required and consumed even when the signer policy allows', async () => {
     const s = setup()
     const i = s.intent({ action: actions.transfer() })

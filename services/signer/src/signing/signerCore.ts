@@ -40,7 +40,10 @@ export interface SignerCore {
    * event is in the log get the flag back, and no second event (`logged`).
    */
   auditMissed(): Promise<MissedAudits>
+  /** Mints a token; answers once it is committed, its fsync started (see GrantResult). */
   grantApproval(params: GrantParams): Promise<GrantResult>
+  /** Resolves once every token minted before the call is on disk. */
+  grantsDurable(): Promise<Record<string, never>>
   accounts(): AccountInfo[]
   /** Group commit observed: signatures stored, and what each database's fsyncs covered. */
   durability(): SignerDurability
@@ -377,8 +380,15 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     async grantApproval({ txRequestHash, intentHash, intentId }) {
       const token = tokens.mint({ txRequestHash, intentHash, intentId }, clock())
       wal.committed()
-      await wal.durable()
+      // The fsync starts now; the approver waits for it (grantsDurable) while
+      // it commits its own rows, instead of before. A failed fsync fails that wait.
+      wal.durable().catch(() => undefined)
       return { approvalTokenId: token.id, expiresAt: token.expiresAt }
+    },
+
+    async grantsDurable() {
+      await wal.durable()
+      return {}
     },
 
     durability() {
