@@ -3,7 +3,9 @@
 // error handling, logger) against the bare GET /ready at 32 connections, with
 // CPU per request; and sequential latency of a build against the bare POST,
 // split with Server-Timing into the time inside the gateway (onRequest to
-// onSend) and outside it (the HTTP round trip). Alternating rounds.
+// onSend) and outside it (the HTTP round trip), back to back and with 2 ms of
+// idleness before each request (what a pipeline's waits for disk and chain
+// leave: the machine's cores go idle and wake again). Alternating rounds.
 import path from 'node:path'
 import { cpuPerRequest, fmt, freePort, load, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
 
@@ -21,11 +23,14 @@ function intentBody(i) {
   })
 }
 
-/** p50 of sequential requests, and of the gateway's Server-Timing total when it sends one. */
-async function sequential(url, body, n) {
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** p50 of sequential requests (each after `gapMs` of idleness), and of the gateway's Server-Timing total when it sends one. */
+async function sequential(url, body, n, gapMs = 0) {
   const client = []
   const inside = []
   for (let i = 0; i < n; i++) {
+    if (gapMs > 0) await sleep(gapMs)
     const payload = body?.(i)
     const t0 = performance.now()
     const r = await fetch(url, payload ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload } : {})
@@ -62,6 +67,12 @@ export async function benchOverhead({ rounds = 2, duration = 5, requests = 1500 
       const build = await sequential(`http://127.0.0.1:${port}/v1/tx/build`, intentBody, requests)
       console.log(
         `  round ${round}  sequential POST, p50 of ${requests}: bare ${fmt(barePost.client, 3)} ms; build ${fmt(build.client, 3)} ms at the client, ${fmt(build.inside, 3)} inside the gateway, ${fmt(build.client - build.inside, 3)} outside`,
+      )
+      const idle = Math.round(requests / 3)
+      const barePostIdle = await sequential(`http://127.0.0.1:${barePort}/bare`, intentBody, idle, 2)
+      const buildIdle = await sequential(`http://127.0.0.1:${port}/v1/tx/build`, intentBody, idle, 2)
+      console.log(
+        `  round ${round}  the same, 2 ms idle before each, p50 of ${idle}: bare ${fmt(barePostIdle.client, 3)} ms; build ${fmt(buildIdle.client, 3)} ms at the client, ${fmt(buildIdle.inside, 3)} inside the gateway, ${fmt(buildIdle.client - buildIdle.inside, 3)} outside`,
       )
     }
   } finally {
