@@ -234,6 +234,24 @@ describe('auto mode', () => {
     expect(outcomes).toEqual([{ approved: false, requestId: attached.requestId, txRequestHash: attached.txRequestHash, reason: 'withdrawn' }])
     expect(outcomes.some((o) => o.approved)).toBe(false)
     expect(s.pending.list()).toEqual([])
+    await settled()
+    expect(s.rows().map((e) => [e.event, e.data.reason])).toEqual([
+      ['approval_requested', undefined],
+      ['approval_granted', undefined],
+      ['approval_withdrawn', 'token_not_durable'],
+    ])
+  })
+
+  it('a token fsync that fails while the rows are still committing is refused the same way, with nothing unhandled', async () => {
+    const s = setup()
+    s.gate.closed = true
+    s.tokenFsync.fails = true
+    const first = s.request()
+    await settled()
+    expect(s.tokenFsync.calls).toBe(1)
+    for (const release of s.gate.held.splice(0)) release()
+    await expect(first).rejects.toMatchObject({ reason: 'signer_unavailable' })
+    expect(s.pending.list()).toEqual([])
   })
 
   it('the same intent asked again while its token is being minted attaches to the request and hears its approval', async () => {

@@ -262,6 +262,7 @@ export function createApprovalService(deps: {
         throw signerUnavailable(err)
       }
       const tokenDurable = granter.durable()
+      tokenDurable.catch(() => undefined) // awaited below; this keeps a failure before then from being "unhandled"
       // Appended in this order in the same tick: one transaction.
       const rows = [
         audit.appendOrdered(requested),
@@ -278,7 +279,6 @@ export function createApprovalService(deps: {
       } catch (err) {
         // Neither row is in the log, so the request did not happen: whoever attached to it meanwhile hears
         // it withdrawn, the caller gets the error, and the token, never handed out, expires unused.
-        tokenDurable.catch(() => undefined)
         end(entry, withdrawn(entry), 'withdrawn')
         throw err
       }
@@ -286,7 +286,11 @@ export function createApprovalService(deps: {
       try {
         await tokenDurable
       } catch (err) {
-        // The token may not survive a power cut: it is not handed on.
+        // The token may not survive a power cut: it is not handed on, and the
+        // log, which already says it was granted, says the request ended unused.
+        audit
+          .append({ intentId: intent.id, event: 'approval_withdrawn', data: { requestId, reason: 'token_not_durable' } })
+          .catch((e: Error) => deps.onBackgroundError?.(e))
         throw signerUnavailable(err)
       }
       const outcome: ApprovalOutcome = { approved: true, requestId, txRequestHash: summary.txRequestHash, approvalTokenId: grant.approvalTokenId }
