@@ -25,12 +25,12 @@ function intentBody() {
 }
 
 /** One gateway build (`entry`, its dist/main.js) under the build load: its rate and its CPU per build. */
-async function loadGateway(entry, duration, profileName) {
+async function loadGateway(entry, duration, profileName, nodeArgs = []) {
   const port = await freePort()
   const gw = await startNode(entry, {
     env: { SERVICE_PORT: String(port), SERVICE_DATA_DIR: tempDir(), SERVICE_LOG_LEVEL: 'warn' },
     url: `http://127.0.0.1:${port}/v1/health`,
-    nodeArgs: profileName ? profileArgs(profileName) : [],
+    nodeArgs: [...(profileName ? profileArgs(profileName) : []), ...nodeArgs],
   })
   try {
     const before = threadCpuMs(gw.pid)
@@ -51,14 +51,17 @@ async function loadGateway(entry, duration, profileName) {
  * BUILD_AB_GATEWAY=<other gateway dist/main.js>: this build and that one in
  * alternating rounds (BUILD_AB_ROUNDS, default 4, of 5 s), so that a change is
  * judged by CPU per build measured side by side on a machine that drifts.
+ * BUILD_AB_NODE_ARGS (space-separated) starts B's node with those flags: the
+ * same build twice, with and without a V8 or Node option.
  */
 async function abRounds(other, rounds) {
+  const otherArgs = (process.env.BUILD_AB_NODE_ARGS ?? '').split(' ').filter(Boolean)
   const here = path.join(root, 'services/gateway/dist/main.js')
   const sums = { here: { rps: 0, loop: 0, others: 0 }, other: { rps: 0, loop: 0, others: 0 } }
-  console.log(`\nA/B: ${here} (A) against ${other} (B), ${rounds} alternating rounds of 5 s`)
+  console.log(`\nA/B: ${here} (A) against ${other}${otherArgs.length ? ` with ${otherArgs.join(' ')}` : ''} (B), ${rounds} alternating rounds of 5 s`)
   for (let i = 0; i < rounds; i++) {
     for (const [name, entry] of i % 2 === 0 ? [['here', here], ['other', other]] : [['other', other], ['here', here]]) {
-      const { result, cpu } = await loadGateway(entry, 5)
+      const { result, cpu } = await loadGateway(entry, 5, undefined, name === 'other' ? otherArgs : [])
       sums[name].rps += result.rps
       sums[name].loop += cpu?.loopUs ?? NaN
       sums[name].others += cpu?.othersUs ?? NaN
