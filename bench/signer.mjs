@@ -2,7 +2,9 @@
 // signature on one thread (issue 17 goal 1: >= 80 % at concurrency 8), with
 // the group commit it achieved: how many signatures shared each fsync.
 // BENCH_SIGNER_CPU_PROF=<dir> runs the signer under --cpu-prof (profile
-// written there when it stops).
+// written there when it stops). SIGN_AB_ROOT=<tree> compares this signer
+// with that tree's (built) in alternating rounds instead (SIGN_AB_ROUNDS,
+// default 6): rate and the signer's CPU per signature, side by side.
 import os from 'node:os'
 import path from 'node:path'
 import { buildTransaction, createRpcClient, SIGNER_SOCKET, defaultRouterTable } from '@countersign/shared'
@@ -27,7 +29,59 @@ function histogramDelta(after = {}, before = {}) {
 
 const sumOf = (h, weight) => Object.entries(h).reduce((s, [size, n]) => s + weight(Number(size)) * n, 0)
 
+/** One stack's signer RPC at concurrency 8 for `ms`: its rate, and its CPU per signature from health's counters. */
+async function signerRound(stack, client, account, ms, nonceFrom) {
+  const health = async () => (await client.call('health', {})).durability
+  const before = await health()
+  let nonce = nonceFrom
+  const rate = await throughput(
+    async () => {
+      const intent = transferIntent(account.address, nonce)
+      const { txRequest } = buildTransaction(intent, routers)
+      await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
+    },
+    { concurrency: CONCURRENCY, ms },
+  )
+  const after = await health()
+  const signatures = after.signatures - before.signatures
+  const cpuPerSig = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(signatures, 1)
+  const tx = after.storeTransactions && before.storeTransactions ? after.storeTransactions.transactions - before.storeTransactions.transactions : null
+  return { rate, cpuPerSig, perFsync: signatures / Math.max(after.signerDb.syncs - before.signerDb.syncs, 1), perTransaction: tx ? signatures / tx : null, nonce }
+}
+
+/** SIGN_AB_ROOT: this signer (A) and another tree's (B), alternating rounds on their own data dirs. */
+async function abRounds(otherRoot, rounds, ms) {
+  const account = privateKeyToAccount(devKeys[0])
+  const policy = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }
+  const arms = []
+  for (const [name, servicesRoot] of [['A', undefined], ['B', otherRoot]]) {
+    const stack = await startStack({ keys: [devKeys[0]], policy, ...(servicesRoot ? { servicesRoot } : {}) })
+    arms.push({ name, stack, client: createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) }), nonce: 0, rates: [], cpu: [] })
+  }
+  console.log(`
+signer A/B: this tree (A) against ${otherRoot} (B), ${rounds} alternating rounds of ${ms / 1000} s at concurrency ${CONCURRENCY}`)
+  try {
+    for (let i = 0; i < rounds; i++) {
+      for (const arm of i % 2 === 0 ? arms : [...arms].reverse()) {
+        const r = await signerRound(arm.stack, arm.client, account, ms, arm.nonce)
+        arm.nonce = r.nonce
+        arm.rates.push(r.rate)
+        arm.cpu.push(r.cpuPerSig)
+        console.log(`  round ${i + 1} ${arm.name}  ${fmt(r.rate).padStart(6)} sig/s  signer CPU ${fmt(r.cpuPerSig)} µs per signature  ${fmt(r.perFsync, 2)} per fsync${r.perTransaction ? `, ${fmt(r.perTransaction, 2)} per signer.db transaction (with the audited flags' turns)` : ''}  (load ${load()})`)
+      }
+    }
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+    for (const arm of arms) console.log(`  mean ${arm.name}  ${fmt(mean(arm.rates)).padStart(6)} sig/s  ${fmt(mean(arm.cpu))} µs per signature`)
+  } finally {
+    for (const arm of arms) {
+      arm.client.close()
+      await arm.stack.stop()
+    }
+  }
+}
+
 export async function benchSigner({ ms = 5000 } = {}) {
+  if (process.env.SIGN_AB_ROOT) return abRounds(process.env.SIGN_AB_ROOT, Number(process.env.SIGN_AB_ROUNDS ?? 6), ms)
   const account = privateKeyToAccount(devKeys[0])
   const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
   // Also the CPU one raw signature costs (this process, one thread): a
@@ -81,7 +135,9 @@ export async function benchSigner({ ms = 5000 } = {}) {
     console.log(`  raw viem signTransaction, 1 thread   ${fmt(rawBefore).padStart(7)} sig/s before, ${fmt(rawAfter)} after (mean ${fmt(raw)})`)
     console.log(`  signer RPC, concurrency ${CONCURRENCY}            ${fmt(rpc).padStart(7)} sig/s`)
     console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
+    const storeTx = after.storeTransactions.transactions - before.storeTransactions.transactions
     console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditSyncs)} audit.db fsyncs (one checkpoint each)`)
+    console.log(`  signer.db transactions: ${fmt(storeTx)}, one per event-loop turn that stored signatures or set audited flags (${fmt(signatures / Math.max(storeTx, 1), 2)} signatures per transaction)`)
     console.log(`  CPU per signature: raw ${fmt(rawCpu)} µs; signer ${fmt(cpuPerSig)} µs, all its threads, ${fmt(sysPerSig)} of it in the kernel (raw / signer ${fmt(ratio(rawCpu, cpuPerSig) * 100, 1)} %)`)
     console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
     console.log(`  mean fdatasync: signer.db ${fmt(fsyncMs('signerDb'), 2)} ms, audit.db ${fmt(fsyncMs('auditDb'), 2)} ms; mean reply latency ${fmt((CONCURRENCY * 1000) / rpc, 2)} ms`)

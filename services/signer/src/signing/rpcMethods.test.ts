@@ -11,7 +11,7 @@ const core: SignerCore = {
   grantsDurable: async () => ({}),
   accounts: () => [],
   auditMissed: async () => ({ late: 0, logged: 0 }),
-  durability: () => ({ signatures: 0, cpuUs: { user: 0, system: 0 }, signerDb: { commits: 0, syncs: 0, syncMs: 0, waitersPerSync: {} }, auditDb: undefined }),
+  durability: () => ({ signatures: 0, cpuUs: { user: 0, system: 0 }, signerDb: { commits: 0, syncs: 0, syncMs: 0, waitersPerSync: {} }, auditDb: undefined, storeTransactions: { transactions: 0, jobs: 0 } }),
 }
 
 describe('the signer interface', () => {

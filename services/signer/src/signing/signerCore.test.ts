@@ -395,6 +395,21 @@ describe('signer core', () => {
     })
   })
 
+  it('signatures that finish in the same turn are stored in one signer.db transaction, and share one fsync', async () => {
+    const s = setup()
+    const intents = Array.from({ length: 5 }, () => s.intent({ action: actions.transfer() }))
+    const before = s.core.durability()
+    const results = await Promise.all(intents.map((i, n) => s.core.sign(s.params(i, { nonce: n }))))
+    expect(new Set(results.map((r) => r.txHash)).size).toBe(5)
+    await new Promise((r) => setTimeout(r, 20)) // the audited flags' turn
+    const after = s.core.durability()
+    // One transaction for the five signatures, one for their audited flags (one each would be ten).
+    expect(after.storeTransactions.transactions - before.storeTransactions.transactions).toBe(2)
+    expect(after.storeTransactions.jobs - before.storeTransactions.jobs).toBe(6)
+    expect(after.signerDb.syncs - before.signerDb.syncs).toBe(1)
+    expect(s.events().filter((e) => e.event === 'signature_created')).toHaveLength(5)
+  })
+
   it('grantApproval answers once the token is committed, its fsync started; grantsDurable answers after that same fsync', async () => {
     const s = setup()
     const i = s.intent({ action: actions.native('1000') })

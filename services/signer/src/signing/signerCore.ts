@@ -28,6 +28,7 @@ import {
 } from '@countersign/shared'
 import type { ApprovalTokens } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
+import { createTurnTransactions } from '../store/turnTransactions.js'
 import { KeyUnavailableError, signTransactionWith, type SignedTransaction } from './keyBackend.js'
 import type { KeyRing } from './keyRing.js'
 import { sameTxRequest } from './sameTx.js'
@@ -60,6 +61,8 @@ export interface SignerDurability {
   cpuUs: { user: number; system: number }
   signerDb: WalSyncStats
   auditDb: WalSyncStats | undefined
+  /** signer.db's per-turn transactions (signatures stored, audited flags set) and the jobs they held. */
+  storeTransactions: { transactions: number; jobs: number }
 }
 
 export interface SignerCoreDeps {
@@ -116,24 +119,23 @@ function isReplacement(p: SignParams, prior: StoredSignature): boolean {
 export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   const { db, wal, tokens, signatures, keys, policy, routers, audit, clock } = deps
   let stored = 0
+  const storeTurn = createTurnTransactions(db)
 
-  // The audited flags of a batch, set in one transaction. Nothing replies
-  // about them: a flag lost in a power cut only makes the next start write
-  // that signature's event again, marked late.
+  // The audited flags of a batch, set in the next turn's transaction (with
+  // the signatures stored in it, if any). Nothing replies about them: a flag
+  // lost in a power cut or a failed write only makes a repeat look for the
+  // event in audit.db, or the next start write it again, marked late.
   const toMark = new Set<string>()
-  const markAll = db.transaction((ids: Iterable<string>) => {
-    for (const id of ids) signatures.markAudited(id)
-  })
   function markAuditedSoon(intentId: string): void {
     if (toMark.size === 0) {
-      setImmediate(() => {
-        try {
-          markAll(toMark)
-        } catch {
-          // signer.db closed under it (shutdown): the next start writes these events again, marked late.
-        }
-        toMark.clear()
-      })
+      storeTurn
+        .run(() => {
+          const ids = [...toMark]
+          toMark.clear()
+          for (const id of ids) signatures.markAudited(id)
+        })
+        // signer.db closed under it (shutdown) or locked: these flags are dropped (see above), and the next one schedules afresh.
+        .catch(() => toMark.clear())
     }
     toMark.add(intentId)
   }
@@ -331,23 +333,22 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         replacesTxHash: replacing?.txHash ?? null,
       }
       type Outcome = { kind: 'stored' } | { kind: 'repeat'; prior: StoredSignature } | { kind: 'token'; problem: string } | { kind: 'deny'; reasons: string[]; codes: string[] }
-      const outcome = db
-        .transaction((): Outcome => {
-          const raced = signatures.byIntent(intentId)
-          // Another call stored or replaced this intent's signature meanwhile: that one stands.
-          if (raced && raced.txHash !== replacing?.txHash) return { kind: 'repeat', prior: raced }
-          // The counter may have moved while we were signing; check again inside the transaction.
-          const again = policyFor(p, nowMs, contract)
-          if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
-          if (needsToken) {
-            const problem = tokens.consume(p.approvalTokenId!, binding, nowMs)
-            if (problem) return { kind: 'token', problem }
-          }
-          if (replacing) signatures.replace(replacing, record, nowMs)
-          else signatures.insert(record)
-          return { kind: 'stored' }
-        })
-        .immediate()
+      // Stored in this turn's transaction, with the other signatures that finished in it (turnTransactions.ts).
+      const outcome = await storeTurn.run((): Outcome => {
+        const raced = signatures.byIntent(intentId)
+        // Another call stored or replaced this intent's signature meanwhile: that one stands.
+        if (raced && raced.txHash !== replacing?.txHash) return { kind: 'repeat', prior: raced }
+        // The counter may have moved while we were signing; check again inside the transaction.
+        const again = policyFor(p, nowMs, contract)
+        if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
+        if (needsToken) {
+          const problem = tokens.consume(p.approvalTokenId!, binding, nowMs)
+          if (problem) return { kind: 'token', problem }
+        }
+        if (replacing) signatures.replace(replacing, record, nowMs)
+        else signatures.insert(record)
+        return { kind: 'stored' }
+      })
       if (outcome.kind === 'stored') wal.committed()
       switch (outcome.kind) {
         case 'repeat':
@@ -392,7 +393,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     },
 
     durability() {
-      return { signatures: stored, cpuUs: process.cpuUsage(), signerDb: wal.stats(), auditDb: audit.syncStats() }
+      return { signatures: stored, cpuUs: process.cpuUsage(), signerDb: wal.stats(), auditDb: audit.syncStats(), storeTransactions: storeTurn.stats() }
     },
 
     accounts() {
