@@ -29,8 +29,15 @@ function histogramDelta(after = {}, before = {}) {
 
 const sumOf = (h, weight) => Object.entries(h).reduce((s, [size, n]) => s + weight(Number(size)) * n, 0)
 
-/** One stack's signer RPC at concurrency 8 for `ms`: its rate, and its CPU per signature from health's counters. */
-async function signerRound(stack, client, account, ms, nonceFrom) {
+/** No approval needed and no rate limit: every call signs. */
+const SIGNER_POLICY = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }
+
+/** The signer's CPU per signature between two health snapshots (all its threads). */
+const cpuPerSignature = (before, after) =>
+  (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(after.signatures - before.signatures, 1)
+
+/** Signer RPC at concurrency 8 for `ms`, nonces from `nonceFrom`: its rate and the health snapshots either side. */
+async function signerRound(client, account, ms, nonceFrom) {
   const health = async () => (await client.call('health', {})).durability
   const before = await health()
   let nonce = nonceFrom
@@ -42,20 +49,15 @@ async function signerRound(stack, client, account, ms, nonceFrom) {
     },
     { concurrency: CONCURRENCY, ms },
   )
-  const after = await health()
-  const signatures = after.signatures - before.signatures
-  const cpuPerSig = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(signatures, 1)
-  const tx = after.storeTransactions && before.storeTransactions ? after.storeTransactions.transactions - before.storeTransactions.transactions : null
-  return { rate, cpuPerSig, perFsync: signatures / Math.max(after.signerDb.syncs - before.signerDb.syncs, 1), perTransaction: tx ? signatures / tx : null, nonce }
+  return { rate, before, after: await health(), nonce }
 }
 
 /** SIGN_AB_ROOT: this signer (A) and another tree's (B), alternating rounds on their own data dirs. */
 async function abRounds(otherRoot, rounds, ms) {
   const account = privateKeyToAccount(devKeys[0])
-  const policy = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }
   const arms = []
   for (const [name, servicesRoot] of [['A', undefined], ['B', otherRoot]]) {
-    const stack = await startStack({ keys: [devKeys[0]], policy, ...(servicesRoot ? { servicesRoot } : {}) })
+    const stack = await startStack({ keys: [devKeys[0]], policy: SIGNER_POLICY, ...(servicesRoot ? { servicesRoot } : {}) })
     arms.push({ name, stack, client: createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) }), nonce: 0, rates: [], cpu: [] })
   }
   console.log(`
@@ -63,11 +65,17 @@ signer A/B: this tree (A) against ${otherRoot} (B), ${rounds} alternating rounds
   try {
     for (let i = 0; i < rounds; i++) {
       for (const arm of i % 2 === 0 ? arms : [...arms].reverse()) {
-        const r = await signerRound(arm.stack, arm.client, account, ms, arm.nonce)
-        arm.nonce = r.nonce
-        arm.rates.push(r.rate)
-        arm.cpu.push(r.cpuPerSig)
-        console.log(`  round ${i + 1} ${arm.name}  ${fmt(r.rate).padStart(6)} sig/s  signer CPU ${fmt(r.cpuPerSig)} µs per signature  ${fmt(r.perFsync, 2)} per fsync${r.perTransaction ? `, ${fmt(r.perTransaction, 2)} per signer.db transaction (with the audited flags' turns)` : ''}  (load ${load()})`)
+        const { rate, before, after, nonce } = await signerRound(arm.client, account, ms, arm.nonce)
+        const signatures = after.signatures - before.signatures
+        const cpu = cpuPerSignature(before, after)
+        // A tree from before per-turn transactions reports none.
+        const storeTx = after.storeTransactions && before.storeTransactions ? after.storeTransactions.transactions - before.storeTransactions.transactions : 0
+        arm.nonce = nonce
+        arm.rates.push(rate)
+        arm.cpu.push(cpu)
+        console.log(
+          `  round ${i + 1} ${arm.name}  ${fmt(rate).padStart(6)} sig/s  signer CPU ${fmt(cpu)} µs per signature  ${fmt(signatures / Math.max(after.signerDb.syncs - before.signerDb.syncs, 1), 2)} per fsync${storeTx ? `, ${fmt(signatures / storeTx, 2)} per signer.db transaction (with the audited flags' turns)` : ''}  (load ${load()})`,
+        )
       }
     }
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -100,21 +108,10 @@ export async function benchSigner({ ms = 5000 } = {}) {
 
   const prof = process.env.BENCH_SIGNER_CPU_PROF
   const nodeArgs = prof ? { signer: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(prof)}`] } : {}
-  const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, nodeArgs })
+  const stack = await startStack({ keys: [devKeys[0]], policy: SIGNER_POLICY, nodeArgs })
   const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
-  let nonce = 0
   try {
-    const health = () => client.call('health', {})
-    const before = (await health()).durability
-    const rpc = await throughput(
-      async () => {
-        const intent = transferIntent(account.address, nonce)
-        const { txRequest } = buildTransaction(intent, routers)
-        await client.call('sign', { intent, txRequest, nonce: nonce++, gas: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' })
-      },
-      { concurrency: CONCURRENCY, ms },
-    )
-    const after = (await health()).durability
+    const { rate: rpc, before, after } = await signerRound(client, account, ms, 0)
     const rawAfter = await rawRate()
     const raw = (rawBefore + rawAfter) / 2
 
@@ -122,7 +119,7 @@ export async function benchSigner({ ms = 5000 } = {}) {
     const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
     const signatures = after.signatures - before.signatures
     const auditSyncs = after.auditDb.syncs - before.auditDb.syncs
-    const cpuPerSig = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(signatures, 1)
+    const cpuPerSig = cpuPerSignature(before, after)
     const sysPerSig = (after.cpuUs.system - before.cpuUs.system) / Math.max(signatures, 1)
     const rawCpu = (rawCpuUs[0] + rawCpuUs[1]) / 2
     const fsyncMs = (db) => (after[db].syncMs - before[db].syncMs) / Math.max(after[db].syncs - before[db].syncs, 1)

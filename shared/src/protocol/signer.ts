@@ -66,8 +66,10 @@ export interface GrantParams {
  * fsync that makes it durable, so that the approver can commit its own
  * approval rows meanwhile; grantsDurable (no params, answers {}) resolves
  * once every token minted before it is on disk. A token is handed on only
- * after both: a power cut never leaves the audit log naming a token the
- * signer lost, nor a caller holding one.
+ * after both: a power cut never leaves a caller holding a token the signer
+ * lost. (It may leave approval_granted naming one that was never handed on,
+ * when the approver's rows reach the disk first: such a token can authorise
+ * nothing.)
  */
 export interface GrantResult {
   approvalTokenId: string
