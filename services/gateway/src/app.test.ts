@@ -1,6 +1,10 @@
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { getAddress } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import { actions, makeIntent, RECIPIENT, WALLET } from '@countersign/shared/testing/intents'
+import { insertRawAuditRow } from '@countersign/shared/testing/auditTamper'
 import { makeTestGateway } from './app.testkit.js'
 
 type Gw = Awaited<ReturnType<typeof makeTestGateway>>
@@ -307,6 +311,18 @@ describe('GET /v1/approvals/history', () => {
     const res = await gw.app.inject({ method: 'GET', url: `/v1/approvals/history?limit=${limit}` })
     expect(res.statusCode).toBe(200)
     expect(res.json().events).toHaveLength(expected)
+  })
+
+  it('shows a row inserted into audit.db by hand, marked, instead of failing with a 500', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cs-gw-history-'))
+    gw = await makeTestGateway({ dataDir, policy: { maxTxPerHour: 1000 } })
+    await post(gw, '/v1/tx/build', makeIntent({ nowMs: gw.clock() }))
+    const seq = insertRawAuditRow(path.join(dataDir, 'audit.db'), { event: 'tx_built', intentId: 'forged', data: '{"intentId":' })
+    const res = await gw.app.inject({ method: 'GET', url: '/v1/approvals/history' })
+    expect(res.statusCode).toBe(200)
+    const events = res.json().events as Array<{ event: string; intentId: string; data: Record<string, unknown> }>
+    expect(events[0]).toMatchObject({ event: 'tx_built', intentId: 'forged', data: { intentId: 'forged', malformedRow: expect.stringContaining(`audit.db row ${seq} (tx_built): its data is not a JSON object`) } })
+    expect(events.slice(1).map((e) => e.event)).toEqual(['tx_built', 'policy_evaluated'])
   })
 
   it('is an empty list when nothing happened', async () => {

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { describeFailure } from '../operatorError.js'
 import { AuditReadError, openAuditLog, type AuditLog } from './auditLog.js'
-import { tamperAudit } from '../server/testing/auditTamper.js'
+import { insertRawAuditRow, tamperAudit } from '../server/testing/auditTamper.js'
 import { runAuditCli } from '../server/audit/cli.js'
 import { AuditDataError } from './plainJson.js'
 import { verifyAuditChain } from '../server/audit/verify.js'
@@ -84,6 +84,39 @@ describe('audit log', () => {
       }
     })()
     expect(describeFailure(err)).toBe(err!.message)
+  })
+
+  it.each([
+    ['data that is not JSON', { data: 'not json' }, /its data is not a JSON object/],
+    ['data that is a JSON array', { data: '[1]' }, /its data is not a JSON object/],
+    ['data that is a blob', { data: Buffer.from('{}') }, /its data is not a JSON object/],
+    // A TEXT column turns a number into text (SQLite's type affinity) and refuses NULL: a blob stays a blob.
+    ['an id that is a blob', { id: Buffer.from('id'), data: '{"intentId":"x"}' }, /its id, intent_id, event or timestamp is not of the type/],
+    ['an intent id that is a blob', { intentId: Buffer.from('x'), data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
+    ['a timestamp that is text', { timestamp: 'yesterday', data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
+    ['an event name that is a blob', { event: Buffer.from('x'), data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
+  ])('a row inserted by hand with %s: list throws it by default, shows it marked with malformed: show', async (_what, row, problem) => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    await log.append({ intentId: 'a', event: 'policy_evaluated', data: { wallet: '0x01' } })
+    const seq = insertRawAuditRow(file, row)
+    await log.append({ intentId: 'b', event: 'tx_built', data: { description: 'x' } })
+    expect(() => log!.list({ limit: 5 })).toThrow(problem)
+    const shown = log.list({ limit: 5, malformed: 'show' })
+    expect(shown.map((e) => e.event)).toEqual(['tx_built', typeof row.event === 'undefined' ? 'inserted' : 'malformed_row', 'policy_evaluated'])
+    const odd = shown[1]!
+    expect(typeof odd.id).toBe('string')
+    expect(Number.isSafeInteger(odd.timestamp)).toBe(true)
+    expect(typeof odd.intentId).toBe('string')
+    expect(odd.data).toEqual({ intentId: odd.intentId, malformedRow: expect.stringMatching(problem) })
+    expect(odd.data.malformedRow).toContain(`audit.db row ${seq}`)
+    expect(odd.data.malformedRow).toContain('countersign-audit verify')
+    // The rows around it read as they were written.
+    expect(shown[0]!.data).toEqual({ description: 'x', intentId: 'b' })
+    // And `countersign-audit tail` prints it the same way instead of stopping.
+    const out: string[] = []
+    expect(runAuditCli(['tail', '--db', file, '-n', '5'], { out: (t) => out.push(t), err: (t) => out.push(t) })).toBe(0)
+    expect(out.map((l) => JSON.parse(l).event)).toEqual(['policy_evaluated', odd.event, 'tx_built'])
   })
 
   it('is durable: a reopened log has every acknowledged event', async () => {

@@ -61,9 +61,10 @@ export interface AuditLog {
   /**
    * Newest first (by seq). `limit` is a non-negative integer. With `intentId`
    * the table is scanned (no index by intent: see schema.ts); for tools and
-   * tests, not for a request path.
+   * tests, not for a request path. A row no append could have written throws
+   * AuditReadError, or with `malformed: 'show'` is shown as toShownEvent says.
    */
-  list(opts: { limit: number; intentId?: string }): AuditEvent[]
+  list(opts: { limit: number; intentId?: string; malformed?: 'throw' | 'show' }): AuditEvent[]
   /**
    * The events named `event` (one name or several, in one walk) stamped
    * after `sinceMs`, newest first. Walks back
@@ -329,10 +330,10 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       commits += 1
       return event
     },
-    list({ limit, intentId }) {
+    list({ limit, intentId, malformed = 'throw' }) {
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit list limit must be a non-negative integer, got ${limit}`)
       const rows = intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)
-      return rows.map(toEvent)
+      return rows.map(malformed === 'show' ? toShownEvent : toEvent)
     },
     eventsSince(event, sinceMs) {
       const wanted = new Set(typeof event === 'string' ? [event] : event)
@@ -461,24 +462,54 @@ function codeOf(err: unknown): string | undefined {
 }
 
 /**
- * A row no append could have written (its data is not a JSON object): the
- * file was changed outside countersign. An OperatorError, so a process that
- * meets one at start (the gateway rebuilding its rate-limit window) says so
- * in words.
+ * A row no append could have written (its data is not a JSON object, or a
+ * column holds another type than the one every append writes): the file was
+ * changed outside countersign. An OperatorError, so a process that meets one
+ * at start (the gateway rebuilding its rate-limit window) says so in words.
  */
 export class AuditReadError extends OperatorError {
   override name = 'AuditReadError'
 }
 
-export function toEvent(r: AuditRow): AuditEvent {
+/** The row's problem in words, or null for a row an append could have written; with the data parsed. */
+function readRow(r: AuditRow): { problem: string; data?: undefined } | { problem: null; data: Record<string, unknown> } {
+  const where = `audit.db row ${r.seq} (${String(r.event)})`
+  const changed = 'which no append writes; the log was changed outside countersign (countersign-audit verify names what changed)'
   let data: unknown
   try {
-    data = JSON.parse(r.data)
+    data = typeof r.data === 'string' ? JSON.parse(r.data) : undefined
   } catch {
     data = undefined
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new AuditReadError(`audit.db row ${r.seq} (${String(r.event)}): its data is not a JSON object, which no append writes; the log was changed outside countersign (countersign-audit verify names what changed)`)
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { problem: `${where}: its data is not a JSON object, ${changed}` }
+  if (typeof r.id !== 'string' || typeof r.intent_id !== 'string' || typeof r.event !== 'string' || !Number.isSafeInteger(r.timestamp)) {
+    return { problem: `${where}: its id, intent_id, event or timestamp is not of the type every append writes, ${changed}` }
   }
-  return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: data as Record<string, unknown> }
+  return { problem: null, data: data as Record<string, unknown> }
+}
+
+export function toEvent(r: AuditRow): AuditEvent {
+  const read = readRow(r)
+  if (read.problem !== null) throw new AuditReadError(read.problem)
+  return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: read.data }
+}
+
+/**
+ * What history, the dashboard's feed and `countersign-audit tail` show for a
+ * row: toEvent's event, or, for a row no append could have written, the row
+ * as far as it reads, its data naming the problem (`malformedRow`). A row
+ * inserted by whoever can write audit.db then shows up where operators look
+ * instead of failing the history request or stopping the feed.
+ */
+export function toShownEvent(r: AuditRow): AuditEvent {
+  const read = readRow(r)
+  if (read.problem === null) return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: read.data }
+  const intentId = typeof r.intent_id === 'string' ? r.intent_id : 'system'
+  return {
+    id: typeof r.id === 'string' ? r.id : `row-${r.seq}`,
+    timestamp: Number.isSafeInteger(r.timestamp) ? r.timestamp : 0,
+    intentId,
+    event: typeof r.event === 'string' ? r.event : 'malformed_row',
+    data: { intentId, malformedRow: read.problem },
+  }
 }

@@ -11,6 +11,7 @@ import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { createApprovalService } from '../approvalService.js'
 import { webChannel } from '../channels/webChannel.js'
 import { PendingRequests } from '../requests/pendingRequests.js'
+import { insertRawAuditRow } from '@countersign/shared/testing/auditTamper'
 import { buildApproverApp, WS_UNAUTHORISED } from './app.js'
 
 const TOKEN = 'operator-secret-operator-secret-1234'
@@ -25,7 +26,8 @@ afterEach(async () => {
 async function app(token: string | null = TOKEN, wsAuthTimeoutMs?: number) {
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
-  audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-http-')), 'audit.db'), { clock })
+  const auditFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-http-')), 'audit.db')
+  audit = openAuditLog(auditFile, { clock })
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
   const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: now + 300_000 }), durable: async () => undefined }, audit, routers: defaultRouterTable(), clock })
   const web = webChannel(clock)
@@ -38,7 +40,7 @@ async function app(token: string | null = TOKEN, wsAuthTimeoutMs?: number) {
       preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] },
       policyReasons: ['value above threshold'],
     })
-  return { http, service, web, request, advance: (ms: number) => (now += ms) }
+  return { http, service, web, request, auditFile, advance: (ms: number) => (now += ms) }
 }
 
 async function listen(a: Awaited<ReturnType<typeof app>>) {
@@ -180,6 +182,32 @@ describe('the WebSocket feed', () => {
     await a.service.decide(secondId, false, 'web')
     await until(() => f.messages.some((m) => m.type === 'ended'), 'the end')
     expect(f.messages.find((m) => m.type === 'ended')).toEqual({ type: 'ended', requestId: secondId, end: 'denied' })
+    f.ws.close()
+  })
+
+  it('a row inserted into audit.db by hand stops neither the feed nor history: both show it, marked, and go on', async () => {
+    const a = await app()
+    const port = await listen(a)
+    // Nobody watching: the feed still reads the newest row every 250 ms.
+    const unwatched = insertRawAuditRow(a.auditFile, { event: 'approval_granted', data: '[]' })
+    await new Promise((r) => setTimeout(r, 600))
+    const f = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await f.opened
+    f.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => f.messages.length >= 2, 'the snapshot')
+    const marked = (seq: number) => ({ intentId: 'system', malformedRow: expect.stringContaining(`audit.db row ${seq} (approval_granted): its data is not a JSON object`) })
+    expect(f.messages[1]).toMatchObject({ type: 'history', events: [{ event: 'approval_granted', data: marked(unwatched) }] })
+    // Watched: the next one is pushed like any new event, and what follows still arrives.
+    const watched = insertRawAuditRow(a.auditFile, { event: 'approval_granted', data: 'not json' })
+    await until(() => f.messages.some((m) => m.type === 'audit'), 'the inserted row on the feed')
+    expect(f.messages.find((m) => m.type === 'audit')).toMatchObject({ events: [{ event: 'approval_granted', data: marked(watched) }] })
+    const next = await a.request()
+    await until(() => f.messages.some((m) => m.type === 'request'), 'the next request')
+    expect(next.state).toBe('pending')
+    const res = await a.http.inject({ method: 'GET', url: '/v1/approvals/history?limit=5' })
+    expect(res.statusCode).toBe(200)
+    const shown = (res.json() as { events: Array<{ event: string; data: unknown }> }).events.filter((e) => e.event === 'approval_granted')
+    expect(shown.map((e) => e.data)).toEqual([marked(watched), marked(unwatched)])
     f.ws.close()
   })
 

@@ -88,7 +88,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   )
 
   app.get('/v1/approvals/history', { schema: historyRouteSchema }, async (req) => ({
-    events: audit.list({ limit: clampHistoryLimit(req.query.limit) }),
+    events: audit.list({ limit: clampHistoryLimit(req.query.limit), malformed: 'show' }),
   }))
 
   // Delivery status for the dashboard: event kinds, attempts, errors; never a body or the secret.
@@ -111,20 +111,34 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // ended request (the web channel) and new audit events (written by all
   // three processes) as soon as they are committed.
   const { web } = deps
-  let lastSeen: string | undefined = audit.list({ limit: 1 })[0]?.id
+  // Rows another process inserted by hand are shown (toShownEvent), not thrown:
+  // nothing written into audit.db may stop this feed, or the approver with it.
+  const newest = (limit: number) => audit.list({ limit, malformed: 'show' })
+  let lastSeen: string | undefined = newest(1)[0]?.id
+  let readFailure: string | null = null
   const poll = setInterval(() => {
-    if (web.subscribers === 0) {
-      lastSeen = audit.list({ limit: 1 })[0]?.id
-      return
+    try {
+      const watched = web.subscribers > 0
+      const events = newest(watched ? 100 : 1)
+      readFailure = null
+      if (!watched) {
+        lastSeen = events[0]?.id
+        return
+      }
+      const fresh: AuditEvent[] = []
+      for (const e of events) {
+        if (e.id === lastSeen) break
+        fresh.push(e)
+      }
+      if (fresh.length === 0) return
+      lastSeen = fresh[0]!.id
+      web.broadcast({ type: 'audit', events: fresh })
+    } catch (err) {
+      // A read that fails (the disk, a damaged file) is logged once until one works again; the feed retries.
+      const text = (err as Error).message
+      if (text !== readFailure) app.log.error({ err }, 'the dashboard feed could not read audit.db; retrying')
+      readFailure = text
     }
-    const fresh: AuditEvent[] = []
-    for (const e of audit.list({ limit: 100 })) {
-      if (e.id === lastSeen) break
-      fresh.push(e)
-    }
-    if (fresh.length === 0) return
-    lastSeen = fresh[0]!.id
-    web.broadcast({ type: 'audit', events: fresh })
   }, deps.auditPollMs ?? 250)
   poll.unref()
   app.addHook('onClose', async () => {
@@ -145,7 +159,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     const start = () => {
       unsubscribe = web.subscribe(socket)
       socket.send(JSON.stringify({ type: 'pending', ...pendingList() }))
-      socket.send(JSON.stringify({ type: 'history', events: audit.list({ limit: 20 }) }))
+      socket.send(JSON.stringify({ type: 'history', events: newest(20) }))
     }
     socket.on('close', () => {
       clearTimeout(timer)

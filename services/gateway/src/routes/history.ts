@@ -14,6 +14,6 @@ export function clampHistoryLimit(raw: unknown): number {
 
 export const historyRoutes: TypedRoutes<{ audit: AuditLog }> = async (app, opts) => {
   app.get('/v1/approvals/history', { schema: historyRouteSchema }, async (req) => ({
-    events: opts.audit.list({ limit: clampHistoryLimit(req.query.limit) }),
+    events: opts.audit.list({ limit: clampHistoryLimit(req.query.limit), malformed: 'show' }),
   }))
 }

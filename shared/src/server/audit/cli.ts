@@ -3,7 +3,7 @@ import { existsSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
-import { toEvent } from '../../audit/auditLog.js'
+import { toShownEvent } from '../../audit/auditLog.js'
 import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE } from '../../audit/checkpoint.js'
@@ -136,7 +136,7 @@ function tail(file: string, n: number, io: Io): number {
   const handle = new Database(file, { readonly: true, fileMustExist: true })
   try {
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)
-    for (const r of rows.reverse()) io.out(JSON.stringify({ seq: r.seq, ...toEvent(r) }))
+    for (const r of rows.reverse()) io.out(JSON.stringify({ seq: r.seq, ...toShownEvent(r) }))
   } finally {
     handle.close()
   }

@@ -92,3 +92,31 @@ export function tamperAudit(file: string, edit: (db: Database.Database) => void,
     db.close()
   }
 }
+
+/**
+ * Appends one row as anyone who can write audit.db can, without dropping a
+ * trigger: a plain INSERT after the newest row, with whatever column values
+ * (SQLite keeps each value's own type: a number, NULL or a blob goes in as such).
+ */
+export function insertRawAuditRow(file: string, row: { id?: unknown; timestamp?: unknown; intentId?: unknown; event?: unknown; data?: unknown }): number {
+  const db = new Database(file)
+  try {
+    db.pragma('busy_timeout = 5000')
+    const last = db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1').get()
+    const seq = (last?.seq ?? 0) + 1
+    const value = (v: unknown, fallback: unknown) => (v === undefined ? fallback : v)
+    db.prepare('INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      seq,
+      value(row.id, `inserted-${seq}`),
+      value(row.timestamp, Date.now()),
+      value(row.intentId, 'system'),
+      value(row.event, 'inserted'),
+      value(row.data, '{}'),
+      last?.hash ?? GENESIS_HASH,
+      `0x${'ee'.repeat(32)}`,
+    )
+    return seq
+  } finally {
+    db.close()
+  }
+}
