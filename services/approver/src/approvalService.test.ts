@@ -21,7 +21,7 @@ afterEach(async () => {
   audit = undefined
 })
 
-function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWallet?: number; total?: number } = {}) {
+function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWallet?: number; total?: number; wrapAudit?: (a: AuditLog) => AuditLog; onBackgroundError?: (err: Error) => void } = {}) {
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-')), 'audit.db'), { clock })
@@ -34,7 +34,7 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
     durable: async () => undefined,
   }
   const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: opts.perWallet ?? 5, total: opts.total ?? 500 })
-  const service = createApprovalService({ mode: opts.mode ?? 'web', pending, granter, audit, routers, clock })
+  const service = createApprovalService({ mode: opts.mode ?? 'web', pending, granter, audit: opts.wrapAudit ? opts.wrapAudit(audit) : audit, routers, clock, ...(opts.onBackgroundError ? { onBackgroundError: opts.onBackgroundError } : {}) })
   const web = webChannel(clock)
   if (opts.mode === 'auto') service.addChannel(autoChannel())
   else service.addChannel(web)
@@ -107,6 +107,34 @@ describe('approval requests', () => {
     // Expiry is not a decision: the same intent asks the operator anew.
     const again = await s.pendingTicket()
     expect(again.requestId).not.toBe(t.requestId)
+  })
+
+  it('an expiry the audit log refuses to record is kept and recorded by a later sweep; the sweep never rejects', async () => {
+    let refuse = true
+    const reported: string[] = []
+    const s = setup({
+      wrapAudit: (a) => ({
+        ...a,
+        append: (e, o) => (refuse && e.event === 'approval_expired' ? Promise.reject(new Error('database or disk is full')) : a.append(e, o)),
+      }),
+      onBackgroundError: (err) => reported.push(err.message),
+    })
+    const first = await s.pendingTicket()
+    const second = await s.pendingTicket(makeIntent({ action: actions.native('2000'), nowMs: s.clock() }))
+    s.advance(300_000)
+    await expect(s.service.sweep()).resolves.toBeUndefined()
+    expect(reported).toEqual(['2 approval_expired events are not in the audit log yet, retried at the next sweep (database or disk is full)'])
+    expect(s.events()).not.toContain('approval_expired')
+    // Still refused: kept, not doubled.
+    await s.service.sweep()
+    expect(reported[1]).toMatch(/^2 approval_expired events/)
+    refuse = false
+    await s.service.sweep()
+    const expired = audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_expired').map((e) => e.data.requestId)
+    expect(expired.sort()).toEqual([first.requestId, second.requestId].sort())
+    await s.service.sweep()
+    expect(audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_expired')).toHaveLength(2)
+    expect(reported).toHaveLength(2)
   })
 
   it('answers at once: requestApproval never waits for the operator', async () => {

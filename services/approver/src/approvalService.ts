@@ -59,11 +59,14 @@ export interface ApprovalService {
   decide(requestId: string, approved: boolean, via: DecisionSource, operator?: string): Promise<DecideResult>
   /** Takes a request off every channel (a skill run that was stopped); false when none is pending. */
   withdrawByIntent(intentId: string): boolean
-  /** Ends expired requests (audit approval_expired) and forgets old decisions. */
+  /** Ends expired requests (audit approval_expired) and forgets old decisions. Never rejects: an expiry it cannot record waits for the next sweep (onBackgroundError says so). */
   sweep(): Promise<void>
   addChannel(channel: ApprovalChannel): void
   pending: PendingRequests
 }
+
+/** How many approval_expired events a long audit.db outage may leave waiting in memory. */
+export const MAX_UNRECORDED_EXPIRIES = 10_000
 
 export function createApprovalService(deps: {
   pending: PendingRequests
@@ -81,7 +84,7 @@ export function createApprovalService(deps: {
   quorumFor?: (intent: TxIntent) => number | null
   /** Named operators configured (SERVICE_OPERATORS_FILE); 0 for the single token or no operator auth. */
   namedOperators?: number
-  /** An fsync that failed after its caller was answered (auto mode's rows; see approveAtOnce). */
+  /** An audit write that failed with no caller to tell: an fsync after its caller was answered (auto mode's rows; see approveAtOnce), an expiry the sweep could not record. */
   onBackgroundError?: (err: Error) => void
 }): ApprovalService {
   const { pending, granter, audit, clock } = deps
@@ -90,6 +93,8 @@ export function createApprovalService(deps: {
   const kept = new KeptDecisions(clock)
   // Requests taken off the list while their decision is carried out: attaching to them must still work.
   const deciding = new Map<string, PendingRequest>()
+  // approval_expired events whose append failed, oldest first: the next sweep tries them again.
+  const unrecordedExpiries: AuditAppend[] = []
 
   const ticketOf = (p: PendingRequest): ApprovalTicket => ({ state: 'pending', requestId: p.requestId, txRequestHash: p.summary.txRequestHash, expiresAt: p.expiresAt })
 
@@ -382,9 +387,28 @@ export function createApprovalService(deps: {
 
     async sweep() {
       kept.sweep()
+      const due = unrecordedExpiries.splice(0)
       for (const e of pending.sweep()) {
         end(e, { approved: false, requestId: e.requestId, txRequestHash: e.summary.txRequestHash, reason: 'approval_expired' }, 'expired')
-        await audit.append({ intentId: e.intent.id, event: 'approval_expired', data: { requestId: e.requestId, action: e.summary.action } })
+        due.push({ intentId: e.intent.id, event: 'approval_expired', data: { requestId: e.requestId, action: e.summary.action } })
+      }
+      // Appended together (one commit). One that fails (audit.db locked or
+      // full) is kept for the next sweep and reported; a sweep never rejects,
+      // since nothing awaits it but a timer.
+      const results = await Promise.allSettled(due.map((event) => audit.append(event)))
+      let failure: Error | null = null
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') return
+        failure = r.reason as Error
+        unrecordedExpiries.push(due[i]!)
+      })
+      const dropped = unrecordedExpiries.length - MAX_UNRECORDED_EXPIRIES
+      if (dropped > 0) unrecordedExpiries.splice(0, dropped)
+      if (failure) {
+        const lost = dropped > 0 ? `; the ${dropped} oldest were dropped (at most ${MAX_UNRECORDED_EXPIRIES} are kept)` : ''
+        deps.onBackgroundError?.(
+          new Error(`${unrecordedExpiries.length} approval_expired events are not in the audit log yet, retried at the next sweep (${(failure as Error).message})${lost}`),
+        )
       }
     },
   }
