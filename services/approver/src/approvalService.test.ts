@@ -50,6 +50,11 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
   return { service, pending, web, intent, request, pendingTicket, grants, events, advance: (ms: number) => (now += ms), clock }
 }
 
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5))
+  if (!check()) throw new Error('timed out')
+}
+
 /** What the gateway's poll would learn from a cursor taken before. */
 function endsSince(s: ReturnType<typeof setup>, cursor: string) {
   return s.service.updates(cursor).outcomes
@@ -109,32 +114,40 @@ describe('approval requests', () => {
     expect(again.requestId).not.toBe(t.requestId)
   })
 
-  it('an expiry the audit log refuses to record is kept and recorded by a later sweep; the sweep never rejects', async () => {
+  it('expiries and withdrawals the audit log refuses to record are kept and recorded by a later sweep; nothing rejects unobserved', async () => {
     let refuse = true
     const reported: string[] = []
     const s = setup({
       wrapAudit: (a) => ({
         ...a,
-        append: (e, o) => (refuse && e.event === 'approval_expired' ? Promise.reject(new Error('database or disk is full')) : a.append(e, o)),
+        append: (e, o) => (refuse && (e.event === 'approval_expired' || e.event === 'approval_withdrawn') ? Promise.reject(new Error('database or disk is full')) : a.append(e, o)),
       }),
       onBackgroundError: (err) => reported.push(err.message),
     })
     const first = await s.pendingTicket()
     const second = await s.pendingTicket(makeIntent({ action: actions.native('2000'), nowMs: s.clock() }))
+    const stopped = makeIntent({ action: actions.native('3000'), nowMs: s.clock() })
+    const third = await s.pendingTicket(stopped)
+    // A skill run stopped: withdrawn at once, its event written in the background.
+    expect(s.service.withdrawByIntent(stopped.id)).toBe(true)
+    await until(() => reported.length === 1)
+    expect(reported[0]).toBe('1 audit events (approval_withdrawn) are not in the audit log yet, retried at the next sweep (database or disk is full)')
     s.advance(300_000)
     await expect(s.service.sweep()).resolves.toBeUndefined()
-    expect(reported).toEqual(['2 approval_expired events are not in the audit log yet, retried at the next sweep (database or disk is full)'])
-    expect(s.events()).not.toContain('approval_expired')
+    expect(reported[1]).toBe('3 audit events (approval_withdrawn, approval_expired) are not in the audit log yet, retried at the next sweep (database or disk is full)')
+    expect(s.events().filter((e) => e === 'approval_expired' || e === 'approval_withdrawn')).toEqual([])
     // Still refused: kept, not doubled.
     await s.service.sweep()
-    expect(reported[1]).toMatch(/^2 approval_expired events/)
+    expect(reported[2]).toMatch(/^3 audit events/)
     refuse = false
     await s.service.sweep()
-    const expired = audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_expired').map((e) => e.data.requestId)
-    expect(expired.sort()).toEqual([first.requestId, second.requestId].sort())
+    const ended = audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_expired' || e.event === 'approval_withdrawn')
+    expect(ended.map((e) => `${e.event} ${String(e.data.requestId)}`).sort()).toEqual(
+      [`approval_expired ${first.requestId}`, `approval_expired ${second.requestId}`, `approval_withdrawn ${third.requestId}`].sort(),
+    )
     await s.service.sweep()
-    expect(audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_expired')).toHaveLength(2)
-    expect(reported).toHaveLength(2)
+    expect(s.events().filter((e) => e === 'approval_expired' || e === 'approval_withdrawn')).toHaveLength(3)
+    expect(reported).toHaveLength(3)
   })
 
   it('answers at once: requestApproval never waits for the operator', async () => {

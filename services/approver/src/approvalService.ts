@@ -59,14 +59,14 @@ export interface ApprovalService {
   decide(requestId: string, approved: boolean, via: DecisionSource, operator?: string): Promise<DecideResult>
   /** Takes a request off every channel (a skill run that was stopped); false when none is pending. */
   withdrawByIntent(intentId: string): boolean
-  /** Ends expired requests (audit approval_expired) and forgets old decisions. Never rejects: an expiry it cannot record waits for the next sweep (onBackgroundError says so). */
+  /** Ends expired requests (audit approval_expired) and forgets old decisions. Never rejects: an event it cannot record waits for the next sweep (onBackgroundError says so). */
   sweep(): Promise<void>
   addChannel(channel: ApprovalChannel): void
   pending: PendingRequests
 }
 
-/** How many approval_expired events a long audit.db outage may leave waiting in memory. */
-export const MAX_UNRECORDED_EXPIRIES = 10_000
+/** How many unawaited audit events (expiries, withdrawals) a long audit.db outage may leave waiting in memory. */
+export const MAX_UNRECORDED_EVENTS = 10_000
 
 export function createApprovalService(deps: {
   pending: PendingRequests
@@ -93,8 +93,31 @@ export function createApprovalService(deps: {
   const kept = new KeptDecisions(clock)
   // Requests taken off the list while their decision is carried out: attaching to them must still work.
   const deciding = new Map<string, PendingRequest>()
-  // approval_expired events whose append failed, oldest first: the next sweep tries them again.
-  const unrecordedExpiries: AuditAppend[] = []
+  // Events no caller waits for (expiries, withdrawals) whose append failed, oldest first: the next sweep tries them again.
+  const unrecorded: AuditAppend[] = []
+
+  /**
+   * Appends events no caller waits for, together (one commit). One that fails
+   * (audit.db locked or full) is kept for the next sweep and reported through
+   * onBackgroundError. Never rejects: only timers and fire-and-forget calls
+   * run it, and an unhandled rejection would end the process.
+   */
+  async function recordUnawaited(events: AuditAppend[]): Promise<void> {
+    const results = await Promise.allSettled(events.map((event) => audit.append(event)))
+    let failure: Error | null = null
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return
+      failure = r.reason as Error
+      unrecorded.push(events[i]!)
+    })
+    const dropped = unrecorded.length - MAX_UNRECORDED_EVENTS
+    if (dropped > 0) unrecorded.splice(0, dropped)
+    if (failure) {
+      const names = [...new Set(unrecorded.map((e) => e.event))].join(', ')
+      const lost = dropped > 0 ? `; the ${dropped} oldest were dropped (at most ${MAX_UNRECORDED_EVENTS} are kept)` : ''
+      deps.onBackgroundError?.(new Error(`${unrecorded.length} audit events (${names}) are not in the audit log yet, retried at the next sweep (${(failure as Error).message})${lost}`))
+    }
+  }
 
   const ticketOf = (p: PendingRequest): ApprovalTicket => ({ state: 'pending', requestId: p.requestId, txRequestHash: p.summary.txRequestHash, expiresAt: p.expiresAt })
 
@@ -380,36 +403,19 @@ export function createApprovalService(deps: {
     withdrawByIntent(intentId) {
       const e = pending.byIntent(intentId)
       if (!e || !pending.take(e.requestId)) return false
-      void audit.append({ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } })
+      void recordUnawaited([{ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } }])
       end(e, withdrawn(e), 'withdrawn')
       return true
     },
 
     async sweep() {
       kept.sweep()
-      const due = unrecordedExpiries.splice(0)
+      const expiries: AuditAppend[] = []
       for (const e of pending.sweep()) {
         end(e, { approved: false, requestId: e.requestId, txRequestHash: e.summary.txRequestHash, reason: 'approval_expired' }, 'expired')
-        due.push({ intentId: e.intent.id, event: 'approval_expired', data: { requestId: e.requestId, action: e.summary.action } })
+        expiries.push({ intentId: e.intent.id, event: 'approval_expired', data: { requestId: e.requestId, action: e.summary.action } })
       }
-      // Appended together (one commit). One that fails (audit.db locked or
-      // full) is kept for the next sweep and reported; a sweep never rejects,
-      // since nothing awaits it but a timer.
-      const results = await Promise.allSettled(due.map((event) => audit.append(event)))
-      let failure: Error | null = null
-      results.forEach((r, i) => {
-        if (r.status === 'fulfilled') return
-        failure = r.reason as Error
-        unrecordedExpiries.push(due[i]!)
-      })
-      const dropped = unrecordedExpiries.length - MAX_UNRECORDED_EXPIRIES
-      if (dropped > 0) unrecordedExpiries.splice(0, dropped)
-      if (failure) {
-        const lost = dropped > 0 ? `; the ${dropped} oldest were dropped (at most ${MAX_UNRECORDED_EXPIRIES} are kept)` : ''
-        deps.onBackgroundError?.(
-          new Error(`${unrecordedExpiries.length} approval_expired events are not in the audit log yet, retried at the next sweep (${(failure as Error).message})${lost}`),
-        )
-      }
+      await recordUnawaited([...unrecorded.splice(0), ...expiries])
     },
   }
   return service
