@@ -471,8 +471,16 @@ export class AuditReadError extends OperatorError {
   override name = 'AuditReadError'
 }
 
+/** The columns a reader turns into an event. */
+export type AuditEventRow = Pick<AuditRow, 'seq' | 'id' | 'timestamp' | 'intent_id' | 'event' | 'data'>
+
+/** Why no append could have written this row (the file was changed outside countersign), or null. */
+export function auditRowProblem(r: AuditEventRow): string | null {
+  return readRow(r).problem
+}
+
 /** The row's problem in words, or null for a row an append could have written; with the data parsed. */
-function readRow(r: AuditRow): { problem: string; data?: undefined } | { problem: null; data: Record<string, unknown> } {
+function readRow(r: AuditEventRow): { problem: string; data?: undefined } | { problem: null; data: Record<string, unknown> } {
   const where = `audit.db row ${r.seq} (${String(r.event)})`
   const changed = 'which no append writes; the log was changed outside countersign (countersign-audit verify names what changed)'
   let data: unknown
@@ -488,7 +496,7 @@ function readRow(r: AuditRow): { problem: string; data?: undefined } | { problem
   return { problem: null, data: data as Record<string, unknown> }
 }
 
-export function toEvent(r: AuditRow): AuditEvent {
+export function toEvent(r: AuditEventRow): AuditEvent {
   const read = readRow(r)
   if (read.problem !== null) throw new AuditReadError(read.problem)
   return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: read.data }
@@ -501,7 +509,7 @@ export function toEvent(r: AuditRow): AuditEvent {
  * inserted by whoever can write audit.db then shows up where operators look
  * instead of failing the history request or stopping the feed.
  */
-export function toShownEvent(r: AuditRow): AuditEvent {
+export function toShownEvent(r: AuditEventRow): AuditEvent {
   const read = readRow(r)
   if (read.problem === null) return { id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: read.data }
   const intentId = typeof r.intent_id === 'string' ? r.intent_id : 'system'

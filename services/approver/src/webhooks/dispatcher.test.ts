@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { openAuditLog } from '@countersign/shared'
+import { insertRawAuditRow } from '@countersign/shared/testing/auditTamper'
 import { floodAnswer } from '@countersign/shared/testing/floodAnswer'
 import { describe, expect, it } from 'vitest'
 import { GIVE_UP_AFTER_MS, nextAttemptAt, startWebhookDispatcher } from './dispatcher.js'
@@ -35,7 +36,7 @@ async function outboxWith(events: Array<keyof typeof sampleEvents>) {
   const audit = openAuditLog(auditFile)
   const outbox = new WebhookOutbox(path.join(dir, 'webhooks.db'), auditFile)
   for (const event of events) await audit.append({ intentId: 'intent-1', event, data: sampleEvents[event] })
-  return { audit, outbox }
+  return { audit, outbox, auditFile }
 }
 
 describe('a receiver that redirects', () => {
@@ -94,6 +95,50 @@ describe('a receiver that answers with an endless body', () => {
       ])
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(streamed()).toBeLessThan(64 * 1024 * 1024)
+    } finally {
+      await dispatcher.stop()
+      outbox.close()
+      await audit.close()
+      receiver.closeAllConnections()
+      await new Promise((r) => receiver.close(r))
+    }
+  })
+})
+
+describe('a row inserted into audit.db by hand', () => {
+  it.each([
+    ['data null', { event: 'approval_requested', data: 'null' }],
+    ['a text timestamp', { event: 'tx_broadcast', timestamp: 'yesterday', data: '{}' }],
+  ])('(%s) is not sent and does not hold back the events after it; the approver is told which row', async (_what, row) => {
+    const { audit, outbox, auditFile } = await outboxWith(['approval_requested'])
+    const seq = insertRawAuditRow(auditFile, row)
+    await audit.append({ intentId: 'intent-2', event: 'tx_broadcast', data: sampleEvents.tx_broadcast })
+    const bodies: string[] = []
+    const receiver = createServer((req, res) => {
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        bodies.push(body)
+        res.end('ok')
+      })
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    const errors: string[] = []
+    const dispatcher = startWebhookDispatcher({
+      outbox,
+      target: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 's'.repeat(32), backoffBaseMs: 50 },
+      clock: Date.now,
+      pollMs: 20,
+      onError: (err) => errors.push(err.message),
+    })
+    try {
+      for (let i = 0; i < 200 && bodies.length < 2; i++) await new Promise((r) => setTimeout(r, 25))
+      expect(bodies.map((b) => (JSON.parse(b) as { intentId: string }).intentId)).toEqual(['intent-1', 'intent-2'])
+      expect(outbox.list(10).map((d) => [d.type, d.status])).toEqual([
+        ['tx_broadcast', 'delivered'],
+        ['approval_requested', 'delivered'],
+      ])
+      expect(errors).toEqual([expect.stringMatching(new RegExp(`^not sent as a webhook: audit\\.db row ${seq} \\(${row.event}\\): .*changed outside countersign`))])
     } finally {
       await dispatcher.stop()
       outbox.close()

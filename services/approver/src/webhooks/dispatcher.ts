@@ -67,7 +67,7 @@ export function startWebhookDispatcher(deps: {
   }
 
   async function tick(): Promise<void> {
-    outbox.pull(clock())
+    outbox.pull(clock(), (problem) => deps.onError?.(new Error(`not sent as a webhook: ${problem}`)))
     for (;;) {
       if (stopped) return
       const head = outbox.head()

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { makePrivateFile } from '@countersign/shared'
+import { auditRowProblem, makePrivateFile } from '@countersign/shared'
 import { SOURCE_AUDIT_EVENTS, webhookEventOf, type AuditSourceRow } from './webhookEvents.js'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
@@ -88,8 +88,13 @@ export class WebhookOutbox {
     return (this.db.prepare("SELECT value FROM outbox_meta WHERE key = 'audit_cursor'").get() as { value: number }).value
   }
 
-  /** Queues the webhook events the audit log gained since the last pull; returns how many. */
-  pull(now: number): number {
+  /**
+   * Queues the webhook events the audit log gained since the last pull;
+   * returns how many. A row no append could have written (inserted into
+   * audit.db by hand) is not sent: `skipped` hears which and why, and the
+   * rows after it still go out.
+   */
+  pull(now: number, skipped?: (problem: string) => void): number {
     const from = this.cursor()
     const rows = this.audit
       .prepare<[number, number], AuditSourceRow>('SELECT seq, id, timestamp, intent_id, event, data FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?')
@@ -103,6 +108,11 @@ export class WebhookOutbox {
     this.db.transaction(() => {
       for (const row of rows) {
         if (!SOURCE_AUDIT_EVENTS.includes(row.event)) continue
+        const problem = auditRowProblem(row)
+        if (problem !== null) {
+          skipped?.(problem)
+          continue
+        }
         const event = webhookEventOf(row)
         if (!event) continue
         insert.run(row.seq, event.id, event.type, event.intentId, JSON.stringify(event), now, now)
