@@ -94,6 +94,7 @@ describe('audit log', () => {
     ['an id that is a blob', { id: Buffer.from('id'), data: '{"intentId":"x"}' }, /its id, intent_id, event or timestamp is not of the type/],
     ['an intent id that is a blob', { intentId: Buffer.from('x'), data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
     ['a timestamp that is text', { timestamp: 'yesterday', data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
+    ['a timestamp past what a Date holds', { timestamp: 9_000_000_000_000_000, data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
     ['an event name that is a blob', { event: Buffer.from('x'), data: '{}' }, /its id, intent_id, event or timestamp is not of the type/],
   ])('a row inserted by hand with %s: list throws it by default, shows it marked with malformed: show', async (_what, row, problem) => {
     const { file } = fresh()

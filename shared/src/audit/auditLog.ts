@@ -479,6 +479,11 @@ export function auditRowProblem(r: AuditEventRow): string | null {
   return readRow(r).problem
 }
 
+/** Integer Unix milliseconds a Date can hold (±8.64e15): what the appending clock writes, and what readers turn into dates. */
+function isDateMillis(t: unknown): t is number {
+  return Number.isSafeInteger(t) && Math.abs(t as number) <= 8.64e15
+}
+
 /** The row's problem in words, or null for a row an append could have written; with the data parsed. */
 function readRow(r: AuditEventRow): { problem: string; data?: undefined } | { problem: null; data: Record<string, unknown> } {
   const where = `audit.db row ${r.seq} (${String(r.event)})`
@@ -490,7 +495,7 @@ function readRow(r: AuditEventRow): { problem: string; data?: undefined } | { pr
     data = undefined
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return { problem: `${where}: its data is not a JSON object, ${changed}` }
-  if (typeof r.id !== 'string' || typeof r.intent_id !== 'string' || typeof r.event !== 'string' || !Number.isSafeInteger(r.timestamp)) {
+  if (typeof r.id !== 'string' || typeof r.intent_id !== 'string' || typeof r.event !== 'string' || !isDateMillis(r.timestamp)) {
     return { problem: `${where}: its id, intent_id, event or timestamp is not of the type every append writes, ${changed}` }
   }
   return { problem: null, data: data as Record<string, unknown> }
@@ -515,7 +520,7 @@ export function toShownEvent(r: AuditEventRow): AuditEvent {
   const intentId = typeof r.intent_id === 'string' ? r.intent_id : 'system'
   return {
     id: typeof r.id === 'string' ? r.id : `row-${r.seq}`,
-    timestamp: Number.isSafeInteger(r.timestamp) ? r.timestamp : 0,
+    timestamp: isDateMillis(r.timestamp) ? r.timestamp : 0,
     intentId,
     event: typeof r.event === 'string' ? r.event : 'malformed_row',
     data: { intentId, malformedRow: read.problem },

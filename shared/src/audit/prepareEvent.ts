@@ -38,7 +38,7 @@ export function prepareEvent(input: AuditAppend, clock: Clock): { event: AuditEv
   }
   const dataJcs = canonicalize(stored)
   const timestamp = clock()
-  if (!Number.isSafeInteger(timestamp)) throw new AuditDataError(`audit clock returned ${timestamp}, not integer Unix milliseconds`)
+  if (!Number.isSafeInteger(timestamp) || Math.abs(timestamp) > 8.64e15) throw new AuditDataError(`audit clock returned ${timestamp}, not integer Unix milliseconds a Date can hold`)
   const full: AuditEvent = { id: randomUUID(), timestamp, intentId, event, data: stored }
   return { event: full, prepared: { id: full.id, timestamp, intentId, event, dataJcs } }
 }

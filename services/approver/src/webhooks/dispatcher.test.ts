@@ -109,6 +109,7 @@ describe('a row inserted into audit.db by hand', () => {
   it.each([
     ['data null', { event: 'approval_requested', data: 'null' }],
     ['a text timestamp', { event: 'tx_broadcast', timestamp: 'yesterday', data: '{}' }],
+    ['a timestamp past what a Date holds', { event: 'approval_expired', timestamp: 9_000_000_000_000_000, data: '{"requestId":"r"}' }],
   ])('(%s) is not sent and does not hold back the events after it; the approver is told which row', async (_what, row) => {
     const { audit, outbox, auditFile } = await outboxWith(['approval_requested'])
     const seq = insertRawAuditRow(auditFile, row)
