@@ -12,7 +12,7 @@ import { createApprovalService } from '../approvalService.js'
 import { webChannel } from '../channels/webChannel.js'
 import { PendingRequests } from '../requests/pendingRequests.js'
 import { insertRawAuditRow } from '@countersign/shared/testing/auditTamper'
-import { buildApproverApp, WS_UNAUTHORISED } from './app.js'
+import { buildApproverApp, WS_INTERNAL_ERROR, WS_UNAUTHORISED } from './app.js'
 
 const TOKEN = 'operator-secret-operator-secret-1234'
 let audit: AuditLog | undefined
@@ -209,6 +209,30 @@ describe('the WebSocket feed', () => {
     const shown = (res.json() as { events: Array<{ event: string; data: unknown }> }).events.filter((e) => e.event === 'approval_granted')
     expect(shown.map((e) => e.data)).toEqual([marked(watched), marked(unwatched)])
     f.ws.close()
+  })
+
+  it('a feed whose snapshot cannot be read (audit.db damaged) is closed with 1011; the approver goes on and the next feed works', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const list = audit!.list
+    audit!.list = () => {
+      throw new Error('database disk image is malformed')
+    }
+    try {
+      const f = feed(port, { origin: `http://127.0.0.1:${port}` })
+      await f.opened
+      f.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+      expect(await f.closed).toBe(WS_INTERNAL_ERROR)
+      expect(f.messages).toEqual([])
+    } finally {
+      audit!.list = list
+    }
+    const again = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await again.opened
+    again.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => again.messages.length >= 3, 'the snapshot and who signed in')
+    expect(again.messages.map((m) => m.type)).toEqual(['pending', 'history', 'operator'])
+    again.ws.close()
   })
 
   it('a feed that stops reading is dropped once 4 MiB wait for it, and the approver keeps no more; a new connection gets a fresh snapshot', async () => {

@@ -46,6 +46,8 @@ export { pendingView }
 
 /** WebSocket close code: no valid operator token in time. */
 export const WS_UNAUTHORISED = 4401
+/** RFC 6455 1011: the server met a condition that kept it from serving the feed. */
+export const WS_INTERNAL_ERROR = 1011
 
 export function clampHistoryLimit(raw: unknown): number {
   if (typeof raw !== 'string' || raw.trim() === '') return 20
@@ -156,10 +158,21 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   const authTimeoutMs = deps.wsAuthTimeoutMs ?? 5000
   app.get('/v1/approvals/ws', { websocket: true, preValidation: refuseForeignOrigin }, (socket) => {
     let unsubscribe: (() => void) | null = null
-    const start = () => {
+    // False when the snapshot could not be read (audit.db damaged or unreadable): the feed is closed
+    // with 1011 and the error logged. Thrown from a socket listener it would end the approver.
+    const start = (): boolean => {
+      let snapshot: { pending: string; history: string }
+      try {
+        snapshot = { pending: JSON.stringify({ type: 'pending', ...pendingList() }), history: JSON.stringify({ type: 'history', events: newest(20) }) }
+      } catch (err) {
+        app.log.error({ err }, 'the dashboard feed could not read its snapshot; feed closed')
+        socket.close(WS_INTERNAL_ERROR, 'the approver could not read the audit log; see its log')
+        return false
+      }
       unsubscribe = web.subscribe(socket)
-      socket.send(JSON.stringify({ type: 'pending', ...pendingList() }))
-      socket.send(JSON.stringify({ type: 'history', events: newest(20) }))
+      socket.send(snapshot.pending)
+      socket.send(snapshot.history)
+      return true
     }
     socket.on('close', () => {
       clearTimeout(timer)
@@ -186,7 +199,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         socket.close(WS_UNAUTHORISED, 'operator token refused')
         return
       }
-      start()
+      if (!start()) return
       // Who this feed belongs to (null: the single operator token), so the views can say "signed in as …".
       socket.send(JSON.stringify({ type: 'operator', name: who.name }))
       // The feed is one-way after auth; anything else a client sends is ignored.
