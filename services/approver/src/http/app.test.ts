@@ -1,6 +1,8 @@
 // The approver's HTTP side in-process: pending, decide with the operator
 // token, the dashboard, and the WebSocket feed's Origin check and token.
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import net from 'node:net'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -233,6 +235,24 @@ describe('the WebSocket feed', () => {
     await until(() => again.messages.length >= 3, 'the snapshot and who signed in')
     expect(again.messages.map((m) => m.type)).toEqual(['pending', 'history', 'operator'])
     again.ws.close()
+  })
+
+  it.each([
+    ['a path that is not the feed', 'GET /v1/approvals/pending HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'],
+    ['a foreign Origin', 'GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'],
+    ['a broken handshake', 'GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 99\r\n\r\n'],
+  ])('an upgrade with %s from a client that resets the connection at once does not end the approver', async (_what, request) => {
+    const a = await app()
+    const port = await listen(a)
+    for (let i = 0; i < 30; i++) {
+      const s = net.connect(port, '127.0.0.1')
+      await once(s, 'connect')
+      s.write(request)
+      s.resetAndDestroy()
+      await once(s, 'close')
+    }
+    await new Promise((r) => setTimeout(r, 50))
+    expect((await fetch(`http://127.0.0.1:${port}/v1/approvals/pending`)).status).toBe(200)
   })
 
   it('a feed that stops reading is dropped once 4 MiB wait for it, and the approver keeps no more; a new connection gets a fresh snapshot', async () => {

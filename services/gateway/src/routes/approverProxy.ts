@@ -64,6 +64,10 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
   const target = new URL(approverUrl)
   const allowed = new Set(['localhost', '127.0.0.1', '[::1]', bindHost.toLowerCase()])
   app.server.on('upgrade', (req, socket, head) => {
+    // Node hands an upgraded socket over without its own error listener: a
+    // client that resets the connection before reading the refusal below would
+    // otherwise raise an uncaught ECONNRESET and end the gateway.
+    socket.on('error', () => socket.destroy())
     const host = hostnameOf(req.headers.host)
     if (req.url !== '/v1/approvals/ws' || host === null || !allowed.has(host)) {
       socket.end(upgradeRefusal('404 Not Found'))

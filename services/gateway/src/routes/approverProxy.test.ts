@@ -1,0 +1,57 @@
+// The WebSocket upgrade path of the gateway, over real sockets: what any
+// client on the host can send before the approver is even involved.
+import net from 'node:net'
+import { once } from 'node:events'
+import { afterEach, describe, expect, it } from 'vitest'
+import { makeTestGateway } from '../app.testkit.js'
+
+let gw: Awaited<ReturnType<typeof makeTestGateway>> | undefined
+afterEach(async () => {
+  await gw?.close()
+  gw = undefined
+})
+
+async function listening() {
+  gw = await makeTestGateway()
+  await gw.app.listen({ host: '127.0.0.1', port: 0 })
+  return (gw.app.server.address() as net.AddressInfo).port
+}
+
+/** An upgrade request, then a TCP reset instead of reading the answer. */
+async function upgradeThenReset(port: number, request: string) {
+  const s = net.connect(port, '127.0.0.1')
+  await once(s, 'connect')
+  s.write(request)
+  s.resetAndDestroy()
+  await once(s, 'close')
+}
+
+describe('upgrade requests the gateway refuses', () => {
+  it.each([
+    ['a path that is not the feed', 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'],
+    ['a Host that is not allowed', 'GET /v1/approvals/ws HTTP/1.1\r\nHost: evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'],
+    ['a foreign Origin', 'GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'],
+  ])('%s, from a client that resets the connection at once, do not end the gateway', async (_what, request) => {
+    const port = await listening()
+    for (let i = 0; i < 30; i++) await upgradeThenReset(port, request)
+    // Give a late socket error its turn, then the gateway must still answer.
+    await new Promise((r) => setTimeout(r, 50))
+    const res = await fetch(`http://127.0.0.1:${port}/v1/health`)
+    expect(res.status).toBe(200)
+  })
+
+  it('a client that reads the refusal gets it: 404 for another path, 403 for a foreign Origin', async () => {
+    const port = await listening()
+    const answer = async (request: string) => {
+      const s = net.connect(port, '127.0.0.1')
+      await once(s, 'connect')
+      s.write(request)
+      let text = ''
+      s.on('data', (d) => (text += d))
+      await once(s, 'close')
+      return text.split('\r\n')[0]
+    }
+    expect(await answer('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 404 Not Found')
+    expect(await answer('GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 403 Forbidden')
+  })
+})
