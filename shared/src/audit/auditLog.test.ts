@@ -258,6 +258,27 @@ describe('audit log', () => {
     expect(log.list({ limit: 5 }).map((e) => e.event)).toEqual(['after'])
   })
 
+  it.each(['worker', 'inline'] as const)('appendOrdered (%s writer): a failed commit whose `ordered` nobody awaits is no unhandled rejection', async (writer) => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer, busyTimeoutMs: 50 })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    const holder = new Database(file)
+    try {
+      holder.prepare('BEGIN IMMEDIATE').run()
+      // What approve-request does for an allowed intent: it answers after `durable`, never looking at `ordered`.
+      const { durable } = log.appendOrdered({ intentId: 'x', event: 'approve_request_created', data: {} })
+      await expect(durable).rejects.toThrow(/SQLITE_BUSY|locked/)
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+      holder.prepare('ROLLBACK').run()
+      holder.close()
+    }
+  })
+
   it('SQLite refuses UPDATE and DELETE', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -41,6 +41,7 @@ export interface AuditLog {
    * commit, later in the same -wal file, makes this one durable too. Whatever
    * the caller answers still waits for `durable`. Rejects like `durable` when
    * the commit fails; after a commit, only `durable` reports a failed fsync.
+   * `ordered` left unawaited never makes an unhandled rejection (`durable` carries the same failure).
    */
   appendOrdered(event: AuditAppend): { ordered: Promise<void>; durable: Promise<AuditEvent> }
   /**
@@ -297,13 +298,13 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         ready = prepare(input)
       } catch (err) {
         const failed = Promise.reject(err as Error)
-        return { ordered: failed.then(() => undefined), durable: failed }
+        return { ordered: observedTwin(failed.then(() => undefined)), durable: failed }
       }
       let committed!: () => void
       const ordered = new Promise<void>((resolve) => (committed = resolve))
       const durable = enqueue({ prepared: ready.prepared, checkpoint: false, ordered: () => committed() }).then(() => ready.event)
       // A failed commit rejects both; once committed, `ordered` has resolved and only `durable` can still fail.
-      return { ordered: Promise.race([ordered, durable.then(() => undefined)]), durable }
+      return { ordered: observedTwin(Promise.race([ordered, durable.then(() => undefined)])), durable }
     },
     async checkpoint() {
       if (closed) throw new Error('audit log is closed')
@@ -454,6 +455,17 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
       worker.postMessage('close')
     })
   return commit
+}
+
+/**
+ * `ordered` fails only when `durable` does, with the same error, and a caller
+ * that answers without waiting for the commit (an allowed or denied intent)
+ * never awaits it: marked as observed, its rejection is not an unhandled one
+ * that ends the process. Whoever awaits it still sees the rejection.
+ */
+function observedTwin<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined)
+  return p
 }
 
 function codeOf(err: unknown): string | undefined {
