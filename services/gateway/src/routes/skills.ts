@@ -288,12 +288,19 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
     if (!entry) return { status: 409, body: { error: 'skill_has_no_entry', message: `${name} declares no files` } }
     // The sandbox sees a private copy of exactly the bytes just checked.
     const root = await createRunRoot(opts.runDir, files.verified)
+    // Refusals recorded while the skill runs; the answer waits for them (durable before the response), and
+    // one that fails fails the run's answer instead of being an unhandled rejection.
+    const forbidden: Array<Promise<unknown>> = []
     try {
       const api = await openSkillApiSocket({
         runDir: opts.runDir,
         skill,
         submit: opts.submitIntent,
-        onForbidden: (reason) => void failed('forbidden_action', reason),
+        onForbidden: (reason) => {
+          const recorded = failed('forbidden_action', reason)
+          recorded.catch(() => undefined)
+          forbidden.push(recorded)
+        },
       })
       let result
       try {
@@ -307,6 +314,7 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
       } finally {
         await api.close()
       }
+      await Promise.all(forbidden)
       if (result.error) await failed(result.error, result.stderr.split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 500))
       return {
         status: 200,
