@@ -11,6 +11,22 @@ import type { TxIntent, TxRequest } from '../types.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
 
+/**
+ * The bounds requestApproval's params schema puts on what the gateway hands
+ * over. Much of it comes from the chain (revert reasons, a token's own
+ * symbol(), Transfer events), so from contracts a client may choose:
+ * fitApprovalParams brings findings within them before they are sent.
+ */
+export const APPROVAL_PARAM_LIMITS = {
+  text: 1024,
+  items: 64,
+  policyReasons: 32,
+  riskFactorId: 64,
+  symbol: 256,
+  tokenFacts: 4,
+  gasDigits: 20,
+} as const
+
 /** A token's own symbol() and decimals() as read from the chain; null when the call failed. */
 export interface TokenFact {
   address: string
@@ -124,11 +140,15 @@ export const verifyOperatorTokenParamsSchema = {
   properties: { token: { anyOf: [{ type: 'string', maxLength: 1024 }, { type: 'null' }] } },
 } as const
 
+/** A signed integer of at most 78 digits (an int256 amount). */
+export const BALANCE_CHANGE_PATTERN = '^-?(0|[1-9][0-9]{0,77})$'
+export const GAS_ESTIMATE_PATTERN = `^[0-9]{1,${APPROVAL_PARAM_LIMITS.gasDigits}}$`
+
 const riskFactorSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'weight', 'detail'],
-  properties: { id: { type: 'string', maxLength: 64 }, weight: { type: 'number' }, detail: { type: 'string', maxLength: 1024 } },
+  properties: { id: { type: 'string', maxLength: APPROVAL_PARAM_LIMITS.riskFactorId }, weight: { type: 'number' }, detail: { type: 'string', maxLength: APPROVAL_PARAM_LIMITS.text } },
 } as const
 
 export const requestApprovalParamsSchema = {
@@ -143,34 +163,34 @@ export const requestApprovalParamsSchema = {
       required: ['riskScore', 'riskFactors', 'warnings', 'balanceDiffs', 'gasEstimate', 'simulationSuccess'],
       properties: {
         riskScore: { type: 'number', minimum: 0, maximum: 100 },
-        riskFactors: { type: 'array', maxItems: 64, items: riskFactorSchema },
-        warnings: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 1024 } },
+        riskFactors: { type: 'array', maxItems: APPROVAL_PARAM_LIMITS.items, items: riskFactorSchema },
+        warnings: { type: 'array', maxItems: APPROVAL_PARAM_LIMITS.items, items: { type: 'string', maxLength: APPROVAL_PARAM_LIMITS.text } },
         balanceDiffs: {
           type: 'array',
-          maxItems: 64,
+          maxItems: APPROVAL_PARAM_LIMITS.items,
           items: {
             type: 'object',
             additionalProperties: false,
             required: ['token', 'change'],
-            properties: { token: addressSchema, change: { type: 'string', pattern: '^-?(0|[1-9][0-9]{0,77})$' } },
+            properties: { token: addressSchema, change: { type: 'string', pattern: BALANCE_CHANGE_PATTERN } },
           },
         },
-        gasEstimate: { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'null' }] },
+        gasEstimate: { anyOf: [{ type: 'string', pattern: GAS_ESTIMATE_PATTERN }, { type: 'null' }] },
         simulationSuccess: { anyOf: [{ type: 'boolean' }, { type: 'null' }] },
       },
     },
-    policyReasons: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 1024 } },
+    policyReasons: { type: 'array', maxItems: APPROVAL_PARAM_LIMITS.policyReasons, items: { type: 'string', maxLength: APPROVAL_PARAM_LIMITS.text } },
     txRequest: txRequestSchema,
     tokenFacts: {
       type: 'array',
-      maxItems: 4,
+      maxItems: APPROVAL_PARAM_LIMITS.tokenFacts,
       items: {
         type: 'object',
         additionalProperties: false,
         required: ['address', 'symbol', 'decimals'],
         properties: {
           address: addressSchema,
-          symbol: { anyOf: [{ type: 'string', maxLength: 256 }, { type: 'null' }] },
+          symbol: { anyOf: [{ type: 'string', maxLength: APPROVAL_PARAM_LIMITS.symbol }, { type: 'null' }] },
           decimals: { anyOf: [{ type: 'integer', minimum: 0, maximum: 255 }, { type: 'null' }] },
         },
       },

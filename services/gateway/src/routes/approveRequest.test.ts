@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { approverMethods, noPreflight, type AuditLog, type TxIntent } from '@countersign/shared'
+import { approverMethods, createAjv, noPreflight, requestApprovalParamsSchema, RpcError, type AuditLog, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { makeTestGateway } from '../app.testkit.js'
 import type { RunPreflight } from './approveRequest.js'
@@ -104,5 +104,37 @@ describe('POST /v1/tx/approve-request: audit commits', () => {
       expect(res.statusCode).toBe(500)
       expect(res.body).not.toContain(TOKEN)
     })
+  })
+})
+
+describe('POST /v1/tx/approve-request: findings a chosen contract makes too large', () => {
+  it('a revert reason, risk detail and token symbol beyond the approver\'s bounds reach it clipped, not refused (the approver validates as the real one does)', async () => {
+    const validate = createAjv().compile(requestApprovalParamsSchema)
+    const long = `execution reverted: ${'x'.repeat(5000)}`
+    const asked: unknown[] = []
+    gw = await makeTestGateway({
+      policy: { requireApprovalAbove: { valueWei: '1' } },
+      preflight: (audit) => async (intent) => ({
+        findings: { ...noPreflight(), simulationSuccess: false, riskScore: 50, warnings: [long], riskFactors: [{ id: 'simulation_reverted', weight: 50, detail: long }], gasEstimate: '9'.repeat(30) },
+        recorded: audit.append({ intentId: intent.id, event: 'preflight_completed', data: { simulationSuccess: false } }),
+      }),
+      approver: async (method, params) => {
+        if (method === approverMethods.approvalUpdates) return { cursor: 'c0', reset: false, outcomes: [] }
+        // What the approver's socket server answers for params outside its schema.
+        if (!validate(params)) throw new RpcError(-32602, `invalid params: ${JSON.stringify(validate.errors)}`)
+        asked.push(params)
+        return { state: 'decided', outcome: { approved: true, requestId: 'r-1', txRequestHash: `0x${'00'.repeat(32)}`, approvalTokenId: '6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60' } }
+      },
+    })
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: makeIntent({ action: actions.native(), nowMs: gw.clock() }) })
+    expect(res.statusCode).toBe(200)
+    expect(asked).toHaveLength(1)
+    const sent = asked[0] as { preflight: { warnings: string[]; riskFactors: Array<{ detail: string }>; gasEstimate: string | null } }
+    expect(sent.preflight.warnings[0]).toHaveLength(1024)
+    expect(sent.preflight.warnings[0]!.endsWith('…')).toBe(true)
+    expect(sent.preflight.riskFactors[0]!.detail.startsWith('execution reverted: xxx')).toBe(true)
+    expect(sent.preflight.gasEstimate).toBeNull()
+    // What the client is told is the gateway's own report, not the clipped copy.
+    expect(res.json().warnings[0]).toBe(long)
   })
 })

@@ -6,6 +6,7 @@ import {
   RpcTimeoutError,
   RpcUnavailableError,
   approverMethods,
+  fitApprovalParams,
   isAggregatorIntent,
   txIntentSchema,
   normalizeIntent,
@@ -194,7 +195,8 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
       // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
       const quorum = policyGate.quorumFor(intent)
-      const params = {
+      // Within the bounds the approver's schema sets: much of this comes from contracts the client chose.
+      const params = fitApprovalParams({
         intent,
         preflight,
         policyReasons: decision.reasons,
@@ -202,7 +204,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
         ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
         ...(facts ? { tokenFacts: facts } : {}),
         ...(skill ? { skill } : {}),
-      }
+      })
       const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
       let outcome: ApprovalOutcome | null
       req.phases?.mark('token-facts')
