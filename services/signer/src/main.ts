@@ -16,6 +16,7 @@ import {
 } from '@countersign/shared'
 import { openSignerAudit } from './audit/signerAudit.js'
 import { startCheckpointTimer } from './audit/checkpointer.js'
+import { startTokenSweep } from './store/tokenSweep.js'
 import { loadSignerConfig } from './config.js'
 import { Keystore } from './keystore/keystore.js'
 import { resolvePassphrase } from './keystore/passphrase.js'
@@ -97,15 +98,14 @@ async function main(): Promise<void> {
   const sealed = await startCheckpoint
   log('audit checkpoint', { seq: sealed.seq, sealed: sealed.sealed.seq })
   const stopCheckpoints = startCheckpointTimer(audit, checkpoints, clock, (err) => log('audit checkpoint failed; retrying', { error: err.message }))
-  const sweep = setInterval(() => tokens.sweep(clock()), TOKEN_SWEEP_MS)
-  sweep.unref()
+  const stopSweep = startTokenSweep(() => tokens.sweep(clock()), TOKEN_SWEEP_MS, (err) => log('approval token sweep failed; retrying', { error: err.message }))
 
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return
     closing = true
     log('shutting down', { signal })
-    clearInterval(sweep)
+    stopSweep()
     stopCheckpoints()
     await Promise.all([signerServer.close(), grantServer.close()])
     await audit.close()

@@ -47,7 +47,16 @@ export function startCheckpointTimer(audit: AuditLog, store: AuditCheckpoints, c
   let busy = false
   const timer = setInterval(() => {
     if (busy) return
-    if (!checkpointDue(audit.head().seq, store.latest(), clock())) return
+    // A read that throws (audit.db or signer.db unreadable, locked or changed by hand) is reported and
+    // retried at the next poll: thrown from the timer it would end the signer.
+    let due: boolean
+    try {
+      due = checkpointDue(audit.head().seq, store.latest(), clock())
+    } catch (err) {
+      onError(err as Error)
+      return
+    }
+    if (!due) return
     busy = true
     audit.checkpoint().then(
       () => (busy = false),
