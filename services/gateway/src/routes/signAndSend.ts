@@ -3,6 +3,7 @@ import {
   signerMethods,
   normalizeIntent,
   specOf,
+  txFiguresProblem,
   VALUE_RECEIVING_ROLES,
   type AuditLog,
   type Clock,
@@ -176,6 +177,9 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       }
       const estimate = estimated.value
       const gas = gasLimitFor(estimate, tx.data !== '0x')
+      // A node that answers figures no transaction can carry is a node failure, not something to sign.
+      const unsignable = txFiguresProblem({ gas, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas })
+      if (unsignable) throw new HttpError(502, simpleErrorBody('rpc_error', `chain ${intent.chain.chainId}: the node's figures cannot be signed: ${unsignable}`))
       const cost = gas * fees.maxFeePerGas
       if (cost > BigInt(intent.constraints.maxGasWei)) {
         const reason = `gas cost ${cost} wei (gas ${gas} at max fee ${fees.maxFeePerGas}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`

@@ -117,6 +117,24 @@ describe('signer core', () => {
     expect(e).toMatchObject({ event: 'signature_created', intentId: i.id, data: { txHash: r.txHash, signerAddress: account.address.toLowerCase() } })
   })
 
+  it.each([
+    ['a fee cap beyond 256 bits', { gas: '21000', maxFeePerGas: '9'.repeat(78), maxPriorityFeePerGas: '1' }, /maxFeePerGas .* does not fit 256 bits/],
+    ['a gas limit beyond 64 bits at a fee of 0', { gas: '9'.repeat(78), maxFeePerGas: '0', maxPriorityFeePerGas: '0' }, /64-bit field/],
+    ['a gas limit below 21,000', { gas: '0', maxFeePerGas: '1', maxPriorityFeePerGas: '1' }, /below the 21000/],
+  ])('refuses %s as invalid params before signing: no signature stored, the approval token not consumed', async (_what, figures, problem) => {
+    const s = setup({ policy: { requireApprovalAbove: { valueWei: '0' } } })
+    const i = s.intent({ action: actions.native('1000'), constraints: { maxGasWei: '9'.repeat(78), deadline: Math.floor(s.clock() / 1000) + 600, maxSlippageBps: 0 } })
+    const token = await s.grant(i)
+    const refused = await s.core.sign(s.params(i, { ...figures, approvalTokenId: token, approvalRequired: true })).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(RpcError)
+    expect((refused as RpcError).code).toBe(-32602)
+    expect((refused as RpcError).message).toMatch(problem)
+    expect(s.events().filter((e) => e.event === 'signature_created')).toEqual([])
+    // The same intent with figures a node accepts still signs with that token.
+    const r = await s.core.sign(s.params(i, { approvalTokenId: token, approvalRequired: true }))
+    expect(r.repeated).toBe(false)
+  })
+
   it('seals each signature with a checkpoint in the same commit, signed with the audit key and recorded in signer.db', async () => {
     const s = setup()
     const i = s.intent({ action: actions.transfer() })

@@ -10,6 +10,7 @@ import {
   isAggregatorIntent,
   sameAddress,
   evaluatePolicy,
+  txFiguresProblem,
   intentHash as intentHashOf,
   type AccountInfo,
   type AuditLog,
@@ -290,9 +291,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const gas = BigInt(p.gas)
       const maxFeePerGas = BigInt(p.maxFeePerGas)
       const maxPriorityFeePerGas = BigInt(p.maxPriorityFeePerGas)
-      if (maxPriorityFeePerGas > maxFeePerGas) {
-        throw new RpcError(RPC_INVALID_PARAMS, 'maxPriorityFeePerGas must not exceed maxFeePerGas')
-      }
+      // Figures no transaction can carry are refused before anything is signed or a token consumed.
+      const unsignable = txFiguresProblem({ gas, maxFeePerGas, maxPriorityFeePerGas })
+      if (unsignable) throw new RpcError(RPC_INVALID_PARAMS, unsignable)
       const cost = gas * maxFeePerGas
       if (cost > BigInt(intent.constraints.maxGasWei)) {
         return refuse(intentId, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
