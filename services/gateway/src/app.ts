@@ -22,6 +22,7 @@ import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, SKILL_RUN_HEADER, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
 import { createApprovalWaiters } from './approvals/approvalWaiters.js'
+import { checkedApprover } from './approvals/checkedApprover.js'
 import { buildOpenApiDocument, openApiRouteSchema } from './openapi.js'
 import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
@@ -199,13 +200,15 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   })
   // Known only to this process: marks approve-requests made by the skill sandbox runner (app.inject below).
   const skillRunSecret = randomBytes(32).toString('hex')
-  const waiters = createApprovalWaiters({ approver: deps.approver, clock, log: (msg, err) => app.log.warn({ err }, msg) })
+  // Tickets and update pages are checked for shape before anything reads them: the approver is another process.
+  const approver = checkedApprover(deps.approver)
+  const waiters = createApprovalWaiters({ approver, clock, log: (msg, err) => app.log.warn({ err }, msg) })
   app.addHook('onClose', async () => waiters.close())
   await app.register(approveRequestRoutes, {
     audit: deps.audit,
     policyGate,
     buildIntent,
-    approver: deps.approver,
+    approver,
     waiters,
     tokenFacts,
     skillRunSecret,

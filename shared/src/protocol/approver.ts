@@ -214,6 +214,33 @@ export const withdrawApprovalParamsSchema = {
   properties: { intentId: uuidSchema },
 } as const
 
+const text = { type: 'string' } as const
+const outcomeSchema = {
+  anyOf: [
+    { type: 'object', required: ['approved', 'requestId', 'txRequestHash', 'approvalTokenId'], properties: { approved: { const: true }, requestId: text, txRequestHash: text, approvalTokenId: text } },
+    { type: 'object', required: ['approved', 'requestId', 'txRequestHash', 'reason'], properties: { approved: { const: false }, requestId: text, txRequestHash: text, reason: text } },
+  ],
+} as const
+
+/**
+ * What the gateway accepts as requestApproval's and approvalUpdates' answers
+ * (the fields it reads, with their types; more are let through). The approver
+ * is another process: an answer of another shape is refused as such instead
+ * of failing somewhere in the code that reads it.
+ */
+export const approvalTicketSchema = {
+  anyOf: [
+    { type: 'object', required: ['state', 'requestId', 'txRequestHash', 'expiresAt'], properties: { state: { const: 'pending' }, requestId: text, txRequestHash: text, expiresAt: { type: 'integer' } } },
+    { type: 'object', required: ['state', 'outcome'], properties: { state: { const: 'decided' }, outcome: outcomeSchema } },
+  ],
+} as const
+
+export const approvalUpdatesSchema = {
+  type: 'object',
+  required: ['cursor', 'reset', 'outcomes'],
+  properties: { cursor: { type: 'string' }, reset: { type: 'boolean' }, outcomes: { type: 'array', items: outcomeSchema } },
+} as const
+
 /** Preflight findings when no simulation ran (no RPC for the chain). */
 export function noPreflight(): PreflightFindings {
   return { riskScore: 0, riskFactors: [], warnings: [], balanceDiffs: [], gasEstimate: null, simulationSuccess: null }

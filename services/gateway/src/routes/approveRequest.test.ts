@@ -138,3 +138,50 @@ describe('POST /v1/tx/approve-request: findings a chosen contract makes too larg
     expect(res.json().warnings[0]).toBe(long)
   })
 })
+
+describe('POST /v1/tx/approve-request: answers from the approver of another shape', () => {
+  const TOKEN = '6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60'
+  const hash = `0x${'00'.repeat(32)}`
+
+  it('a ticket that is not one (null, a pending ticket without its expiry) is 503 approver_unavailable, naming what was wrong', async () => {
+    for (const ticket of [null, { state: 'pending', requestId: 'r-1', txRequestHash: hash }, { state: 'decided', outcome: { approved: true, requestId: 'r-1', txRequestHash: hash } }]) {
+      gw = await makeTestGateway({
+        policy: { requireApprovalAbove: { valueWei: '1' } },
+        preflight: cleanPreflight,
+        approver: async (method) => (method === approverMethods.approvalUpdates ? { cursor: 'c0', reset: false, outcomes: [] } : ticket),
+      })
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: makeIntent({ action: actions.native(), nowMs: gw.clock() }) })
+      expect(res.statusCode).toBe(503)
+      expect(res.json()).toEqual({ error: 'approver_unavailable', message: expect.stringMatching(/^the approver answered requestApproval with result/) })
+      await gw.close()
+      gw = undefined
+    }
+  })
+
+  it('an update page of another shape (outcomes null) is logged and polled again; the waiting client gets the decision that follows', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    let polls = 0
+    try {
+      gw = await makeTestGateway({
+        policy: { requireApprovalAbove: { valueWei: '1' } },
+        preflight: cleanPreflight,
+        approver: async (method) => {
+          if (method === approverMethods.requestApproval) return { state: 'pending', requestId: 'r-1', txRequestHash: hash, expiresAt: Date.now() + 300_000 }
+          polls += 1
+          if (polls === 1) return { cursor: 'c0', reset: false, outcomes: [] }
+          if (polls === 2) return { cursor: 'c1', reset: false, outcomes: null }
+          return { cursor: 'c2', reset: false, outcomes: [{ approved: true, requestId: 'r-1', txRequestHash: hash, approvalTokenId: TOKEN }] }
+        },
+      })
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: makeIntent({ action: actions.native(), nowMs: gw.clock() }) })
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toMatchObject({ approved: true, approvalTokenId: TOKEN })
+      expect(polls).toBeGreaterThanOrEqual(3)
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+})

@@ -23,6 +23,7 @@ import { policyDeniedBody, policyDeniedSchema, simpleErrorBody, simpleErrorSchem
 import { bool, closed, described, nullableStr, num, str, strings } from '@countersign/shared/http/schemaParts'
 import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
+import { ApproverAnswerError } from '../approvals/checkedApprover.js'
 import { settleAll } from '../pipeline/settleAll.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
@@ -118,6 +119,7 @@ const approverUnavailable = () => new HttpError(503, simpleErrorBody('approver_u
 /** What the approver answers when it refuses a request: 409 intent_conflict, 429 too_many_pending, 503 when it cannot gather a quorum or (auto mode) have a token minted. */
 function refusal(err: unknown): HttpError | null {
   if (err instanceof RpcUnavailableError || err instanceof RpcTimeoutError) return approverUnavailable()
+  if (err instanceof ApproverAnswerError) return new HttpError(503, simpleErrorBody('approver_unavailable', `${err.message}; nothing was approved, retry later`))
   if (!(err instanceof RpcError) || err.code !== APPROVAL_REFUSED) return null
   const { reason } = (err.data ?? {}) as Partial<ApprovalRefusalData>
   if (reason === 'intent_conflict') return new HttpError(409, simpleErrorBody('intent_conflict', err.message))
