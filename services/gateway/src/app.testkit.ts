@@ -54,6 +54,8 @@ export async function makeTestGateway(
     onRoute?: (route: RouteOptions) => void
     /** The audit log the routes get, made from the real one (to hold or fail its commits). */
     wrapAudit?: (audit: AuditLog) => AuditLog
+    /** Where the approver's HTTP side is (the dashboard proxy); default a closed port. */
+    approverUrl?: string
     /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
     approver?: (method: string, params: unknown) => Promise<unknown>
   } = {},
@@ -86,7 +88,7 @@ export async function makeTestGateway(
         return (expected === null ? { required: false, valid: true } : { required: true, valid: given === expected }) as T
       },
     },
-    approverUrl: 'http://127.0.0.1:9',
+    approverUrl: opts.approverUrl ?? 'http://127.0.0.1:9',
     skills: {
       registry: createSkillRegistry(db),
       dir: path.join(dataDir, 'skills'),

@@ -1,5 +1,6 @@
 // The WebSocket upgrade path of the gateway, over real sockets: what any
 // client on the host can send before the approver is even involved.
+import http from 'node:http'
 import net from 'node:net'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -53,5 +54,25 @@ describe('upgrade requests the gateway refuses', () => {
     }
     expect(await answer('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 404 Not Found')
     expect(await answer('GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 403 Forbidden')
+  })
+})
+
+describe('the dashboard proxy', () => {
+  it('an approver that goes away in the middle of its answer is 503 approver_unavailable, not a 500', async () => {
+    const approver = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' })
+      res.write('{"pending":[')
+      setTimeout(() => res.socket?.destroy(), 20)
+    })
+    await new Promise<void>((r) => approver.listen(0, '127.0.0.1', r))
+    try {
+      gw = await makeTestGateway({ approverUrl: `http://127.0.0.1:${(approver.address() as net.AddressInfo).port}` })
+      const res = await gw.app.inject({ method: 'GET', url: '/v1/approvals/pending' })
+      expect(res.statusCode).toBe(503)
+      expect(res.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+    } finally {
+      approver.closeAllConnections()
+      await new Promise((r) => approver.close(r))
+    }
   })
 })

@@ -24,6 +24,7 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
     if (req.headers.authorization) headers.authorization = req.headers.authorization
     if (req.body !== undefined) headers['content-type'] = 'application/json'
     let res: Response
+    let body: Buffer
     try {
       res = await fetch(approverUrl + req.url, {
         method: req.method,
@@ -31,6 +32,8 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
         ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
         signal: AbortSignal.timeout(10_000),
       })
+      // Read here too: an approver that goes away (or times out) in the middle of its answer is unreachable as well.
+      body = Buffer.from(await res.arrayBuffer())
     } catch {
       return reply.code(503).send(simpleErrorBody('approver_unavailable', 'the approver is not reachable'))
     }
@@ -38,7 +41,7 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
       const v = res.headers.get(h)
       if (v) reply.header(h, v)
     }
-    return reply.code(res.status).send(Buffer.from(await res.arrayBuffer()))
+    return reply.code(res.status).send(body)
   }
   app.get('/approval-ui', { schema: dashboardRouteSchema }, forward)
   app.get('/v1/approvals/pending', { schema: pendingRouteSchema }, forward)
