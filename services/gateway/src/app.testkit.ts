@@ -12,6 +12,7 @@ import {
 } from '@countersign/shared'
 import type { RouteOptions } from 'fastify'
 import { buildGatewayApp } from './app.js'
+import { createChainClients } from './chain/chainClients.js'
 import type { RunPreflight } from './routes/approveRequest.js'
 import { openGatewayDb } from './store/gatewayDb.js'
 import { openRateLimitStore } from './store/rateLimits.js'
@@ -54,6 +55,8 @@ export async function makeTestGateway(
     onRoute?: (route: RouteOptions) => void
     /** The audit log the routes get, made from the real one (to hold or fail its commits). */
     wrapAudit?: (audit: AuditLog) => AuditLog
+    /** JSON-RPC endpoints by chain id (default: none configured). */
+    rpcUrls?: Record<number, string>
     /** Where the approver's HTTP side is (the dashboard proxy); default a closed port. */
     approverUrl?: string
     /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
@@ -89,6 +92,7 @@ export async function makeTestGateway(
       },
     },
     approverUrl: opts.approverUrl ?? 'http://127.0.0.1:9',
+    ...(opts.rpcUrls ? { chains: createChainClients(opts.rpcUrls as Parameters<typeof createChainClients>[0]) } : {}),
     skills: {
       registry: createSkillRegistry(db),
       dir: path.join(dataDir, 'skills'),

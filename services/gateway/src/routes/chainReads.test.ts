@@ -1,3 +1,5 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { HttpError } from '@countersign/shared/http/errors'
 import { makeTestGateway } from '../app.testkit.js'
@@ -60,5 +62,67 @@ describe('the chain of a balance request without ?chainId', () => {
 
   it('no chain at all: 502 no_rpc_client', () => {
     expect(() => defaultBalanceChain([])).toThrow(expect.objectContaining({ statusCode: 502, body: expect.objectContaining({ error: 'no_rpc_client' }) }))
+  })
+})
+
+describe('GET /v1/tx/:hash against a node whose receipt lacks fields', () => {
+  const hash = `0x${'ab'.repeat(32)}`
+  const full = {
+    transactionHash: hash,
+    transactionIndex: '0x0',
+    blockHash: `0x${'cd'.repeat(32)}`,
+    blockNumber: '0x10',
+    from: ACCOUNT.toLowerCase(),
+    to: TOKEN.toLowerCase(),
+    cumulativeGasUsed: '0x5208',
+    gasUsed: '0x5208',
+    effectiveGasPrice: '0x3b9aca00',
+    contractAddress: null,
+    logs: [],
+    logsBloom: `0x${'00'.repeat(256)}`,
+    status: '0x1',
+    type: '0x2',
+  }
+
+  /** A JSON-RPC node (a real HTTP server) that answers every receipt with `receipt`. */
+  async function nodeAnswering(receipt: Record<string, unknown>) {
+    const server = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        const call = JSON.parse(body) as { id: number; method: string }
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: call.method === 'eth_getTransactionReceipt' ? receipt : null }))
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  }
+
+  it.each(['effectiveGasPrice', 'gasUsed', 'from', 'blockHash'])('without %s: 502 rpc_error naming it, not a 500', async (field) => {
+    const { [field]: _dropped, ...partial } = full as Record<string, unknown>
+    const node = await nodeAnswering(partial)
+    try {
+      gw = await makeTestGateway({ rpcUrls: { 8453: node.url } })
+      const res = await gw.app.inject({ method: 'GET', url: `/v1/tx/${hash}?chainId=8453` })
+      expect(res.statusCode).toBe(502)
+      expect(res.json()).toEqual({ error: 'rpc_error', message: `chain 8453: the node's receipt for ${hash} lacks ${field}` })
+    } finally {
+      node.server.closeAllConnections()
+      await new Promise((r) => node.server.close(r))
+    }
+  })
+
+  it('with every field: the receipt', async () => {
+    const node = await nodeAnswering(full)
+    try {
+      gw = await makeTestGateway({ rpcUrls: { 8453: node.url } })
+      const res = await gw.app.inject({ method: 'GET', url: `/v1/tx/${hash}?chainId=8453` })
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toMatchObject({ txHash: hash, status: 'success', gasUsed: '21000', effectiveGasPrice: '1000000000', chainId: 8453 })
+    } finally {
+      node.server.closeAllConnections()
+      await new Promise((r) => node.server.close(r))
+    }
   })
 })

@@ -112,6 +112,11 @@ export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app
       const found = lookups.find((l) => 'receipt' in l && l.receipt)
       if (found && 'receipt' in found && found.receipt) {
         const r = found.receipt
+        // A node may answer a receipt without fields every receipt has: its failure, not a 500 here.
+        const missing = (['transactionHash', 'blockHash', 'blockNumber', 'gasUsed', 'effectiveGasPrice', 'from', 'status'] as const).filter((f) => r[f] === undefined || r[f] === null)
+        if (missing.length > 0) {
+          throw new HttpError(502, simpleErrorBody('rpc_error', `chain ${found.chain.chainId}: the node's receipt for ${hash} lacks ${missing.join(', ')}`))
+        }
         return {
           txHash: r.transactionHash,
           status: r.status === 'success' ? 'success' : 'reverted',
