@@ -8,6 +8,9 @@ export const uuidSchema = { type: 'string', format: 'uuid' } as const
 export const chainIdSchema = { type: 'integer', enum: [1, 10, 42161, 8453] } as const
 export const hexDataSchema = { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' } as const
 
+/** The longest calldata (hex characters with the 0x) a transaction request may carry: 32 KiB of data. */
+export const MAX_TX_DATA_HEX = 65536
+
 /** An unsigned transaction as builders produce it (SPEC "Build result" txRequest). */
 export const txRequestSchema = {
   type: 'object',
@@ -15,7 +18,7 @@ export const txRequestSchema = {
   required: ['to', 'data', 'value', 'chainId', 'type'],
   properties: {
     to: addressSchema,
-    data: { ...hexDataSchema, maxLength: 65536 },
+    data: { ...hexDataSchema, maxLength: MAX_TX_DATA_HEX },
     value: amountSchema,
     chainId: chainIdSchema,
     type: { const: 'eip1559' },

@@ -81,6 +81,7 @@ describe('fetchAggregatorQuote', () => {
       [(_req, res) => json(res, 200, { hello: 'world' }), /^aggregator answer has no usable tx$/],
       [(_req, res) => res.end('not json'), /^aggregator answer has no usable tx$/],
       [(_req, res) => json(res, 200, { tx: { to: 'nope', data: '0x' } }), /^aggregator answer has no usable tx$/],
+      [(_req, res) => json(res, 200, { tx: { to: `0x${'11'.repeat(20)}`, data: `0x${'ab'.repeat(32768)}` } }), /^aggregator calldata is 65538 hex characters, more than the 65536 a transaction request may carry$/],
       [() => {}, /^aggregator unreachable: no answer within 300 ms$/],
     ]
     for (const [handle, message] of cases) {

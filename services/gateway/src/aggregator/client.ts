@@ -1,4 +1,4 @@
-import type { Address, SwapExactInAction, TxIntent } from '@countersign/shared'
+import { MAX_TX_DATA_HEX, type Address, type SwapExactInAction, type TxIntent } from '@countersign/shared'
 
 export interface AggregatorConfig {
   apiKey: string | null
@@ -68,6 +68,8 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
   if (!tx || typeof tx.to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(tx.to) || typeof tx.data !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(tx.data)) {
     throw new AggregatorUnavailable('aggregator answer has no usable tx')
   }
+  // Longer calldata than a transaction request may carry: the approver and the signer would refuse it later.
+  if (tx.data.length > MAX_TX_DATA_HEX) throw new AggregatorUnavailable(`aggregator calldata is ${tx.data.length} hex characters, more than the ${MAX_TX_DATA_HEX} a transaction request may carry`)
   return {
     to: tx.to as Address,
     data: tx.data as `0x${string}`,
