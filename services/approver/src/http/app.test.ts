@@ -133,6 +133,14 @@ describe('approver HTTP', () => {
 })
 
 describe('the WebSocket feed', () => {
+  it('a plain GET (no upgrade) is 426 upgrade_required in the spec shape, as on the gateway', async () => {
+    const a = await app()
+    const res = await a.http.inject({ method: 'GET', url: '/v1/approvals/ws' })
+    expect(res.statusCode).toBe(426)
+    expect(res.headers.upgrade).toBe('websocket')
+    expect(res.json()).toEqual({ error: 'upgrade_required', message: expect.stringContaining('WebSocket') })
+  })
+
   it('refuses a page from another origin before the upgrade', async () => {
     const a = await app()
     const port = await listen(a)

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
-import { decideRouteSchema, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
+import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
@@ -156,55 +156,63 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     }
   }
   const authTimeoutMs = deps.wsAuthTimeoutMs ?? 5000
-  app.get('/v1/approvals/ws', { websocket: true, preValidation: refuseForeignOrigin }, (socket) => {
-    let unsubscribe: (() => void) | null = null
-    // False when the snapshot could not be read (audit.db damaged or unreadable): the feed is closed
-    // with 1011 and the error logged. Thrown from a socket listener it would end the approver.
-    const start = (): boolean => {
-      let snapshot: { pending: string; history: string }
-      try {
-        snapshot = { pending: JSON.stringify({ type: 'pending', ...pendingList() }), history: JSON.stringify({ type: 'history', events: newest(20) }) }
-      } catch (err) {
-        app.log.error({ err }, 'the dashboard feed could not read its snapshot; feed closed')
-        socket.close(WS_INTERNAL_ERROR, 'the approver could not read the audit log; see its log')
-        return false
+  app.route({
+    method: 'GET',
+    url: '/v1/approvals/ws',
+    schema: approvalFeedRouteSchema,
+    preValidation: refuseForeignOrigin,
+    // A plain GET, not an upgrade: told so in the spec's error shape.
+    handler: async (_req, reply) => reply.code(426).header('upgrade', 'websocket').send(feedUpgradeRequiredBody()),
+    wsHandler: (socket) => {
+      let unsubscribe: (() => void) | null = null
+      // False when the snapshot could not be read (audit.db damaged or unreadable): the feed is closed
+      // with 1011 and the error logged. Thrown from a socket listener it would end the approver.
+      const start = (): boolean => {
+        let snapshot: { pending: string; history: string }
+        try {
+          snapshot = { pending: JSON.stringify({ type: 'pending', ...pendingList() }), history: JSON.stringify({ type: 'history', events: newest(20) }) }
+        } catch (err) {
+          app.log.error({ err }, 'the dashboard feed could not read its snapshot; feed closed')
+          socket.close(WS_INTERNAL_ERROR, 'the approver could not read the audit log; see its log')
+          return false
+        }
+        unsubscribe = web.subscribe(socket)
+        socket.send(snapshot.pending)
+        socket.send(snapshot.history)
+        return true
       }
-      unsubscribe = web.subscribe(socket)
-      socket.send(snapshot.pending)
-      socket.send(snapshot.history)
-      return true
-    }
-    socket.on('close', () => {
-      clearTimeout(timer)
-      unsubscribe?.()
-    })
-    const timer = setTimeout(() => socket.close(WS_UNAUTHORISED, 'operator token required'), authTimeoutMs)
-    if (operators === null) {
-      clearTimeout(timer)
-      start()
-      return
-    }
-    const known = operators
-    socket.once('message', (data: Buffer) => {
-      clearTimeout(timer)
-      let msg: unknown
-      try {
-        msg = JSON.parse(data.toString('utf8'))
-      } catch {
-        msg = null
-      }
-      const m = msg as { type?: unknown; token?: unknown } | null
-      const who = m?.type === 'auth' ? known.identify(m.token) : null
-      if (who === null) {
-        socket.close(WS_UNAUTHORISED, 'operator token refused')
+      socket.on('close', () => {
+        clearTimeout(timer)
+        unsubscribe?.()
+      })
+      const timer = setTimeout(() => socket.close(WS_UNAUTHORISED, 'operator token required'), authTimeoutMs)
+      if (operators === null) {
+        clearTimeout(timer)
+        start()
         return
       }
-      if (!start()) return
-      // Who this feed belongs to (null: the single operator token), so the views can say "signed in as …".
-      socket.send(JSON.stringify({ type: 'operator', name: who.name }))
-      // The feed is one-way after auth; anything else a client sends is ignored.
-      socket.on('message', () => {})
-    })
+      const known = operators
+      socket.once('message', (data: Buffer) => {
+        clearTimeout(timer)
+        let msg: unknown
+        try {
+          msg = JSON.parse(data.toString('utf8'))
+        } catch {
+          msg = null
+        }
+        const m = msg as { type?: unknown; token?: unknown } | null
+        const who = m?.type === 'auth' ? known.identify(m.token) : null
+        if (who === null) {
+          socket.close(WS_UNAUTHORISED, 'operator token refused')
+          return
+        }
+        if (!start()) return
+        // Who this feed belongs to (null: the single operator token), so the views can say "signed in as …".
+        socket.send(JSON.stringify({ type: 'operator', name: who.name }))
+        // The feed is one-way after auth; anything else a client sends is ignored.
+        socket.on('message', () => {})
+      })
+    },
   })
 
   return app

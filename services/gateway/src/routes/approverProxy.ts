@@ -1,7 +1,7 @@
 import net from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { responseHeaderLines } from '@countersign/shared/http/responseHeaders'
-import { approvalFeedRouteSchema, dashboardRouteSchema, decideRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema } from '@countersign/shared/http/approvalsContract'
+import { approvalFeedRouteSchema, dashboardRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, pendingRouteSchema, webhookDeliveriesRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { hostnameOf } from '@countersign/shared/http/hostGuard'
@@ -52,7 +52,7 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
     reply
       .code(426)
       .header('upgrade', 'websocket')
-      .send(simpleErrorBody('upgrade_required', 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message')),
+      .send(feedUpgradeRequiredBody()),
   )
 }
 

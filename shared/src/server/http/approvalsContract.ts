@@ -4,7 +4,7 @@
 // is generated from them. They live in shared/ because a service never
 // imports another service.
 import { typedSchema } from '../../schemas/typed.js'
-import { simpleErrorSchema, validationErrorSchema } from './errorBodies.js'
+import { simpleErrorBody, simpleErrorSchema, validationErrorSchema } from './errorBodies.js'
 import { bool, closed, described, emptyResponse, htmlResponse, int, nullableInt, nullableStr, num, operatorOnly, str, strings } from './schemaParts.js'
 
 /** SPEC "Audit event"; data is the event's own fields. */
@@ -154,6 +154,10 @@ export const webhookDeliveriesRouteSchema = {
     503: approverUnavailable,
   },
 }
+
+/** The 426 a plain GET of the feed gets, from the approver and from the gateway alike. */
+export const feedUpgradeRequiredBody = () =>
+  simpleErrorBody('upgrade_required', 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message')
 
 export const approvalFeedRouteSchema = {
   operationId: 'approvalFeed',
