@@ -20,10 +20,25 @@ export function formatPrompt(request: PendingRequest): string {
  */
 export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
   let queue: Promise<unknown> = Promise.resolve()
+  // /dev/tty is opened once and kept for every prompt (they are asked one at a
+  // time): opened per prompt, its descriptors were never closed, and a busy
+  // approver ran out of them. A terminal that goes away (EIO after a hang-up)
+  // drops it, and the next prompt opens it again.
+  let terminal: { input: NodeJS.ReadStream; output: NodeJS.WriteStream } | null = null
   const streams = () => {
     if (process.stdin.isTTY && process.stdout.isTTY) return { input: process.stdin as NodeJS.ReadStream, output: process.stdout as NodeJS.WriteStream }
+    if (terminal) return terminal
     const fd = openSync('/dev/tty', 'r+')
-    return { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream }
+    const opened = { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream }
+    const lost = () => {
+      if (terminal === opened) terminal = null
+      opened.input.destroy()
+      opened.output.destroy()
+    }
+    opened.input.on('error', lost)
+    opened.output.on('error', lost)
+    terminal = opened
+    return opened
   }
   return (request, signal) => {
     const asked = queue.then(
