@@ -2,11 +2,13 @@
 // port): watch follows the authenticated WebSocket feed and decides with the
 // operator token; a wrong token is refused by the feed.
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { once } from 'node:events'
 import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
+import { WebSocketServer } from 'ws'
 import { defaultRouterTable, noPreflight, openAuditLog, type AuditLog } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { createApprovalService } from '../approvalService.js'
@@ -128,5 +130,42 @@ describe('decisionText', () => {
     const quorum = { required: 3, approvals: 2, approvedBy: ['alice', 'bob'], remaining: 1 }
     expect(decisionText('r1', true, { decided: false, operator: 'bob', quorum, counted: true })).toBe('approval counted r1 as bob: 2 of 3 approvals (alice, bob); 1 more needed from other operators')
     expect(decisionText('r1', false, { decided: true, operator: 'carol', quorum })).toBe('denied r1 as carol')
+  })
+})
+
+describe('countersign-approve on bad input', () => {
+  it('an operator-token path it cannot read (a directory) is an error in words, exit 1, not a crash', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-approve-token-'))
+    mkdirSync(path.join(dir, 'operator-token'))
+    const err: string[] = []
+    const code = await runApproveCli(['list', '--url', 'http://127.0.0.1:9', '--data-dir', dir], { out: () => {}, err: (s) => err.push(s), env: {}, input: new PassThrough() })
+    expect(code).toBe(1)
+    expect(err).toEqual([`countersign-approve: cannot read the operator token at ${path.join(dir, 'operator-token')}: EISDIR`])
+  })
+
+  it('a feed message it cannot read (not JSON, a request without its card) is reported and skipped; the feed goes on', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+    await once(wss, 'listening')
+    closers.push(() => new Promise((r) => wss.close(r)))
+    const a = await approver()
+    const good = await a.ask()
+    wss.on('connection', (ws) => {
+      ws.once('message', () => {
+        ws.send('not json')
+        ws.send(JSON.stringify({ type: 'request', request: { requestId: 'broken' } }))
+        // A real pending list, as the approver sends it, after the two it cannot read.
+        void fetch(`${a.url}/v1/approvals/pending`).then(async (r) => {
+          ws.send(JSON.stringify({ type: 'pending', ...((await r.json()) as object) }))
+        })
+      })
+    })
+    const out: string[] = []
+    const err: string[] = []
+    const input = new PassThrough()
+    const running = runApproveCli(['watch', '--url', `http://127.0.0.1:${(wss.address() as { port: number }).port}`], { out: (s) => out.push(s), err: (s) => err.push(s), env: { SERVICE_OPERATOR_TOKEN: TOKEN }, input })
+    await until(() => out.some((s) => good.state === 'pending' && s.includes(good.requestId)), 'the pending list after the unreadable messages')
+    expect(err).toEqual([expect.stringMatching(/^countersign-approve: a feed message could not be read and was skipped \(/), expect.stringMatching(/^countersign-approve: a feed message could not be read and was skipped \(/)])
+    input.end('q\n')
+    expect(await running).toBe(0)
   })
 })

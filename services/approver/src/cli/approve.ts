@@ -6,7 +6,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
-import { describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
+import { OperatorError, describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
 import { cardText } from '../card/cardText.js'
 import type { ApprovalCard } from '../card/renderCard.js'
 import type { QuorumView } from '../quorum/quorumVotes.js'
@@ -80,16 +80,17 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
   const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--')))
   let base: string
   let tokenFile: string
+  let token: string
   try {
     base = option(argv, '--url') ?? `http://127.0.0.1:${readGatewayListen(io.env).port}`
     const dirOption = option(argv, '--data-dir')
     tokenFile = path.join(dirOption !== undefined ? path.resolve(dirOption) : readDataDir(io.env), 'operator-token')
+    // Presented as given: the approver decides whether it is an operator's token (named operators choose their own).
+    token = io.env.SERVICE_OPERATOR_TOKEN?.trim() || readTokenFile(tokenFile)
   } catch (err) {
     io.err(`countersign-approve: ${describeFailure(err)}`)
     return 1
   }
-  // Presented as given: the approver decides whether it is an operator's token (named operators choose their own).
-  const token = io.env.SERVICE_OPERATOR_TOKEN?.trim() || (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '')
 
   const list = async (): Promise<Pending[]> => {
     const r = await doFetch(`${base}/v1/approvals/pending`)
@@ -128,24 +129,35 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
           return 1
         }
         let current: Pending[] = []
-        const show = () => io.out(`\n${new Date().toLocaleTimeString()}\n${formatPending(current)}\n> `)
         const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/v1/approvals/ws`)
         // The first message authenticates; the approver sends nothing before it.
         ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })))
         ws.on('message', (data) => {
-          const msg = JSON.parse(data.toString()) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string; name?: string | null }
+          try {
+            follow(data.toString())
+          } catch (err) {
+            // One message this version cannot read (another approver version, a broken proxy) is reported and skipped.
+            io.err(`countersign-approve: a feed message could not be read and was skipped (${(err as Error).message})`)
+          }
+        })
+        const follow = (text: string) => {
+          const msg = JSON.parse(text) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string; name?: string | null }
           // Sent once after the token is accepted: whose token this is (null: the single operator token).
           if (msg.type === 'operator') return io.out(msg.name ? `signed in as ${msg.name}` : 'signed in with the operator token')
-          if (msg.type === 'pending') current = msg.pending ?? []
+          let next: Pending[]
+          if (msg.type === 'pending') next = msg.pending ?? []
           // A new request, or one whose quorum votes changed: replaced in place, so its number stays.
           else if (msg.type === 'request' && msg.request) {
             const i = current.findIndex((p) => p.requestId === msg.request!.requestId)
-            current = i === -1 ? [...current, msg.request] : current.map((p, n) => (n === i ? msg.request! : p))
+            next = i === -1 ? [...current, msg.request] : current.map((p, n) => (n === i ? msg.request! : p))
           }
-          else if (msg.type === 'ended') current = current.filter((p) => p.requestId !== msg.requestId)
+          else if (msg.type === 'ended') next = current.filter((p) => p.requestId !== msg.requestId)
           else return
-          show()
-        })
+          // Formatted before it is kept: a request that cannot be shown (throws here) leaves the list as it was.
+          const shown = formatPending(next)
+          current = next
+          io.out(`\n${new Date().toLocaleTimeString()}\n${shown}\n> `)
+        }
         const closed = new Promise<number>((resolve) => {
           ws.on('close', (code) => {
             if (code === 4401) io.err('countersign-approve: the operator token was refused')
@@ -177,6 +189,16 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
   } catch (err) {
     io.err(`countersign-approve: ${describeFailure(err)}`)
     return 1
+  }
+}
+
+/** The operator-token file's token, '' when there is none; an unreadable one (a directory, no permission) says so. */
+function readTokenFile(file: string): string {
+  if (!existsSync(file)) return ''
+  try {
+    return readFileSync(file, 'utf8').trim()
+  } catch (err) {
+    throw new OperatorError(`cannot read the operator token at ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
 }
 
