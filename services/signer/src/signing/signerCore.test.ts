@@ -176,6 +176,20 @@ describe('signer core', () => {
   })
 
   describe('the crash window: a stored signature whose nonce went to another transaction', () => {
+    it('two intents whose transactions were byte for byte the same (one nonce) can each be replaced', async () => {
+      const s = setup()
+      const a = s.intent({ action: actions.transfer() })
+      const b = s.intent({ action: actions.transfer() })
+      const a1 = await s.core.sign(s.params(a, { nonce: 3 }))
+      const b1 = await s.core.sign(s.params(b, { nonce: 3 }))
+      expect(b1.txHash).toBe(a1.txHash)
+      const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash }))
+      const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash }))
+      expect([a2.repeated, b2.repeated]).toEqual([false, false])
+      expect(b2.nonce).toBe(6)
+      expect(s.events().filter((e) => e.event === 'signature_replaced').map((e) => e.intentId).sort()).toEqual([a.id, b.id].sort())
+    })
+
     it('is replaced only when the gateway names it and gives a higher nonce; audited signature_replaced with both hashes', async () => {
       const s = setup()
       const i = s.intent({ action: actions.transfer() })

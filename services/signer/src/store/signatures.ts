@@ -89,8 +89,12 @@ export function createSignatures(db: Database.Database): Signatures {
     return w
   }
   const loaded = (wallet: string) => windows.get(wallet.toLowerCase())
+  // OR IGNORE: two intents whose transactions were byte for byte the same (same wallet, call, nonce and
+  // fees) share one txHash; the second replaced copy is that same transaction, already kept with its
+  // nonce (all replaced() reports). A plain INSERT failed there on every retry, and that intent could
+  // never be replaced.
   const keepReplaced = db.prepare(
-    `INSERT INTO replaced_signatures (tx_hash, intent_id, signer_address, chain_id, nonce, signed_tx, token_id, created_at, replaced_at, replaced_by)
+    `INSERT OR IGNORE INTO replaced_signatures (tx_hash, intent_id, signer_address, chain_id, nonce, signed_tx, token_id, created_at, replaced_at, replaced_by)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const overwrite = db.prepare(
