@@ -279,6 +279,17 @@ describe('audit log', () => {
     }
   })
 
+  it('listAfter: the rows after a seq, oldest first, with their seq, at most limit; a hand-inserted row shown marked', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    for (let n = 1; n <= 5; n++) await log.append({ intentId: `i-${n}`, event: 'e', data: { n } })
+    expect(log.listAfter(2, 2).map((r) => [r.seq, r.event.data.n])).toEqual([[3, 3], [4, 4]])
+    expect(log.listAfter(5, 10)).toEqual([])
+    const seq = insertRawAuditRow(file, { data: 'null' })
+    expect(log.listAfter(5, 10)).toEqual([{ seq, event: expect.objectContaining({ data: expect.objectContaining({ malformedRow: expect.stringContaining(`row ${seq}`) }) }) }])
+    expect(() => log!.listAfter(0, -1)).toThrow(RangeError)
+  })
+
   it('SQLite refuses UPDATE and DELETE', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

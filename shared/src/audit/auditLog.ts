@@ -67,6 +67,12 @@ export interface AuditLog {
    */
   list(opts: { limit: number; intentId?: string; malformed?: 'throw' | 'show' }): AuditEvent[]
   /**
+   * The rows after `seq`, oldest first, at most `limit`, each with its seq (a
+   * reader's cursor: nothing is skipped however many arrive between two
+   * reads). Rows no append could have written are shown as toShownEvent says.
+   */
+  listAfter(seq: number, limit: number): Array<{ seq: number; event: AuditEvent }>
+  /**
    * The events named `event` (one name or several, in one walk) stamped
    * after `sinceMs`, newest first. Walks back
    * from the newest row and stops at the first row of any kind stamped more
@@ -147,6 +153,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const db = openAuditDb(file, busyTimeoutMs, grouped ? 'NORMAL' : 'FULL')
   const newest = db.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?')
   const newestOfIntent = db.prepare<[string, number], AuditRow>('SELECT * FROM audit_events WHERE intent_id = ? ORDER BY seq DESC LIMIT ?')
+  const rowsAfter = db.prepare<[number, number], AuditRow>('SELECT * FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?')
   const newestFirst = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC')
   const tailRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const writeNow = createBatchWriter(db)
@@ -335,6 +342,10 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit list limit must be a non-negative integer, got ${limit}`)
       const rows = intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)
       return rows.map(malformed === 'show' ? toShownEvent : toEvent)
+    },
+    listAfter(seq, limit) {
+      if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit listAfter limit must be a non-negative integer, got ${limit}`)
+      return rowsAfter.all(seq, limit).map((r) => ({ seq: r.seq, event: toShownEvent(r) }))
     },
     eventsSince(event, sinceMs) {
       const wanted = new Set(typeof event === 'string' ? [event] : event)

@@ -263,6 +263,23 @@ describe('the WebSocket feed', () => {
     expect((await fetch(`http://127.0.0.1:${port}/v1/approvals/pending`)).status).toBe(200)
   })
 
+  it('a burst of audit rows between two polls reaches the feed whole, in order, none skipped', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const f = feed(port, { origin: `http://127.0.0.1:${port}` })
+    await f.opened
+    f.ws.send(JSON.stringify({ type: 'auth', token: TOKEN }))
+    await until(() => f.messages.length >= 3, 'the snapshot')
+    // 1,200 rows in one commit: more than one poll's page, far more than the 100 the feed used to look at.
+    await Promise.all(Array.from({ length: 1200 }, (_, n) => audit!.append({ intentId: 'burst', event: 'burst_event', data: { n } })))
+    const seen = () => f.messages.filter((m) => m.type === 'audit').flatMap((m) => (m.events as Array<{ data: { n: number } }>).map((e) => e.data.n))
+    await until(() => seen().length >= 1200, 'every row of the burst')
+    // Each message is newest first; the messages follow the log.
+    const inOrder = f.messages.filter((m) => m.type === 'audit').flatMap((m) => (m.events as Array<{ data: { n: number } }>).map((e) => e.data.n).reverse())
+    expect(inOrder).toEqual(Array.from({ length: 1200 }, (_, n) => n))
+    f.ws.close()
+  })
+
   it('a feed that stops reading is dropped once 4 MiB wait for it, and the approver keeps no more; a new connection gets a fresh snapshot', async () => {
     const a = await app()
     const port = await listen(a)

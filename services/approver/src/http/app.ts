@@ -3,7 +3,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { createAjv, type AuditEvent, type AuditLog, type Clock } from '@countersign/shared'
+import { createAjv, type AuditLog, type Clock } from '@countersign/shared'
 import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
@@ -43,6 +43,9 @@ export interface ApproverHttpDeps {
 }
 
 export { pendingView }
+
+/** At most this many audit events go out in one feed message; more wait for the next poll. */
+const FEED_PAGE = 500
 
 /** WebSocket close code: no valid operator token in time. */
 export const WS_UNAUTHORISED = 4401
@@ -116,25 +119,23 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // Rows another process inserted by hand are shown (toShownEvent), not thrown:
   // nothing written into audit.db may stop this feed, or the approver with it.
   const newest = (limit: number) => audit.list({ limit, malformed: 'show' })
-  let lastSeen: string | undefined = newest(1)[0]?.id
+  // The feed follows the log by seq: however many rows arrive between two polls, none is skipped
+  // (a burst beyond one page goes out over the next polls).
+  let lastSeq = audit.head().seq
   let readFailure: string | null = null
   const poll = setInterval(() => {
     try {
-      const watched = web.subscribers > 0
-      const events = newest(watched ? 100 : 1)
-      readFailure = null
-      if (!watched) {
-        lastSeen = events[0]?.id
+      if (web.subscribers === 0) {
+        lastSeq = audit.head().seq
+        readFailure = null
         return
       }
-      const fresh: AuditEvent[] = []
-      for (const e of events) {
-        if (e.id === lastSeen) break
-        fresh.push(e)
-      }
-      if (fresh.length === 0) return
-      lastSeen = fresh[0]!.id
-      web.broadcast({ type: 'audit', events: fresh })
+      const rows = audit.listAfter(lastSeq, FEED_PAGE)
+      readFailure = null
+      if (rows.length === 0) return
+      lastSeq = rows.at(-1)!.seq
+      // Newest first, as history.
+      web.broadcast({ type: 'audit', events: rows.map((r) => r.event).reverse() })
     } catch (err) {
       // A read that fails (the disk, a damaged file) is logged once until one works again; the feed retries.
       const text = (err as Error).message
