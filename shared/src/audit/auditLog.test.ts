@@ -290,6 +290,16 @@ describe('audit log', () => {
     expect(() => log!.listAfter(0, -1)).toThrow(RangeError)
   })
 
+  it.each(['inline', 'worker'] as const)('(%s writer) a tail row put in by hand at seq 2^53 refuses appends in words, not as a UNIQUE failure', async (writer) => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer })
+    await log.append({ intentId: 'a', event: 'e', data: {} })
+    insertRawAuditRow(file, { seq: 2 ** 53 })
+    await expect(log.append({ intentId: 'b', event: 'e', data: {} })).rejects.toThrow(
+      /audit log write failed \(1 events not recorded\): audit\.db's newest row \(seq 9007199254740992\) has a seq or hash no append writes, and no event can be chained after it/,
+    )
+  })
+
   it('SQLite refuses UPDATE and DELETE', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -67,6 +67,12 @@ export function createBatchWriter(db: Database.Database): (events: PreparedEvent
   )
   const write = db.transaction((batch: PreparedEvent[], seal: Sealer | undefined): BatchWritten => {
     const last = tail.get()
+    if (last && (!Number.isSafeInteger(last.seq) || last.seq >= Number.MAX_SAFE_INTEGER - batch.length - 1 || typeof last.hash !== 'string')) {
+      // Only a row put in by hand ends the chain where no row can follow it: said in words, not as a UNIQUE failure.
+      throw new AuditTailError(
+        `audit.db's newest row (seq ${String(last.seq)}) has a seq or hash no append writes, and no event can be chained after it; the log was changed outside countersign (countersign-audit verify names what changed)`,
+      )
+    }
     let seq = last?.seq ?? 0
     let prevHash = last?.hash ?? GENESIS_HASH
     const put = (e: PreparedEvent) => {
@@ -89,6 +95,11 @@ export function createBatchWriter(db: Database.Database): (events: PreparedEvent
       throw describeWriteError(err, busyTimeoutMs)
     }
   }
+}
+
+/** The chain's tail is a row no append could have written: nothing can follow it. */
+export class AuditTailError extends Error {
+  override name = 'AuditTailError'
 }
 
 export class AuditWriteError extends Error {

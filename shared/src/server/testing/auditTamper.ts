@@ -98,12 +98,12 @@ export function tamperAudit(file: string, edit: (db: Database.Database) => void,
  * trigger: a plain INSERT after the newest row, with whatever column values
  * (SQLite keeps each value's own type: a number, NULL or a blob goes in as such).
  */
-export function insertRawAuditRow(file: string, row: { id?: unknown; timestamp?: unknown; intentId?: unknown; event?: unknown; data?: unknown }): number {
+export function insertRawAuditRow(file: string, row: { seq?: number; id?: unknown; timestamp?: unknown; intentId?: unknown; event?: unknown; data?: unknown }): number {
   const db = new Database(file)
   try {
     db.pragma('busy_timeout = 5000')
     const last = db.prepare<[], { seq: number; hash: string }>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1').get()
-    const seq = (last?.seq ?? 0) + 1
+    const seq = row.seq ?? (last?.seq ?? 0) + 1
     const value = (v: unknown, fallback: unknown) => (v === undefined ? fallback : v)
     db.prepare('INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       seq,
