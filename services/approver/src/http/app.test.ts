@@ -65,8 +65,8 @@ function feed(port: number, headers: Record<string, string> = {}) {
   return { ws, messages, opened, closed, refused }
 }
 
-const until = async (check: () => boolean, what: string) => {
-  for (let i = 0; i < 200; i++) {
+const until = async (check: () => boolean, what: string, ms = 2000) => {
+  for (let i = 0; i < ms / 10; i++) {
     if (check()) return
     await new Promise((r) => setTimeout(r, 10))
   }
@@ -273,7 +273,7 @@ describe('the WebSocket feed', () => {
     // 1,200 rows in one commit: more than one poll's page, far more than the 100 the feed used to look at.
     await Promise.all(Array.from({ length: 1200 }, (_, n) => audit!.append({ intentId: 'burst', event: 'burst_event', data: { n } })))
     const seen = () => f.messages.filter((m) => m.type === 'audit').flatMap((m) => (m.events as Array<{ data: { n: number } }>).map((e) => e.data.n))
-    await until(() => seen().length >= 1200, 'every row of the burst')
+    await until(() => seen().length >= 1200, 'every row of the burst', 10_000)
     // Each message is newest first; the messages follow the log.
     const inOrder = f.messages.filter((m) => m.type === 'audit').flatMap((m) => (m.events as Array<{ data: { n: number } }>).map((e) => e.data.n).reverse())
     expect(inOrder).toEqual(Array.from({ length: 1200 }, (_, n) => n))

@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -39,6 +39,17 @@ async function outboxWith(events: Array<keyof typeof sampleEvents>) {
   return { audit, outbox, auditFile }
 }
 
+/** Stops the dispatcher, closes the outbox and the log, and closes each server with its connections. */
+async function shutDown(dispatcher: { stop(): Promise<void> }, outbox: WebhookOutbox, audit: { close(): Promise<void> }, ...servers: Server[]) {
+  await dispatcher.stop()
+  outbox.close()
+  await audit.close()
+  for (const s of servers) {
+    s.closeAllConnections()
+    await new Promise((r) => s.close(r))
+  }
+}
+
 describe('a receiver that redirects', () => {
   it('fails the attempt, saying so, and the redirect is not followed', async () => {
     const { audit, outbox } = await outboxWith(['approval_requested'])
@@ -59,13 +70,7 @@ describe('a receiver that redirects', () => {
       expect(outbox.list(10)).toEqual([expect.objectContaining({ type: 'approval_requested', status: 'pending', attempts: 1, lastError: 'unexpected redirect' })])
       expect(elsewhere).toBe(0)
     } finally {
-      await dispatcher.stop()
-      outbox.close()
-      await audit.close()
-      for (const s of [receiver, other]) {
-        s.closeAllConnections()
-        await new Promise((r) => s.close(r))
-      }
+      await shutDown(dispatcher, outbox, audit, receiver, other)
     }
   })
 })
@@ -96,11 +101,7 @@ describe('a receiver that answers with an endless body', () => {
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(streamed()).toBeLessThan(64 * 1024 * 1024)
     } finally {
-      await dispatcher.stop()
-      outbox.close()
-      await audit.close()
-      receiver.closeAllConnections()
-      await new Promise((r) => receiver.close(r))
+      await shutDown(dispatcher, outbox, audit, receiver)
     }
   })
 })
@@ -133,7 +134,8 @@ describe('a row inserted into audit.db by hand', () => {
       onError: (err) => errors.push(err.message),
     })
     try {
-      for (let i = 0; i < 200 && bodies.length < 2; i++) await new Promise((r) => setTimeout(r, 25))
+      const delivered = () => outbox.list(10).filter((d) => d.status === 'delivered').length === 2
+      for (let i = 0; i < 200 && !delivered(); i++) await new Promise((r) => setTimeout(r, 25))
       expect(bodies.map((b) => (JSON.parse(b) as { intentId: string }).intentId)).toEqual(['intent-1', 'intent-2'])
       expect(outbox.list(10).map((d) => [d.type, d.status])).toEqual([
         ['tx_broadcast', 'delivered'],
@@ -141,11 +143,7 @@ describe('a row inserted into audit.db by hand', () => {
       ])
       expect(errors).toEqual([expect.stringMatching(new RegExp(`^not sent as a webhook: audit\\.db row ${seq} \\(${row.event}\\): .*changed outside countersign`))])
     } finally {
-      await dispatcher.stop()
-      outbox.close()
-      await audit.close()
-      receiver.closeAllConnections()
-      await new Promise((r) => receiver.close(r))
+      await shutDown(dispatcher, outbox, audit, receiver)
     }
   })
 })
