@@ -31,6 +31,17 @@ export async function main(argv: string[], env: Record<string, string | undefine
     throw err
   }
   const server = createMcpServer({ client: new CountersignClient({ url: config.url }), config })
+  // The host closed our stdout (it went away): nothing can be answered any more, so leave quietly,
+  // not with an unhandled EPIPE and a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') process.exit(0)
+    process.stderr.write(`countersign-mcp: stdout: ${err.message}\n`)
+    process.exit(1)
+  })
+  // What the SDK drops (a line that is not JSON-RPC, a message over its size limit) is said on stderr,
+  // where the host's log shows it.
+  server.server.onerror = (err) => process.stderr.write(`countersign-mcp: ${err.message}\n`)
+  server.server.onclose = () => process.stderr.write('countersign-mcp: the stdio connection closed\n')
   await server.connect(new StdioServerTransport())
   process.stderr.write(`countersign-mcp: serving ${config.url} (chain ${config.chainId}${config.wallet ? `, wallet ${config.wallet}` : ''})\n`)
   return -1

@@ -4,7 +4,7 @@
 // {error, status, message, reasons, body} (not as structuredContent, which a
 // client checks against the success schema).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ApprovalNotGrantedError, CountersignError, PolicyDeniedError } from '@countersign/client'
+import { ApprovalNotGrantedError, CountersignError, PolicyDeniedError, SentButUnconfirmedError } from '@countersign/client'
 
 export function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured }
@@ -33,6 +33,9 @@ function errorResult(text: string, details: Record<string, unknown>): CallToolRe
 }
 
 function headline(err: CountersignError): string {
+  if (err instanceof SentButUnconfirmedError) {
+    return `SENT, NOT YET CONFIRMED: transaction ${err.sent.txHash} on chain ${err.chainId} was signed and broadcast, but its receipt could not be read. Do not send this payment again: check it with tx_status.`
+  }
   if (err instanceof PolicyDeniedError) return `countersign policy denied this transaction (${err.code}, HTTP ${err.status}). Nothing was signed.`
   if (err instanceof ApprovalNotGrantedError) {
     const who = err.reason === 'user_declined' ? 'The operator declined this transaction' : err.reason === 'approval_expired' ? 'No operator decided in time; the approval request expired' : `The approval request ended: ${err.reason}`

@@ -8,8 +8,8 @@
 // request so the caller can tell its user who has to act.
 import type { ApprovalResult, PendingApproval, Receipt, SignAndSendResult, TxIntent } from '@countersign/shared'
 import { APPROVAL_REQUEST_TTL_MS } from '@countersign/shared/constants'
-import type { CountersignClient } from './client.js'
-import { ApproverUnavailableError, BroadcastFailedError, CountersignError, NotFoundError, ReceiptTimeoutError, RequestTimeoutError, ServiceUnreachableError } from './errors.js'
+import { checkMs, type CountersignClient } from './client.js'
+import { ApproverUnavailableError, BroadcastFailedError, CountersignError, NotFoundError, ReceiptTimeoutError, RequestTimeoutError, SentButUnconfirmedError, ServiceUnreachableError } from './errors.js'
 
 /** Short enough for any proxy or host timeout, long enough not to flood the service. */
 export const DEFAULT_ATTEMPT_MS = 20_000
@@ -66,6 +66,10 @@ export class ApprovalWaitTimeoutError extends CountersignError {
   }
 }
 
+/** Resolves when `signal` aborts (never rejects). */
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
+
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason)
@@ -86,9 +90,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * ApprovalDeclinedError, ApprovalExpiredError... as the service answered.
  */
 export async function waitForApproval(client: CountersignClient, intent: TxIntent, o: WaitForApprovalOptions = {}): Promise<ApprovalResult> {
-  const attemptMs = o.attemptMs ?? DEFAULT_ATTEMPT_MS
-  const pollMs = o.pendingPollMs ?? DEFAULT_PENDING_POLL_MS
-  const maxWaitMs = o.maxWaitMs ?? DEFAULT_APPROVAL_WAIT_MS
+  const attemptMs = checkMs('attemptMs', o.attemptMs ?? DEFAULT_ATTEMPT_MS)
+  const pollMs = checkMs('pendingPollMs', o.pendingPollMs ?? DEFAULT_PENDING_POLL_MS)
+  const maxWaitMs = checkMs('maxWaitMs', o.maxWaitMs ?? DEFAULT_APPROVAL_WAIT_MS)
   const started = Date.now()
   let attempt = 1
   let done = false
@@ -110,9 +114,14 @@ export async function waitForApproval(client: CountersignClient, intent: TxInten
       if (done) return
       // Nothing listed and still in the first attempt: the answer may simply be on its way.
       if (!entry && attempt === 1) continue
-      await Promise.resolve(
-        o.onPending({ requestId: entry?.requestId, ttlSeconds: entry?.ttlSeconds, summary: entry?.summary, waitedMs: Date.now() - started, attempt }),
-      ).catch(() => undefined)
+      // The caller's callback: one that throws (at once or later) is ignored, and one that never settles
+      // does not keep the wait from ending when the answer comes.
+      const info = { requestId: entry?.requestId, ttlSeconds: entry?.ttlSeconds, summary: entry?.summary, waitedMs: Date.now() - started, attempt }
+      const onPending = o.onPending
+      const reported = Promise.resolve()
+        .then(() => onPending(info))
+        .catch(() => undefined)
+      await Promise.race([reported, aborted(stopWatching.signal)])
     }
   }
   const watcher = watch()
@@ -152,7 +161,8 @@ export async function waitForReceipt(
   txHash: string,
   o: { chainId?: number; timeoutMs?: number; pollMs?: number; signal?: AbortSignal } = {},
 ): Promise<Receipt> {
-  const timeoutMs = o.timeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS
+  const timeoutMs = checkMs('timeoutMs', o.timeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS)
+  const pollMs = checkMs('pollMs', o.pollMs ?? 1_000)
   const started = Date.now()
   for (;;) {
     try {
@@ -161,7 +171,7 @@ export async function waitForReceipt(
       if (!(err instanceof NotFoundError)) throw err
     }
     if (Date.now() - started >= timeoutMs) throw new ReceiptTimeoutError(txHash, Date.now() - started)
-    await sleep(o.pollMs ?? 1_000, o.signal)
+    await sleep(pollMs, o.signal)
   }
 }
 
@@ -174,11 +184,17 @@ export async function approveAndSend(client: CountersignClient, intent: TxIntent
   const approval = await waitForApproval(client, intent, o)
   const sent = await client.signAndSend(intent, approval.approvalTokenId, o.signal ? { signal: o.signal } : {})
   if (!sent.broadcast) throw new BroadcastFailedError(sent)
-  const receipt = await waitForReceipt(client, sent.txHash, {
-    chainId: intent.chain.chainId,
-    ...(o.receiptTimeoutMs !== undefined ? { timeoutMs: o.receiptTimeoutMs } : {}),
-    ...(o.receiptPollMs !== undefined ? { pollMs: o.receiptPollMs } : {}),
-    ...(o.signal ? { signal: o.signal } : {}),
-  })
+  let receipt: Receipt
+  try {
+    receipt = await waitForReceipt(client, sent.txHash, {
+      chainId: intent.chain.chainId,
+      ...(o.receiptTimeoutMs !== undefined ? { timeoutMs: o.receiptTimeoutMs } : {}),
+      ...(o.receiptPollMs !== undefined ? { pollMs: o.receiptPollMs } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+    })
+  } catch (err) {
+    // From here on the transaction exists: whatever failed, the caller must learn its hash, not only an error.
+    throw new SentButUnconfirmedError(sent, intent.chain.chainId, err)
+  }
   return { approval, sent, receipt }
 }

@@ -22,11 +22,16 @@ import type {
 } from '@countersign/shared'
 import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
-import { NotFoundError, RequestTimeoutError, ServiceUnreachableError, errorFromResponse } from './errors.js'
+import { NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
+import { anyArray, anyObject, approvalShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
 /** Calls that do not wait for a human answer well within this. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+/** The largest answer read: every answer of the service is far smaller (history's 100 events, a skill's output). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+/** setTimeout's largest delay; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export interface ClientOptions {
   /** Base URL of the gateway; default http://127.0.0.1:3100. */
@@ -37,6 +42,14 @@ export interface ClientOptions {
   requestTimeoutMs?: number
   /** Another fetch (a test's, a proxy's); default globalThis.fetch. */
   fetch?: typeof fetch
+  /** Answers larger than this are not read (ResponseTooLargeError); default 8 MiB. */
+  maxResponseBytes?: number
+}
+
+/** A whole number of milliseconds from 1 to 2^31-1 (what a timer can wait), or a TypeError naming the option. */
+export function checkMs(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) throw new TypeError(`${name} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${value}`)
+  return value
 }
 
 export interface CallOptions {
@@ -53,32 +66,42 @@ export class CountersignClient {
   private readonly fetchImpl: typeof fetch
   private readonly timeoutMs: number
   private readonly operatorToken: string | undefined
+  private readonly maxResponseBytes: number
 
   constructor(opts: ClientOptions = {}) {
     this.url = (opts.url ?? DEFAULT_URL).replace(/\/+$/, '')
     this.fetchImpl = opts.fetch ?? globalThis.fetch
-    this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.timeoutMs = checkMs('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)
     this.operatorToken = opts.operatorToken
+    const max = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+    if (!Number.isSafeInteger(max) || max < 1) throw new TypeError(`maxResponseBytes must be a positive whole number, got ${max}`)
+    this.maxResponseBytes = max
   }
 
-  /** One HTTP call; resolves with the parsed body of a 2xx, rejects with a CountersignError otherwise. */
-  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, o: CallOptions & { operator?: boolean } = {}): Promise<T> {
-    const timeoutMs = o.timeoutMs ?? this.timeoutMs
+  /**
+   * One HTTP call; resolves with the parsed body of a 2xx, rejects with a
+   * CountersignError otherwise. `check` names what is wrong with a 2xx body
+   * that is not the endpoint's (UnexpectedResponseError).
+   */
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, o: CallOptions & { operator?: boolean; check?: ShapeCheck } = {}): Promise<T> {
+    const timeoutMs = o.timeoutMs === undefined ? this.timeoutMs : checkMs('timeoutMs', o.timeoutMs)
     const timer = AbortSignal.timeout(timeoutMs)
     const signal = o.signal ? AbortSignal.any([o.signal, timer]) : timer
     const headers: Record<string, string> = { accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (o.operator && this.operatorToken) headers.authorization = `Bearer ${this.operatorToken}`
+    const what = `${method} ${path}`
     let res: Response
-    let raw: string
+    let raw: string | null
     try {
       res = await this.fetchImpl(this.url + path, { method, headers, signal, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
-      raw = await res.text()
+      raw = await readAtMost(res, this.maxResponseBytes)
     } catch (err) {
       if (o.signal?.aborted) throw o.signal.reason ?? err
-      if (timer.aborted) throw new RequestTimeoutError(`${method} ${path}`, timeoutMs)
+      if (timer.aborted) throw new RequestTimeoutError(what, timeoutMs)
       throw new ServiceUnreachableError(this.url, err)
     }
+    if (raw === null) throw new ResponseTooLargeError(what, res.status, this.maxResponseBytes)
     let parsed: unknown = raw
     try {
       parsed = raw ? JSON.parse(raw) : undefined
@@ -86,6 +109,8 @@ export class CountersignClient {
       // Not JSON (a proxy's page): kept as text for the error.
     }
     if (!res.ok) throw errorFromResponse(res.status, parsed)
+    const problem = (o.check ?? anyObject)(parsed)
+    if (problem) throw new UnexpectedResponseError(what, res.status, problem, parsed)
     return parsed as T
   }
 
@@ -114,16 +139,16 @@ export class CountersignClient {
    * whole wait, use approveAndSend or waitForApproval, which retry.
    */
   approveRequest(intent: TxIntent, o?: CallOptions): Promise<ApprovalResult> {
-    return this.request('POST', '/v1/tx/approve-request', intent, o)
+    return this.request('POST', '/v1/tx/approve-request', intent, { ...o, check: approvalShape })
   }
 
   signAndSend(intent: TxIntent, approvalTokenId?: string, o?: CallOptions): Promise<SignAndSendResult> {
-    return this.request('POST', '/v1/tx/sign-and-send', { intent, ...(approvalTokenId ? { approvalTokenId } : {}) }, o)
+    return this.request('POST', '/v1/tx/sign-and-send', { intent, ...(approvalTokenId ? { approvalTokenId } : {}) }, { ...o, check: signAndSendShape })
   }
 
   /** The receipt; NotFoundError while the transaction is pending or unknown. */
   receipt(txHash: string, o: CallOptions & { chainId?: number } = {}): Promise<Receipt> {
-    return this.request('GET', `/v1/tx/${encodeURIComponent(txHash)}${query({ chainId: o.chainId })}`, undefined, o)
+    return this.request('GET', `/v1/tx/${encodeURIComponent(txHash)}${query({ chainId: o.chainId })}`, undefined, { ...o, check: receiptShape })
   }
 
   /** `token` is an ERC-20 address, or "native" (or the pseudo address) for the chain's currency. */
@@ -133,7 +158,7 @@ export class CountersignClient {
   }
 
   pending(o?: CallOptions): Promise<PendingList> {
-    return this.request('GET', '/v1/approvals/pending', undefined, o)
+    return this.request('GET', '/v1/approvals/pending', undefined, { ...o, check: pendingListShape })
   }
 
   /** The pending approval request of one intent, if it is waiting. */
@@ -156,7 +181,7 @@ export class CountersignClient {
   }
 
   listSkills(o?: CallOptions): Promise<SkillListEntry[]> {
-    return this.request('GET', '/v1/skills', undefined, o)
+    return this.request('GET', '/v1/skills', undefined, { ...o, check: anyArray })
   }
 
   getSkill(name: string, o?: CallOptions): Promise<Record<string, unknown>> {
@@ -201,4 +226,33 @@ export class CountersignClient {
 function query(params: Record<string, number | undefined>): string {
   const entries = Object.entries(params).filter((e): e is [string, number] => e[1] !== undefined)
   return entries.length ? '?' + new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString() : ''
+}
+
+/** The body as text, or null when it is larger than `limit` bytes (the rest is not read). */
+async function readAtMost(res: Response, limit: number): Promise<string | null> {
+  if (Number(res.headers.get('content-length')) > limit) {
+    await res.body?.cancel().catch(() => undefined)
+    return null
+  }
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined)
+      return null
+    }
+    chunks.push(value)
+  }
+  const all = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    all.set(c, at)
+    at += c.byteLength
+  }
+  return new TextDecoder().decode(all)
 }

@@ -277,6 +277,51 @@ export class ReceiptTimeoutError extends CountersignError {
   }
 }
 
+/**
+ * A 2xx answer whose body is not what the endpoint sends (a proxy's page, a
+ * truncated body, another service on the port). `body` holds what came.
+ */
+export class UnexpectedResponseError extends CountersignError {
+  override name = 'UnexpectedResponseError'
+  constructor(readonly request: string, status: number, problem: string, received: unknown) {
+    super(status, { error: 'unexpected_response', message: `${request}: the answer is not the service's (${problem})`, received: preview(received) })
+  }
+}
+
+/** An answer larger than the client reads (ClientOptions.maxResponseBytes): dropped unread past the limit. */
+export class ResponseTooLargeError extends CountersignError {
+  override name = 'ResponseTooLargeError'
+  constructor(readonly request: string, status: number, readonly limitBytes: number) {
+    super(status, { error: 'response_too_large', message: `${request}: the answer is larger than ${limitBytes} bytes; not read` })
+  }
+}
+
+/**
+ * The transaction was signed and broadcast, and what came after failed
+ * (reading its receipt): it exists and may be mined. Do not send a new intent
+ * for the same payment: check this one (txStatus), or send the same intent
+ * again, which returns this same transaction.
+ */
+export class SentButUnconfirmedError extends CountersignError {
+  override name = 'SentButUnconfirmedError'
+  constructor(readonly sent: { intentId: string; txHash: string }, readonly chainId: number, readonly after: unknown) {
+    super(0, {
+      error: 'sent_unconfirmed',
+      message: `transaction ${sent.txHash} (intent ${sent.intentId}) was signed and broadcast on chain ${chainId}, but its receipt could not be read: ${after instanceof Error ? after.message : String(after)}. It may be mined: check it with txStatus; sending the same intent again returns this same transaction, while a new intent would pay a second time`,
+      txHash: sent.txHash,
+      intentId: sent.intentId,
+      chainId,
+    })
+    this.cause = after
+  }
+}
+
+/** At most 2,000 characters of what came, for the error body. */
+function preview(received: unknown): unknown {
+  const text = typeof received === 'string' ? received : JSON.stringify(received) ?? String(received)
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : received
+}
+
 type ErrorClass = new (status: number, body: ErrorBody) => CountersignError
 
 /** Code (the body's `error`, or a decline's `reason`) to class. */

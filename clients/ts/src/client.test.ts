@@ -1,0 +1,124 @@
+// The client against answers the service never gives but a proxy, a broken
+// deployment or another program on the port can: a local HTTP server plays
+// that gateway, so the client's own handling is what is tested.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { makeIntent } from '@countersign/shared/testing/intents'
+import { CountersignClient } from './client.js'
+import { ResponseTooLargeError, SentButUnconfirmedError, UnexpectedResponseError } from './errors.js'
+
+const servers: http.Server[] = []
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections()
+    await new Promise((r) => s.close(r))
+  }
+})
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void
+async function gateway(handler: Handler): Promise<string> {
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => handler(req, res))
+  })
+  servers.push(server)
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(body))
+}
+const TX = `0x${'ab'.repeat(32)}`
+
+describe('2xx answers that are not the service’s', () => {
+  it.each([
+    ['an HTML page', (_q: http.IncomingMessage, res: http.ServerResponse) => res.end('<html>hello</html>'), /expected a JSON object, got string/],
+    ['an empty body', (_q: http.IncomingMessage, res: http.ServerResponse) => res.end(), /expected a JSON object, got an empty body/],
+    ['a receipt with blockNumber as text', (_q: http.IncomingMessage, res: http.ServerResponse) => json(res, 200, { txHash: TX, status: 'success', blockNumber: '12', gasUsed: '21000', chainId: 8453 }), /blockNumber is missing or of another type/],
+  ])('%s from GET /v1/tx/:hash is an UnexpectedResponseError naming what is wrong', async (_what, handler, problem) => {
+    const client = new CountersignClient({ url: await gateway(handler) })
+    const err = await client.receipt(TX).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UnexpectedResponseError)
+    expect((err as Error).message).toMatch(problem)
+  })
+
+  it('pendingFor on a page without its list is an UnexpectedResponseError, not a TypeError', async () => {
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, {})) })
+    await expect(client.pendingFor('x')).rejects.toBeInstanceOf(UnexpectedResponseError)
+  })
+
+  it('an answer larger than maxResponseBytes is not read: ResponseTooLargeError, declared or streamed', async () => {
+    const declared = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, { pad: 'x'.repeat(5000) })), maxResponseBytes: 1024 })
+    await expect(declared.health()).rejects.toBeInstanceOf(ResponseTooLargeError)
+    const streamed = new CountersignClient({
+      url: await gateway((_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        for (let i = 0; i < 10; i++) res.write('x'.repeat(500))
+        res.end()
+      }),
+      maxResponseBytes: 1024,
+    })
+    await expect(streamed.health()).rejects.toBeInstanceOf(ResponseTooLargeError)
+  })
+})
+
+describe('options a timer cannot hold', () => {
+  it.each([Infinity, NaN, -1, 0.5, 3e9])('requestTimeoutMs %s is a TypeError naming it', (ms) => {
+    expect(() => new CountersignClient({ requestTimeoutMs: ms })).toThrow(/requestTimeoutMs must be a whole number of milliseconds/)
+  })
+  it('waitForReceipt pollMs 3e9 is refused, not a 1 ms poll', async () => {
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 404, { error: 'not_found' })) })
+    await expect(client.waitForReceipt(TX, { pollMs: 3e9 })).rejects.toThrow(/pollMs must be a whole number/)
+  })
+})
+
+describe('approveAndSend', () => {
+  const approved = (intentId: string) => ({ intentId, txRequestHash: TX, description: 'send', riskScore: 0, warnings: [], riskReasons: [], riskFactors: [], gasEstimate: null, policyDecision: { decision: 'allow', reasons: [], policyVersion: '1' }, approved: true, approvalRequired: false })
+
+  it('a receipt that cannot be read after the broadcast is a SentButUnconfirmedError carrying the txHash', async () => {
+    const intent = makeIntent()
+    const client = new CountersignClient({
+      url: await gateway((req, res) => {
+        if (req.url === '/v1/tx/approve-request') return json(res, 200, approved(intent.id))
+        if (req.url === '/v1/tx/sign-and-send') return json(res, 200, { intentId: intent.id, txHash: TX, signedTx: '0x02', broadcast: true, broadcastError: null })
+        return json(res, 200, { txHash: TX, status: 'success', blockNumber: '12', gasUsed: '21000', chainId: 8453 })
+      }),
+    })
+    const err = await client.approveAndSend(intent, { receiptPollMs: 10 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SentButUnconfirmedError)
+    expect((err as SentButUnconfirmedError).sent.txHash).toBe(TX)
+    expect((err as Error).message).toMatch(new RegExp(`transaction ${TX} .* was signed and broadcast .* a new intent would pay a second time`))
+  })
+
+  it.each([
+    ['throws at once', () => {
+      throw new Error('callback bug')
+    }],
+    ['never settles', () => new Promise<void>(() => undefined)],
+  ])('an onPending that %s neither ends the process nor holds the answer back', async (_what, onPending) => {
+    const intent = makeIntent()
+    let asked = 0
+    const client = new CountersignClient({
+      url: await gateway((req, res) => {
+        if (req.url === '/v1/approvals/pending') return json(res, 200, { pending: [{ requestId: 'r-1', ttlSeconds: 290, summary: { intentId: intent.id } }] })
+        // The operator decides while the second attempt waits.
+        asked += 1
+        if (asked === 1) return setTimeout(() => res.destroy(), 1_300)
+        json(res, 200, { ...approved(intent.id), approvalRequired: true, approvalTokenId: '6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60' })
+      }),
+    })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const result = await client.waitForApproval(intent, { attemptMs: 1_200, pendingPollMs: 100, onPending })
+      expect(result.approvalTokenId).toBe('6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60')
+      await new Promise((r) => setImmediate(r))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+})
