@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -37,5 +37,15 @@ describe('the operator token file', () => {
   it('uses SERVICE_OPERATOR_TOKEN (checked at start) without touching the file', () => {
     const dir = tempDir()
     expect(loadOrCreateOperatorToken(dir, 'z'.repeat(40))).toEqual({ token: 'z'.repeat(40), file: null })
+  })
+
+  it('refuses an operator-token that is a symlink: a file elsewhere is neither taken for the token nor chmodded', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-optoken-link-'))
+    const outside = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-optoken-outside-')), 'other')
+    writeFileSync(outside, 'x'.repeat(40))
+    chmodSync(outside, 0o644)
+    symlinkSync(outside, path.join(dir, OPERATOR_TOKEN_FILE))
+    expect(() => loadOrCreateOperatorToken(dir, null)).toThrow(/operator token: .*operator-token is a symbolic link/)
+    expect(statSync(outside).mode & 0o777).toBe(0o644)
   })
 })

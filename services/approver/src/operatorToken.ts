@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, fchmodSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
 import path from 'node:path'
 
-import { VARIABLES } from '@countersign/shared'
+import { OperatorError, readOwnFile, VARIABLES } from '@countersign/shared'
 import { OPERATOR_TOKEN_FILE } from '@countersign/shared/http/operatorAuth'
 
 export { OPERATOR_TOKEN_FILE }
@@ -21,10 +21,9 @@ export const isUsableOperatorToken = (token: string): boolean => VARIABLES.SERVI
 export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | null): { token: string; file: string | null } {
   if (fromEnv) return { token: fromEnv, file: null }
   const file = path.join(dataDir, OPERATOR_TOKEN_FILE)
-  if (existsSync(file)) {
-    chmodSync(file, 0o600)
-    const token = readFileSync(file, 'utf8').trim()
-    if (isUsableOperatorToken(token)) return { token, file }
+  const existing = readTokenFile(file)
+  if (existing !== null) {
+    if (isUsableOperatorToken(existing)) return { token: existing, file }
     return { token: replaceTokenFile(file), file }
   }
   const token = newToken()
@@ -33,13 +32,23 @@ export function loadOrCreateOperatorToken(dataDir: string, fromEnv: string | nul
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     // Another process created it first: use theirs when it is usable.
-    const theirs = readFileSync(file, 'utf8').trim()
+    const theirs = readTokenFile(file) ?? ''
     return { token: isUsableOperatorToken(theirs) ? theirs : replaceTokenFile(file), file }
   }
   return { token, file }
 }
 
 const newToken = () => randomBytes(32).toString('base64url')
+
+/**
+ * The token in the file, or null when there is none. Only the file itself
+ * (a symlink there is refused, so no file elsewhere is taken for the token or
+ * has its mode changed), a regular file, 0600 (group and other bits cleared).
+ */
+function readTokenFile(file: string): string | null {
+  const bytes = readOwnFile(file, { maxBytes: 64 * 1024, privateMode: true, refuse: (message) => new OperatorError(`operator token: ${message}`) })
+  return bytes === null ? null : bytes.toString('utf8').trim()
+}
 
 /** A new token written beside the file and renamed over it: the file is never seen half-written or with a short token. */
 function replaceTokenFile(file: string): string {

@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile, readSecretFile } from './privateFiles.js'
+import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile, readOwnFile, readSecretFile } from './privateFiles.js'
 
 const modeOf = (p: string) => (statSync(p).mode & 0o7777).toString(8)
 
@@ -95,5 +96,41 @@ describe('readSecretFile', () => {
     expect(read(write(d, 'cred', 'pin', 0o440), { CREDENTIALS_DIRECTORY: d })).toBe('pin')
     expect(() => read(write(d, 'open', 'pin', 0o444), { CREDENTIALS_DIRECTORY: d })).toThrow(/readable by group or others/)
     expect(() => read(write(dir(), 'elsewhere', 'pin', 0o440), { CREDENTIALS_DIRECTORY: d })).toThrow(/readable by group or others/)
+  })
+})
+
+describe('what may stand in the place of a secret or key file', () => {
+  class Refused extends Error {}
+  const refuse = (m: string) => new Refused(m)
+  const fifoIn = (d: string, name: string) => {
+    const f = path.join(d, name)
+    execFileSync('mkfifo', ['-m', '600', f])
+    return f
+  }
+
+  it('readSecretFile refuses a FIFO at once (no wait for a writer) and bytes that are not UTF-8 (never mangled into U+FFFD)', () => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'cs-secret-odd-'))
+    expect(() => readSecretFile(fifoIn(d, 'fifo'), { variable: 'SERVICE_PASSPHRASE_FILE', maxBytes: 64, refuse })).toThrow(/SERVICE_PASSPHRASE_FILE .*fifo is not a regular file/)
+    const raw = path.join(d, 'raw')
+    writeFileSync(raw, Buffer.from([0x73, 0x65, 0x63, 0xe4, 0xe4]))
+    chmodSync(raw, 0o600)
+    expect(() => readSecretFile(raw, { variable: 'SERVICE_PASSPHRASE_FILE', maxBytes: 64, refuse })).toThrow(/is not UTF-8 text/)
+  })
+
+  it('readOwnFile: the file itself only (a symlink refused, its target untouched), a FIFO refused at once, null when missing, group and other bits cleared', () => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'cs-own-'))
+    const outside = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-outside-')), 'key')
+    writeFileSync(outside, 'not yours')
+    chmodSync(outside, 0o644)
+    symlinkSync(outside, path.join(d, 'linked'))
+    expect(() => readOwnFile(path.join(d, 'linked'), { maxBytes: 64, refuse, privateMode: true })).toThrow(/is a symbolic link/)
+    expect(modeOf(outside)).toBe('644')
+    expect(() => readOwnFile(fifoIn(d, 'fifo'), { maxBytes: 64, refuse })).toThrow(/is not a regular file/)
+    expect(readOwnFile(path.join(d, 'missing'), { maxBytes: 64, refuse })).toBeNull()
+    const own = path.join(d, 'own')
+    writeFileSync(own, 'mine')
+    chmodSync(own, 0o644)
+    expect(readOwnFile(own, { maxBytes: 64, refuse, privateMode: true })?.toString()).toBe('mine')
+    expect(modeOf(own)).toBe('600')
   })
 })

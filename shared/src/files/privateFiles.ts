@@ -80,7 +80,8 @@ export function readSecretFile(file: string, opts: ReadSecretFileOptions): strin
   const label = `${opts.variable} ${file}`
   let fd: number
   try {
-    fd = openSync(file, constants.O_RDONLY)
+    // O_NONBLOCK: a FIFO in its place opens at once and is refused below, instead of waiting for a writer.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
   } catch (err) {
     throw opts.refuse(`cannot read ${label}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
@@ -90,10 +91,59 @@ export function readSecretFile(file: string, opts: ReadSecretFileOptions): strin
     const forbidden = isSystemdCredential(file, opts.env ?? process.env) ? 0o007 : 0o077
     if ((st.mode & forbidden) !== 0) throw opts.refuse(`${label} is readable by group or others (mode ${(st.mode & 0o777).toString(8)}); run: chmod 600 ${file}`)
     if (st.size > opts.maxBytes) throw opts.refuse(`${label} is larger than ${opts.maxBytes} bytes`)
-    return readFileSync(fd, 'utf8')
+    const text = utf8Text(readFileSync(fd))
+    if (text === null) throw opts.refuse(`${label} is not UTF-8 text; a secret of raw bytes would lose bytes when read as text: write it as text (for example base64)`)
+    return text
   } finally {
     closeSync(fd)
   }
+}
+
+/** The bytes as UTF-8 text, or null when they are not valid UTF-8 (nothing replaced with U+FFFD). */
+export function utf8Text(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A file a process keeps in its own data directory (a key, a token): read
+ * only when it is a regular file reached without a symlink (O_NOFOLLOW) and
+ * at most `maxBytes`; a FIFO in its place is refused, not waited on
+ * (O_NONBLOCK). With `privateMode`, group and other bits found on it are
+ * cleared through the open descriptor (never through a link). Returns null
+ * when the file does not exist.
+ */
+export function readOwnFile(file: string, opts: { maxBytes: number; refuse: (message: string) => Error; privateMode?: boolean }): Buffer | null {
+  let fd: number
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return null
+    throw opts.refuse(code === 'ELOOP' ? `${file} is a symbolic link; it must be the file itself` : `cannot read ${file}: ${code ?? (err as Error).message}`)
+  }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw opts.refuse(`${file} is not a regular file`)
+    if (st.size > opts.maxBytes) throw opts.refuse(`${file} is larger than ${opts.maxBytes} bytes`)
+    if (opts.privateMode && (st.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Refuses, in words, a path that exists and is not a regular file (a
+ * directory, a FIFO, a device) before SQLite opens it: SQLite would answer
+ * "unable to open database file" or "disk I/O error", or wait on a FIFO.
+ */
+export function assertDatabaseFile(file: string, refuse: (message: string) => Error): void {
+  const st = statSync(file, { throwIfNoEntry: false })
+  if (st && !st.isFile()) throw refuse(`${file} is not a regular file (a database file is expected there)`)
 }
 
 function isSystemdCredential(file: string, env: Readonly<Record<string, string | undefined>>): boolean {

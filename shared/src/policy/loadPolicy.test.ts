@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -75,5 +76,19 @@ describe('policy file', () => {
     expect(() => loadPolicyFile(path.join(dir, 'missing.json'))).toThrow(/cannot read policy file/)
     writeFileSync(bad, JSON.stringify({ maxRiskScore: 20 }))
     expect(loadPolicyFile(bad).maxRiskScore).toBe(20)
+  })
+
+  it('refuses a member given twice (JSON would keep the larger cap silently), a FIFO at once, and text that is not UTF-8', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-policy-odd-'))
+    const twice = path.join(dir, 'twice.json')
+    writeFileSync(twice, '{"maxValueWei":"1000","maxValueWei":"1000000000000000000000"}')
+    expect(() => loadPolicyFile(twice)).toThrow(/policy\/maxValueWei is given twice/)
+    const fifo = path.join(dir, 'fifo.json')
+    execFileSync('mkfifo', [fifo])
+    expect(() => loadPolicyFile(fifo)).toThrow(/is not a regular file/)
+    expect(() => loadPolicyFile('/dev/zero')).toThrow(/is not a regular file/)
+    const latin1 = path.join(dir, 'latin1.json')
+    writeFileSync(latin1, Buffer.from('{"maxRiskScore":20,"x":"\xe4"}', 'latin1'))
+    expect(() => loadPolicyFile(latin1)).toThrow(/is not UTF-8 text/)
   })
 })

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs'
+import { utf8Text } from '../files/privateFiles.js'
+import { duplicateJsonKey } from '../config/duplicateKeys.js'
 import type { PolicyConfig, QuorumRule, TokenLimit } from '../types.js'
 import { createAjv, describeValidationErrors } from '../validation.js'
 import { defaultPolicyConfig } from './defaults.js'
@@ -63,11 +65,15 @@ function lowercaseKeys<T extends TokenLimit | string>(limits: Record<string, T>,
   return out
 }
 
+/** Far more than any policy needs; a device or a runaway file in its place is refused, not read into memory. */
+const MAX_POLICY_FILE_BYTES = 1024 * 1024
+
 export function loadPolicyFile(path: string): PolicyConfig {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readPolicyText(path)
   } catch (err) {
+    if (err instanceof PolicyConfigError) throw err
     throw new PolicyConfigError(`cannot read policy file ${path}: ${(err as Error).message}`)
   }
   let json: unknown
@@ -76,5 +82,22 @@ export function loadPolicyFile(path: string): PolicyConfig {
   } catch (err) {
     throw new PolicyConfigError(`policy file ${path} is not valid JSON: ${(err as Error).message}`)
   }
+  const twice = duplicateJsonKey(text, 'policy')
+  if (twice) throw new PolicyConfigError(`policy file ${path}: ${twice} is given twice; JSON would keep only the last, so the file would not mean what it reads`)
   return parsePolicyConfig(json, `policy file ${path}`)
+}
+
+/** A regular file (a FIFO is refused at once: O_NONBLOCK), at most MAX_POLICY_FILE_BYTES, as UTF-8 text. */
+function readPolicyText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw new PolicyConfigError(`policy file ${path} is not a regular file`)
+    if (st.size > MAX_POLICY_FILE_BYTES) throw new PolicyConfigError(`policy file ${path} is larger than ${MAX_POLICY_FILE_BYTES} bytes`)
+    const text = utf8Text(readFileSync(fd))
+    if (text === null) throw new PolicyConfigError(`policy file ${path} is not UTF-8 text`)
+    return text
+  } finally {
+    closeSync(fd)
+  }
 }

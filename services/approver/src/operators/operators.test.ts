@@ -45,4 +45,11 @@ describe('operators', () => {
     expect(() => parseOperators({ operators: [{ name: 'alice', tokenSha256: hash(ALICE) }, { name: 'bob', tokenSha256: hash(ALICE) }] })).toThrow(/share a token/)
     expect(() => parseOperators({ operators: good.operators, extra: 1 })).toThrow(/must be \{"operators"/)
   })
+
+  it('a member given twice is refused, naming it: JSON.parse would keep the last (alice dropped, bob\'s second hash)', () => {
+    const a = `{"name":"alice","tokenSha256":"${hash(ALICE)}"}`
+    const b = `{"name":"bob","tokenSha256":"${hash(BOB)}","tokenSha256":"${hash(ALICE)}"}`
+    expect(() => loadOperatorsFile(writeOperators(`{"operators":[${a}],"operators":[${a}]}`))).toThrow(/\/operators is given twice/)
+    expect(() => loadOperatorsFile(writeOperators(`{"operators":[${a},${b}]}`))).toThrow(/\/operators\/1\/tokenSha256 is given twice/)
+  })
 })

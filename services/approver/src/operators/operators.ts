@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { tokenMatches } from '@countersign/shared/http/operatorAuth'
-import { OperatorError, readSecretFile } from '@countersign/shared'
+import { duplicateJsonKey, OperatorError, readSecretFile } from '@countersign/shared'
 
 export class OperatorsFileError extends OperatorError {
   override name = 'ConfigError'
@@ -90,5 +90,7 @@ export function loadOperatorsFile(file: string): Operators {
   } catch (err) {
     throw new OperatorsFileError(`${label} is not JSON: ${(err as Error).message}`)
   }
+  const twice = duplicateJsonKey(text)
+  if (twice) throw new OperatorsFileError(`${label}: ${twice} is given twice; JSON would keep only the last`)
   return namedOperators(parseOperators(json, label))
 }

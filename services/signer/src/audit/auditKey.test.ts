@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -57,5 +57,24 @@ describe('when a checkpoint is due', () => {
     expect(checkpointDue(150, last, 2_000)).toBe(true)
     expect(checkpointDue(51, last, 10_999)).toBe(false)
     expect(checkpointDue(51, last, 11_000)).toBe(true)
+  })
+
+  it('refuses an audit-key that is a symlink (a key elsewhere is neither used nor chmodded) and never writes audit-key.pub through a link', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-key-link-'))
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-key-elsewhere-'))
+    loadOrCreateAuditKey(elsewhere)
+    chmodSync(path.join(elsewhere, 'audit-key'), 0o644)
+    symlinkSync(path.join(elsewhere, 'audit-key'), path.join(dir, 'audit-key'))
+    expect(() => loadOrCreateAuditKey(dir)).toThrow(/audit-key is a symbolic link/)
+    expect(statSync(path.join(elsewhere, 'audit-key')).mode & 0o777).toBe(0o644)
+    // audit-key.pub as a link to a file elsewhere: replaced by the file itself, the target left as it was.
+    const own = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-key-pub-'))
+    const target = path.join(elsewhere, 'victim')
+    writeFileSync(target, 'unchanged')
+    symlinkSync(target, path.join(own, 'audit-key.pub'))
+    const key = loadOrCreateAuditKey(own)
+    expect(readFileSync(target, 'utf8')).toBe('unchanged')
+    expect(lstatSync(path.join(own, 'audit-key.pub')).isFile()).toBe(true)
+    expect(readFileSync(path.join(own, 'audit-key.pub'), 'utf8')).toBe(key.publicPem)
   })
 })

@@ -1,7 +1,7 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { chmodSync, closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
+import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs'
 import path from 'node:path'
-import { AUDIT_PRIVATE_KEY_FILE, AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint, AuditKeyError } from '@countersign/shared'
+import { AUDIT_PRIVATE_KEY_FILE, AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint, AuditKeyError, readOwnFile } from '@countersign/shared'
 import { createFileAtomic, FileExistsError } from '../keystore/atomicWrite.js'
 
 export interface AuditKey {
@@ -24,11 +24,10 @@ export interface AuditKey {
 export function loadOrCreateAuditKey(dataDir: string): AuditKey {
   const file = path.join(dataDir, AUDIT_PRIVATE_KEY_FILE)
   let created = false
-  let pem: string
-  try {
-    pem = readFileSync(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  // The file itself, never a link to a key elsewhere; group and other bits are cleared on it.
+  const readKey = () => readOwnFile(file, { maxBytes: 64 * 1024, privateMode: true, refuse: (message) => new AuditKeyError(message) })?.toString('utf8') ?? null
+  let pem = readKey()
+  if (pem === null) {
     const { privateKey } = generateKeyPairSync('ed25519')
     try {
       createFileAtomic(dataDir, AUDIT_PRIVATE_KEY_FILE, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, 0o600)
@@ -37,9 +36,9 @@ export function loadOrCreateAuditKey(dataDir: string): AuditKey {
       // Another signer process created it first: use theirs.
       if (!(e instanceof FileExistsError)) throw e
     }
-    pem = readFileSync(file, 'utf8')
+    pem = readKey()
+    if (pem === null) throw new AuditKeyError(`${file} disappeared while it was being created`)
   }
-  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600)
   let privateKey: KeyObject
   try {
     privateKey = createPrivateKey(pem)
@@ -57,16 +56,14 @@ export function loadOrCreateAuditKey(dataDir: string): AuditKey {
 function writePublicHalf(file: string, publicPem: string): void {
   let current: string | null = null
   try {
-    current = readFileSync(file, 'utf8')
+    current = readOwnFile(file, { maxBytes: 64 * 1024, privateMode: true, refuse: (message) => new AuditKeyError(message) })?.toString('utf8') ?? null
   } catch {
-    // missing: written below
+    // a link, or not a regular file: replaced below by the rename
   }
-  if (current === publicPem) {
-    if ((statSync(file).mode & 0o7777) !== 0o600) chmodSync(file, 0o600)
-    return
-  }
-  const temp = `${file}.${process.pid}.tmp`
-  const fd = openSync(temp, 'w', 0o600)
+  if (current === publicPem) return
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  // Created exclusively and never through a link: a name planted beforehand makes this fail, not write elsewhere.
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
   try {
     fchmodSync(fd, 0o600)
     writeSync(fd, publicPem)

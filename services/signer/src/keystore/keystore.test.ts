@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -189,6 +190,12 @@ describe('Keystore', () => {
     const b = await other.save(KEY_B, 'pw', fast)
     writeFileSync(path.join(other.dir, 'backup.json'), readFileSync(b.file))
     expect(() => other.list()).toThrow(/backup\.json is misnamed/)
+    // A FIFO named like a key file: refused at once, not waited on.
+    const third = fresh()
+    await third.save(KEY_A, 'pw', fast)
+    const fifo = path.join(third.dir, `${ADDR_B.toLowerCase()}.json`)
+    execFileSync('mkfifo', ['-m', '600', fifo])
+    expect(() => third.list()).toThrow(`key file ${fifo} is not a regular file`)
   })
 
   it('a file whose ciphertext holds another key (written with a matching address) is refused', async () => {

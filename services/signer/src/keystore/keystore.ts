@@ -202,7 +202,8 @@ function addressOf(secret: Uint8Array): string {
 function readKeyFileText(file: string): string {
   let fd: number
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+    // O_NONBLOCK: a FIFO named like a key file is refused below instead of waited on.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     const why = code === 'ELOOP' ? 'is a symbolic link' : `cannot be opened (${code ?? (err as Error).message})`
