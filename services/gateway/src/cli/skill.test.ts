@@ -54,4 +54,23 @@ describe('countersign-skill', () => {
     expect(await runSkillCli(['sign', manifestFile, '--dir', dir], garbage.io)).toBe(1)
     expect(await runSkillCli([], io('').io)).toBe(2)
   })
+
+  it('a key beyond the curve order, or a manifest without a publisher, is an error in words that never repeats the key', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-skill-'))
+    const manifestFile = path.join(dir, 'manifest.json')
+    writeFileSync(manifestFile, JSON.stringify({ version: '1', name: 'x', publisher: { name: 'P', address: ADDRESS, contact: 'p@example.org' }, files: [] }))
+    const order = `0x${'f'.repeat(64)}`
+    const beyond = io(order)
+    expect(await runSkillCli(['sign', manifestFile, '--dir', dir], beyond.io)).toBe(1)
+    expect(beyond.err).toEqual(['countersign-skill: the key on stdin is not a valid secp256k1 private key (zero, or not below the curve order)'])
+    expect(beyond.err.join('')).not.toMatch(/fffffff|115792/i)
+    writeFileSync(manifestFile, JSON.stringify({ version: '1', name: 'x', files: [] }))
+    const noPublisher = io(KEY)
+    expect(await runSkillCli(['sign', manifestFile, '--dir', dir], noPublisher.io)).toBe(1)
+    expect(noPublisher.err).toEqual(['countersign-skill: the manifest has no publisher.address to check the key against'])
+    writeFileSync(manifestFile, 'null')
+    const nullManifest = io(KEY)
+    expect(await runSkillCli(['sign', manifestFile, '--dir', dir], nullManifest.io)).toBe(1)
+    expect(nullManifest.err.join('')).toMatch(/is not a JSON object/)
+  })
 })

@@ -43,9 +43,17 @@ export function hashSkillFolder(dir: string): Array<{ path: string; sha256: stri
 }
 
 export async function signManifest(manifest: UnsignedManifest, privateKey: `0x${string}`): Promise<SkillManifest> {
-  const account = privateKeyToAccount(privateKey)
-  if (account.address.toLowerCase() !== manifest.publisher.address.toLowerCase()) {
-    throw new OperatorError(`the key is for ${account.address}, but publisher.address is ${manifest.publisher.address}`)
+  let account: ReturnType<typeof privateKeyToAccount>
+  try {
+    account = privateKeyToAccount(privateKey)
+  } catch {
+    // viem's own message quotes the key: never repeated here.
+    throw new OperatorError('the key on stdin is not a valid secp256k1 private key (zero, or not below the curve order)')
+  }
+  const publisher = (manifest as { publisher?: { address?: unknown } } | null)?.publisher?.address
+  if (typeof publisher !== 'string') throw new OperatorError('the manifest has no publisher.address to check the key against')
+  if (account.address.toLowerCase() !== publisher.toLowerCase()) {
+    throw new OperatorError(`the key is for ${account.address}, but publisher.address is ${publisher}`)
   }
   const { signature: _old, ...unsigned } = manifest as SkillManifest
   const signature = await account.signMessage({ message: { raw: manifestHash(unsigned) } })
@@ -85,9 +93,11 @@ export async function runSkillCli(argv: string[], io: SkillCliIo): Promise<numbe
 function parseManifestFile(file: string): UnsignedManifest {
   const text = readFileSync(file, 'utf8')
   try {
-    return JSON.parse(text) as UnsignedManifest
+    const manifest = JSON.parse(text) as unknown
+    if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) throw new Error('not a JSON object')
+    return manifest as UnsignedManifest
   } catch (err) {
-    throw new OperatorError(`${file} is not JSON: ${(err as Error).message}`)
+    throw new OperatorError(`${file} is not a JSON object: ${(err as Error).message}`)
   }
 }
 
