@@ -9,6 +9,7 @@ import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebSocketServer } from 'ws'
+import { createServer } from 'node:http'
 import { defaultRouterTable, noPreflight, openAuditLog, type AuditLog } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { createApprovalService } from '../approvalService.js'
@@ -167,5 +168,41 @@ describe('countersign-approve on bad input', () => {
     expect(err).toEqual([expect.stringMatching(/^countersign-approve: a feed message could not be read and was skipped \(/), expect.stringMatching(/^countersign-approve: a feed message could not be read and was skipped \(/)])
     input.end('q\n')
     expect(await running).toBe(0)
+  })
+})
+
+describe('countersign-approve: where it calls, in words', () => {
+  const run = async (argv: string[], env: Record<string, string> = { SERVICE_OPERATOR_TOKEN: TOKEN }) => {
+    const out: string[] = []
+    const err: string[] = []
+    const code = await runApproveCli(argv, { out: (s) => out.push(s), err: (s) => err.push(s), env, input: new PassThrough() })
+    return { code, out, err }
+  }
+
+  it('--url=X is the same as --url X, and --url without a value is an error, not the default address', async () => {
+    const a = await approver()
+    await a.ask()
+    expect((await run(['list', `--url=${a.url}`])).out.join('\n')).toContain('[1]')
+    expect(await run(['list', '--url'])).toEqual({ code: 1, out: [], err: ['countersign-approve: --url needs a value'] })
+    expect(await run(['list', '--url='])).toEqual({ code: 1, out: [], err: ['countersign-approve: --url needs a value'] })
+    expect((await run(['list', '--url', 'foo'])).err).toEqual(['countersign-approve: --url foo is not a URL (for example http://127.0.0.1:3100)'])
+  })
+
+  it('a gateway that is not there, or a server that is not countersign, is said in words (no stack trace)', async () => {
+    // A port nothing listens on any more.
+    const gone = createServer()
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r))
+    const closedUrl = `http://127.0.0.1:${(gone.address() as { port: number }).port}`
+    await new Promise((r) => gone.close(r))
+    const refused = await run(['list', '--url', closedUrl])
+    expect(refused.code).toBe(1)
+    expect(refused.err).toEqual([`countersign-approve: cannot reach ${closedUrl}: ECONNREFUSED`])
+    for (const body of ['<html>', '{}', '{"pending":[{"requestId":"r"}]}']) {
+      const other = createServer((_req, res) => res.end(body))
+      await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+      closers.push(() => new Promise((r) => other.close(r)))
+      const url = `http://127.0.0.1:${(other.address() as { port: number }).port}`
+      expect(await run(['list', '--url', url])).toEqual({ code: 1, out: [], err: [`countersign-approve: GET /v1/approvals/pending at ${url} did not answer a pending list; is this countersign's gateway?`] })
+    }
   })
 })

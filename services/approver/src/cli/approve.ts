@@ -60,9 +60,31 @@ export interface ApproveIo {
   fetch?: typeof fetch
 }
 
+/** `--name value` or `--name=value`; an option given without its value is an error, never ignored. */
 function option(args: string[], name: string): string | undefined {
+  const joined = args.find((a) => a.startsWith(`${name}=`))
+  if (joined !== undefined) {
+    const value = joined.slice(name.length + 1)
+    if (value === '') throw new OperatorError(`${name} needs a value`)
+    return value
+  }
   const i = args.indexOf(name)
-  return i === -1 ? undefined : args[i + 1]
+  if (i === -1) return undefined
+  const value = args[i + 1]
+  if (value === undefined || value.startsWith('--')) throw new OperatorError(`${name} needs a value`)
+  return value
+}
+
+/** A URL the CLI can call: http or https, nothing else. */
+function gatewayUrl(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new OperatorError(`--url ${text} is not a URL (for example http://127.0.0.1:3100)`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OperatorError(`--url ${text} must be an http or https URL`)
+  return text.replace(/\/+$/, '')
 }
 
 /** The pending list with the same card the dashboard and the cli prompt show. */
@@ -77,12 +99,13 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
     return 0
   }
   const doFetch = io.fetch ?? fetch
-  const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--')))
+  const [command = 'watch', ...rest] = argv.filter((a, i) => !a.startsWith('--') && !(i > 0 && argv[i - 1]!.startsWith('--') && !argv[i - 1]!.includes('=')))
   let base: string
   let tokenFile: string
   let token: string
   try {
-    base = option(argv, '--url') ?? `http://127.0.0.1:${readGatewayListen(io.env).port}`
+    const given = option(argv, '--url')
+    base = given !== undefined ? gatewayUrl(given) : `http://127.0.0.1:${readGatewayListen(io.env).port}`
     const dirOption = option(argv, '--data-dir')
     tokenFile = path.join(dirOption !== undefined ? path.resolve(dirOption) : readDataDir(io.env), 'operator-token')
     // Presented as given: the approver decides whether it is an operator's token (named operators choose their own).
@@ -92,13 +115,27 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
     return 1
   }
 
+  // A gateway that cannot be reached, or answers something else than the service would, is said in words.
+  const call = async (url: string, init?: RequestInit): Promise<Response> => {
+    try {
+      return await doFetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause
+      throw new OperatorError(`cannot reach ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`)
+    }
+  }
   const list = async (): Promise<Pending[]> => {
-    const r = await doFetch(`${base}/v1/approvals/pending`)
-    if (!r.ok) throw new Error(`GET /v1/approvals/pending: ${r.status}`)
-    return ((await r.json()) as { pending: Pending[] }).pending
+    const r = await call(`${base}/v1/approvals/pending`)
+    if (!r.ok) throw new OperatorError(`GET /v1/approvals/pending: ${r.status}`)
+    const body = (await r.json().catch(() => null)) as { pending?: unknown } | null
+    const isRequest = (p: unknown) => typeof p === 'object' && p !== null && typeof (p as Pending).requestId === 'string' && typeof (p as Pending).card === 'object' && (p as Pending).card !== null
+    if (!body || !Array.isArray(body.pending) || !body.pending.every(isRequest)) {
+      throw new OperatorError(`GET /v1/approvals/pending at ${base} did not answer a pending list; is this countersign's gateway?`)
+    }
+    return body.pending as Pending[]
   }
   const decide = async (requestId: string, approved: boolean): Promise<boolean> => {
-    const r = await doFetch(`${base}/v1/approvals/${encodeURIComponent(requestId)}/decide`, {
+    const r = await call(`${base}/v1/approvals/${encodeURIComponent(requestId)}/decide`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify({ approved }),
