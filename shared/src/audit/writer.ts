@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { createPrivateFileIfMissing } from '../files/privateFiles.js'
+import { assertDatabaseFile, createPrivateFileIfMissing, databaseOpenError } from '../files/privateFiles.js'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 
@@ -15,11 +15,17 @@ export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIM
   // 0600 whatever the umask when this process creates it (SQLite would use
   // 0644 minus the umask); an existing file, like the 0660 shared log of the
   // one-user-per-process layout, keeps its mode. -wal/-shm follow the file's.
+  assertDatabaseFile(file)
   createPrivateFileIfMissing(file)
   // The timeout is set by the constructor, before the first statement: even
   // switching a new file to WAL waits for the other processes opening it.
-  const db = new Database(file, { timeout: busyTimeoutMs })
-  db.pragma('journal_mode = WAL')
+  let db: Database.Database
+  try {
+    db = new Database(file, { timeout: busyTimeoutMs })
+    db.pragma('journal_mode = WAL')
+  } catch (err) {
+    throw databaseOpenError(file, err)
+  }
   // FULL: a committed event survives power loss, not just a process crash.
   // NORMAL only with a WalSync that fsyncs before anyone relies on the event.
   db.pragma(`synchronous = ${synchronous}`)

@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
+import { OperatorError } from '../operatorError.js'
 
 /** Mode of every directory countersign creates: its owner only. */
 export const PRIVATE_DIR_MODE = 0o700
@@ -141,9 +142,22 @@ export function readOwnFile(file: string, opts: { maxBytes: number; refuse: (mes
  * directory, a FIFO, a device) before SQLite opens it: SQLite would answer
  * "unable to open database file" or "disk I/O error", or wait on a FIFO.
  */
-export function assertDatabaseFile(file: string, refuse: (message: string) => Error): void {
+export function assertDatabaseFile(file: string): void {
   const st = statSync(file, { throwIfNoEntry: false })
-  if (st && !st.isFile()) throw refuse(`${file} is not a regular file (a database file is expected there)`)
+  if (st && !st.isFile()) throw new OperatorError(`${file} is not a regular file (a SQLite database is expected there)`)
+}
+
+/**
+ * What opening a database (the constructor and its first statements) failed
+ * with, in words naming the file when SQLite says the file itself is the
+ * problem; any other error as it was.
+ */
+export function databaseOpenError(file: string, err: unknown): unknown {
+  const code = (err as { code?: unknown }).code
+  if (typeof code !== 'string') return err
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return new OperatorError(`${file} is not a SQLite database, or is damaged (${(err as Error).message}); restore it from a backup`)
+  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_IOERR')) return new OperatorError(`${file} cannot be opened as a database (${(err as Error).message})`)
+  return err
 }
 
 function isSystemdCredential(file: string, env: Readonly<Record<string, string | undefined>>): boolean {
