@@ -25,3 +25,25 @@ describe('openAuditDb on what is not a database', () => {
     expect((err as Error).message).toMatch(message)
   })
 })
+
+describe('countersign-audit on what is not a database or a key', () => {
+  it('a FIFO or a directory given as --db, --signer-db or --audit-key is refused in words, at once', async () => {
+    const { runAuditCli } = await import('../server/audit/cli.js')
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-cli-odd-'))
+    const fifo = path.join(dir, 'fifo')
+    execFileSync('mkfifo', ['-m', '600', fifo])
+    const real = path.join(dir, 'audit.db')
+    openAuditDb(real).close()
+    const run = (argv: string[]) => {
+      const lines: string[] = []
+      const code = runAuditCli(argv, { out: (t) => lines.push(t), err: (t) => lines.push(t) })
+      return { code, text: lines.join('\n') }
+    }
+    for (const argv of [['verify', '--db', fifo, '--chain-only'], ['tail', '--db', fifo], ['verify', '--db', real, '--audit-key', fifo, '--signer-db', real], ['verify', '--db', real, '--audit-key', dir, '--signer-db', real]]) {
+      const { code, text } = run(argv)
+      expect(code).not.toBe(0)
+      expect(text).toMatch(/is not a regular file/)
+      expect(text).not.toMatch(/\n\s+at /)
+    }
+  })
+})

@@ -10,6 +10,7 @@ import { AUDIT_PUBLIC_KEY_FILE } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
 import { readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
+import { assertDatabaseFile } from '../../files/privateFiles.js'
 
 const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
@@ -133,6 +134,7 @@ function verify(file: string, anchor: AuditAnchor | undefined, io: Io): number {
 
 /** The newest `n` events, oldest of them first (like tail), one JSON object a line. */
 function tail(file: string, n: number, io: Io): number {
+  assertDatabaseFile(file)
   const handle = new Database(file, { readonly: true, fileMustExist: true })
   try {
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3'
 import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import { auditRowHash } from '../../audit/rowHash.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
+import { assertDatabaseFile } from '../../files/privateFiles.js'
 
 /** Which kind of problem verify found first. */
 export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'truncated'
@@ -35,6 +36,7 @@ export interface AuditAnchor {
  * the walk).
  */
 export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerification {
+  assertDatabaseFile(file)
   const db = new Database(file, { readonly: true, fileMustExist: true })
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
   try {
