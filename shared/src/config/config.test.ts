@@ -16,7 +16,19 @@ describe('readVariable', () => {
   it('refuses a bad value naming the variable it came from and the accepted form', () => {
     expect(() => readVariable({ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT')).toThrow(ConfigError)
     expect(() => readVariable({ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT')).toThrow('SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"')
-    expect(() => readVariable({ SERVICE_RPC_URL_10: 'ws://x' }, 'SERVICE_RPC_URL_{chainId}', 'SERVICE_RPC_URL_10')).toThrow('SERVICE_RPC_URL_10 must be an http:// or https:// URL; got "ws://x"')
+    expect(() => readVariable({ SERVICE_RPC_URL_10: 'ws://x' }, 'SERVICE_RPC_URL_{chainId}', 'SERVICE_RPC_URL_10')).toThrow('SERVICE_RPC_URL_10 must be an http:// or https:// URL; got "ws://x" (path and credentials not shown)')
+    // A provider's key in the path or the user info never reaches the message (it goes to logs).
+    const key = 'k3yk3yk3yk3yk3yk3y'
+    for (const raw of [`wss://base-mainnet.example.com/v2/${key}`, `ftp://user:${key}@rpc.example.com/`, `https//base.example.com/v2/${key}`]) {
+      let message = ''
+      try {
+        readVariable({ SERVICE_RPC_URL_10: raw }, 'SERVICE_RPC_URL_{chainId}', 'SERVICE_RPC_URL_10')
+      } catch (err) {
+        message = (err as Error).message
+      }
+      expect(message).toMatch(/^SERVICE_RPC_URL_10 must be an http/)
+      expect(message).not.toContain(key)
+    }
   })
 
   it('never echoes a secret it refuses, only its length', () => {

@@ -15,7 +15,7 @@ export function readVariable<N extends VariableName>(env: Env, name: N, as: stri
   const spec = VARIABLES[name]
   const value = spec.parse(raw) as VariableValue<N> | undefined
   if (value === undefined) {
-    const got = 'secret' in spec ? `got ${raw.length} characters` : `got "${raw}"`
+    const got = 'secret' in spec ? `got ${raw.length} characters` : 'shown' in spec && spec.shown ? `got ${spec.shown(raw)}` : `got "${raw}"`
     throw new ConfigError(`${as} must be ${spec.form}; ${got}`)
   }
   return value

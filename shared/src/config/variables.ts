@@ -13,9 +13,26 @@ export interface VariableSpec<T> {
   readonly parse: (raw: string) => T | undefined
   /** A secret: a refusal says its length, never the value. */
   readonly secret?: true
+  /** How a refusal shows the value, when not as given (a URL whose path or credentials may hold an API key). */
+  readonly shown?: (raw: string) => string
 }
 
 const spec = <T>(form: string, parse: (raw: string) => T | undefined, secret?: true): VariableSpec<T> => (secret ? { form, parse, secret } : { form, parse })
+
+/**
+ * A URL as a refusal may print it: scheme and host only. Providers put API
+ * keys in the path (…/v2/<key>) or the user info, and the refusal goes to
+ * logs; what is left says which endpoint was meant.
+ */
+export function urlForMessages(raw: string): string {
+  try {
+    const url = new URL(raw)
+    const hidden = url.username || url.password || url.pathname.length > 1 || url.search || url.hash
+    return `"${url.protocol}//${url.host}${hidden ? '/…' : ''}" (path and credentials not shown)`
+  } catch {
+    return `${raw.length} characters (not shown: it may hold a key)`
+  }
+}
 
 const port = spec('a port number from 0 to 65535', (raw) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined))
 
@@ -37,14 +54,17 @@ const host = spec('an IP address or a host name', (raw) =>
   isIP(raw) !== 0 || /^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/.test(raw) ? raw : undefined,
 )
 
-const httpUrl = spec('an http:// or https:// URL', (raw) => {
-  try {
-    const url = new URL(raw)
-    return (url.protocol === 'http:' || url.protocol === 'https:') && /^https?:\/\//i.test(raw) ? raw : undefined
-  } catch {
-    return undefined
-  }
-})
+const httpUrl: VariableSpec<string> = {
+  ...spec('an http:// or https:// URL', (raw) => {
+    try {
+      const url = new URL(raw)
+      return (url.protocol === 'http:' || url.protocol === 'https:') && /^https?:\/\//i.test(raw) ? raw : undefined
+    } catch {
+      return undefined
+    }
+  }),
+  shown: urlForMessages,
+}
 
 /** Resolved against the working directory when relative. */
 const anyPath = spec('a path (relative to the working directory unless absolute)', (raw) => (raw.includes('\0') ? undefined : path.resolve(raw)))
