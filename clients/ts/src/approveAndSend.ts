@@ -9,7 +9,7 @@
 import type { ApprovalResult, PendingApproval, Receipt, SignAndSendResult, TxIntent } from '@countersign/shared'
 import { APPROVAL_REQUEST_TTL_MS } from '@countersign/shared/constants'
 import { checkMs, type CountersignClient } from './client.js'
-import { ApproverUnavailableError, BroadcastFailedError, CountersignError, NotFoundError, ReceiptTimeoutError, RequestTimeoutError, SentButUnconfirmedError, ServiceUnreachableError } from './errors.js'
+import { ApproverUnavailableError, BroadcastFailedError, CountersignError, NotFoundError, ReceiptTimeoutError, RequestTimeoutError, SentButUnconfirmedError, ServiceUnreachableError, UnexpectedResponseError } from './errors.js'
 
 /** Short enough for any proxy or host timeout, long enough not to flood the service. */
 export const DEFAULT_ATTEMPT_MS = 20_000
@@ -182,6 +182,8 @@ export async function waitForReceipt(
  */
 export async function approveAndSend(client: CountersignClient, intent: TxIntent, o: ApproveAndSendOptions = {}): Promise<SendOutcome> {
   const approval = await waitForApproval(client, intent, o)
+  // The service answers a decline with 403; a 200 that is not an approval is not the service's, and nothing is signed on it.
+  if (!approval.approved) throw new UnexpectedResponseError('POST /v1/tx/approve-request', 200, 'a 200 answer with approved false', approval)
   const sent = await client.signAndSend(intent, approval.approvalTokenId, o.signal ? { signal: o.signal } : {})
   if (!sent.broadcast) throw new BroadcastFailedError(sent)
   let receipt: Receipt

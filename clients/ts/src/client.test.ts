@@ -122,3 +122,32 @@ describe('approveAndSend', () => {
     }
   })
 })
+
+describe('where the client sends', () => {
+  it('does not follow a redirect: the intent is not sent on to another address', async () => {
+    let elsewhere = 0
+    const other = await gateway((_q, res) => {
+      elsewhere += 1
+      json(res, 200, { ok: true })
+    })
+    const client = new CountersignClient({ url: await gateway((_q, res) => {
+      res.writeHead(307, { location: `${other}/v1/tx/build` })
+      res.end()
+    }) })
+    await expect(client.build(makeIntent())).rejects.toThrow()
+    expect(elsewhere).toBe(0)
+  })
+
+  it('approveAndSend signs nothing on a 200 approve-request answer that is not an approval', async () => {
+    const intent = makeIntent()
+    const calls: string[] = []
+    const client = new CountersignClient({
+      url: await gateway((req, res) => {
+        calls.push(req.url ?? '')
+        json(res, 200, { intentId: intent.id, txRequestHash: TX, description: 'send', riskScore: 0, warnings: [], approved: false, approvalRequired: true })
+      }),
+    })
+    await expect(client.approveAndSend(intent)).rejects.toBeInstanceOf(UnexpectedResponseError)
+    expect(calls).toEqual(['/v1/tx/approve-request'])
+  })
+})

@@ -94,7 +94,8 @@ export class CountersignClient {
     let res: Response
     let raw: string | null
     try {
-      res = await this.fetchImpl(this.url + path, { method, headers, signal, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+      // The gateway never redirects: a redirect would send the intent (and an operator token) to another address.
+      res = await this.fetchImpl(this.url + path, { method, headers, signal, redirect: 'error', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
       raw = await readAtMost(res, this.maxResponseBytes)
     } catch (err) {
       if (o.signal?.aborted) throw o.signal.reason ?? err
