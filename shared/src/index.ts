@@ -24,3 +24,4 @@ export * from './operatorError.js'
 export * from './config/index.js'
 // The public API's response bodies: types only (nothing loads at run time), for clients.
 export type * from './server/wire.js'
+export * from './files/openDatabase.js'

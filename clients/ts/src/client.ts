@@ -21,6 +21,7 @@ import type {
   TxIntent,
 } from '@countersign/shared'
 import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
+import { readAtMost } from '@countersign/shared/http/readAtMost'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
 import { NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
 import { anyArray, anyObject, approvalShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
@@ -227,33 +228,4 @@ export class CountersignClient {
 function query(params: Record<string, number | undefined>): string {
   const entries = Object.entries(params).filter((e): e is [string, number] => e[1] !== undefined)
   return entries.length ? '?' + new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString() : ''
-}
-
-/** The body as text, or null when it is larger than `limit` bytes (the rest is not read). */
-async function readAtMost(res: Response, limit: number): Promise<string | null> {
-  if (Number(res.headers.get('content-length')) > limit) {
-    await res.body?.cancel().catch(() => undefined)
-    return null
-  }
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined)
-      return null
-    }
-    chunks.push(value)
-  }
-  const all = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    all.set(c, at)
-    at += c.byteLength
-  }
-  return new TextDecoder().decode(all)
 }

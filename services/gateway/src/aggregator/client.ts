@@ -1,4 +1,5 @@
 import { MAX_TX_DATA_HEX, type Address, type SwapExactInAction, type TxIntent } from '@countersign/shared'
+import { readAtMost } from '@countersign/shared/http/readAtMost'
 
 export interface AggregatorConfig {
   apiKey: string | null
@@ -58,7 +59,9 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
   }
   let body: { dstAmount?: unknown; tx?: { to?: unknown; data?: unknown; value?: unknown } } | null
   try {
-    body = JSON.parse(await readLimited(res, MAX_AGGREGATOR_ANSWER_BYTES)) as typeof body
+    const text = await readAtMost(res, MAX_AGGREGATOR_ANSWER_BYTES)
+    if (text === null) throw new AggregatorUnavailable(`aggregator answer larger than ${MAX_AGGREGATOR_ANSWER_BYTES} bytes`)
+    body = JSON.parse(text) as typeof body
   } catch (err) {
     if (err instanceof AggregatorUnavailable) throw err
     if ((err as Error).name === 'TimeoutError') throw new AggregatorUnavailable(`aggregator unreachable: ${describeFetchError(err, config.timeoutMs)}`)
@@ -82,27 +85,4 @@ function describeFetchError(err: unknown, timeoutMs: number): string {
   const e = err as Error & { cause?: { message?: string } }
   if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
   return e.cause?.message ? `${e.message} (${e.cause.message})` : e.message
-}
-
-/** The body as text, refusing (and dropping unread) whatever goes past `maxBytes`. */
-async function readLimited(res: Response, maxBytes: number): Promise<string> {
-  if (Number(res.headers.get('content-length')) > maxBytes) {
-    await res.body?.cancel().catch(() => undefined)
-    throw new AggregatorUnavailable(`aggregator answer larger than ${maxBytes} bytes`)
-  }
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined)
-      throw new AggregatorUnavailable(`aggregator answer larger than ${maxBytes} bytes`)
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { assertDatabaseFile, databaseOpenError, makePrivateFile } from '@countersign/shared'
+import { openPrivateWalDatabase } from '@countersign/shared'
 
 /**
  * gateway.db: state only the gateway owns (signed transactions it sent, known
@@ -9,15 +9,7 @@ import { assertDatabaseFile, databaseOpenError, makePrivateFile } from '@counter
  */
 export function openGatewayDb(file: string): Database.Database {
   // 0600 with its -wal/-shm, whatever the umask (it holds signed transactions and skill records).
-  assertDatabaseFile(file)
-  makePrivateFile(file)
-  let db: Database.Database
-  try {
-    db = new Database(file)
-    db.pragma('journal_mode = WAL')
-  } catch (err) {
-    throw databaseOpenError(file, err)
-  }
+  const db = openPrivateWalDatabase(file)
   // NORMAL in WAL mode survives a process crash; a power cut may lose the
   // last rows. The audit log, which must survive power loss, stays FULL.
   db.pragma('synchronous = NORMAL')

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { assertDatabaseFile, createWalSync, databaseOpenError, makePrivateFile, SIGNER_CHECKPOINT_TABLE, type WalSync } from '@countersign/shared'
+import { createWalSync, openPrivateWalDatabase, SIGNER_CHECKPOINT_TABLE, type WalSync } from '@countersign/shared'
 
 export interface SignerDb {
   db: Database.Database
@@ -19,15 +19,7 @@ export interface SignerDb {
  */
 export function openSignerDb(file: string): SignerDb {
   // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
-  assertDatabaseFile(file)
-  makePrivateFile(file)
-  let db: Database.Database
-  try {
-    db = new Database(file)
-    db.pragma('journal_mode = WAL')
-  } catch (err) {
-    throw databaseOpenError(file, err)
-  }
+  const db = openPrivateWalDatabase(file)
   db.pragma('synchronous = NORMAL')
   db.pragma('busy_timeout = 5000')
   db.exec(`
