@@ -20,7 +20,6 @@ import {
   openAuditLog,
   requestApprovalParamsSchema,
   routerTableFromEnv,
-  signerMethods,
   socketConfigFromEnv,
   systemClock,
   verifyOperatorTokenParamsSchema,
@@ -30,7 +29,6 @@ import {
   RPC_INVALID_PARAMS,
   type ApprovalRefusalData,
   type ApprovalUpdatesParams,
-  type GrantResult,
   type VerifyOperatorTokenParams,
   type VerifyOperatorTokenResult,
   type RequestApprovalParams,
@@ -47,6 +45,7 @@ import { loadOrCreateOperatorToken } from './operatorToken.js'
 import { loadOperatorsFile, singleTokenOperators } from './operators/operators.js'
 import { quorumStartProblem } from './quorum/quorumStart.js'
 import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
+import { signerGranter } from './signerGranter.js'
 import { startWebhookDispatcher } from './webhooks/dispatcher.js'
 import { WebhookOutbox } from './webhooks/outbox.js'
 import { loadWebhookTarget } from './webhooks/webhookConfig.js'
@@ -97,10 +96,7 @@ async function main(): Promise<void> {
   const service = createApprovalService({
     mode: config.channels.join(','),
     pending,
-    granter: {
-      grant: (b) => signer.call<GrantResult>(signerMethods.grantApproval, b),
-      durable: async () => void (await signer.call(signerMethods.grantsDurable, {})),
-    },
+    granter: signerGranter(signer),
     audit,
     routers,
     clock,
