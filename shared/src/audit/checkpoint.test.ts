@@ -210,6 +210,10 @@ describe('signed checkpoints', () => {
     const nokey = io()
     expect(runAuditCli(['verify', '--db', s.file, '--audit-key', path.join(s.dir, 'missing.pub')], nokey.io)).toBe(2)
     expect(nokey.out[0]).toContain("the signer's public audit key not found at")
+    // An empty --data-dir is not the working directory.
+    const empty = io()
+    expect(runAuditCli(['verify', '--data-dir', ''], empty.io)).toBe(1)
+    expect(empty.out).toEqual(['--data-dir needs a directory (it was given empty)'])
   })
 
   it('audit-key.pub must be an Ed25519 public key', () => {

@@ -1,6 +1,7 @@
 // The settings more than one process reads, parsed one way for all of them.
 import path from 'node:path'
 import { SUPPORTED_CHAIN_IDS, type ChainId } from '../types.js'
+import { ConfigError } from './configError.js'
 import { readVariable, type Env } from './read.js'
 import type { LogLevel } from './variables.js'
 
@@ -11,6 +12,16 @@ export const LOOPBACK_HOST = '127.0.0.1'
 /** SERVICE_DATA_DIR, absolute (default ./data). */
 export function readDataDir(env: Env): string {
   return readVariable(env, 'SERVICE_DATA_DIR') ?? path.resolve('data')
+}
+
+/**
+ * A command's --data-dir value, absolute. An empty value is refused: path.resolve
+ * would make it the working directory, and a CLI would then read or create
+ * keys, tokens or logs wherever it happened to be started.
+ */
+export function dataDirOption(value: string): string {
+  if (value.trim() === '') throw new ConfigError('--data-dir needs a directory (it was given empty)')
+  return path.resolve(value)
 }
 
 export function readLogLevel(env: Env): LogLevel {

@@ -144,6 +144,13 @@ describe('countersign-approve on bad input', () => {
     expect(err).toEqual([`countersign-approve: cannot read the operator token at ${path.join(dir, 'operator-token')}: EISDIR`])
   })
 
+  it('an empty --data-dir is refused, not taken as the working directory', async () => {
+    const err: string[] = []
+    const code = await runApproveCli(['list', '--url', 'http://127.0.0.1:9', '--data-dir', ''], { out: () => {}, err: (s) => err.push(s), env: {}, input: new PassThrough() })
+    expect(code).toBe(1)
+    expect(err).toEqual(['countersign-approve: --data-dir needs a directory (it was given empty)'])
+  })
+
   it('a feed message it cannot read (not JSON, a request without its card) is reported and skipped; the feed goes on', async () => {
     const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
     await once(wss, 'listening')

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
-import { OperatorError, describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
+import { OperatorError, dataDirOption, describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
 import { cardText } from '../card/cardText.js'
 import type { ApprovalCard } from '../card/renderCard.js'
 import type { QuorumView } from '../quorum/quorumVotes.js'
@@ -107,7 +107,7 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
     const given = option(argv, '--url')
     base = given !== undefined ? gatewayUrl(given) : `http://127.0.0.1:${readGatewayListen(io.env).port}`
     const dirOption = option(argv, '--data-dir')
-    tokenFile = path.join(dirOption !== undefined ? path.resolve(dirOption) : readDataDir(io.env), 'operator-token')
+    tokenFile = path.join(dirOption !== undefined ? dataDirOption(dirOption) : readDataDir(io.env), 'operator-token')
     // Presented as given: the approver decides whether it is an operator's token (named operators choose their own).
     token = io.env.SERVICE_OPERATOR_TOKEN?.trim() || readTokenFile(tokenFile)
   } catch (err) {

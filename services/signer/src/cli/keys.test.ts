@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PassThrough, Readable, Writable } from 'node:stream'
@@ -82,6 +82,20 @@ describe('countersign-keys', () => {
     const again = piped(KEY)
     expect(await runKeysCli(['import', '--data-dir', dir], again.io, fast)).toBe(1)
     expect(again.err()).toMatch(`a key for ${KEY_ADDRESS} already exists`)
+  })
+
+  it('refuses an empty --data-dir instead of using the working directory', async () => {
+    const cwd = process.cwd()
+    const here = tempDir()
+    process.chdir(here)
+    try {
+      const empty = piped(KEY)
+      expect(await runKeysCli(['import', '--data-dir='], empty.io, fast)).toBe(1)
+      expect(empty.err()).toBe('countersign-keys: --data-dir needs a directory (it was given empty)\n')
+      expect(existsSync(path.join(here, 'keystore'))).toBe(false)
+    } finally {
+      process.chdir(cwd)
+    }
   })
 
   it('imports from a mnemonic: index 0 is 0xf39F…2266, --index and --account select others', async () => {

@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { OperatorError, readDataDir } from '@countersign/shared'
+import { OperatorError, dataDirOption, readDataDir } from '@countersign/shared'
 import type { ScryptParams } from '../keystore/format.js'
 import { Keystore } from '../keystore/keystore.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
@@ -48,7 +48,7 @@ export interface KeysCliOptions {
 
 /** The data directory: --data-dir, else SERVICE_DATA_DIR, else ./data. */
 export const dataDirOf = (opts: Record<string, string>, env: KeysIo['env']): string =>
-  opts['data-dir'] !== undefined ? path.resolve(opts['data-dir']) : readDataDir(env)
+  opts['data-dir'] !== undefined ? dataDirOption(opts['data-dir']) : readDataDir(env)
 
 /**
  * Runs one `countersign-keys` command; returns the exit code (0 done, 1

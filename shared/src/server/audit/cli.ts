@@ -8,7 +8,7 @@ import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
-import { readDataDir } from '../../config/common.js'
+import { dataDirOption, readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 
@@ -76,7 +76,7 @@ export function runAuditCli(argv: string[], io: Io): number {
   // --db alone: the key and signer.db are looked for beside it.
   let dir: string
   try {
-    dir = dataDir ?? (db ? path.dirname(db) : readDataDir(io.env))
+    dir = dataDir !== undefined ? dataDirOption(dataDir) : db ? path.dirname(db) : readDataDir(io.env)
   } catch (err) {
     io.err(describeFailure(err))
     return 1
