@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url'
 import { loadEnvFile } from './env-file.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-loadEnvFile(path.join(root, '.env'))
+try {
+  loadEnvFile(path.join(root, '.env'))
+} catch (err) {
+  // An OperatorError naming the file and line (env-file.mjs).
+  process.stderr.write(`demo: ${err.message}\n`)
+  process.exit(1)
+}
 const manual = process.argv.includes('--manual')
 const base = `http://127.0.0.1:${process.env.SERVICE_PORT || '3100'}`
 const dataDir = path.resolve(root, process.env.SERVICE_DATA_DIR || 'data')

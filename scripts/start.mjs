@@ -14,7 +14,13 @@ import { loadEnvFile } from './env-file.mjs'
 import { readProcfile } from './procfile.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const loaded = loadEnvFile(path.join(root, '.env'))
+let loaded
+try {
+  loaded = loadEnvFile(path.join(root, '.env'))
+} catch (err) {
+  process.stderr.write(`countersign: ${describeFailure(err)}\n`)
+  process.exit(1)
+}
 const env = { ...process.env }
 // Only this launcher names the signer's dev chain, and only in dev mode (below).
 delete env.SERVICE_SIGNER_DEV_CHAIN_ID
