@@ -42,6 +42,13 @@ export async function main(argv: string[], env: Record<string, string | undefine
   // where the host's log shows it.
   server.server.onerror = (err) => process.stderr.write(`countersign-mcp: ${err.message}\n`)
   server.server.onclose = () => process.stderr.write('countersign-mcp: the stdio connection closed\n')
+  // The host closing our stdin is MCP's stdio shutdown: no request can come and no answer will be
+  // read, so leave now rather than when the last tool call ends (an approval can wait 300 s). A call
+  // cut short is safe to repeat: the gateway keeps a pending request, and signing is idempotent.
+  process.stdin.once('end', () => {
+    process.stderr.write('countersign-mcp: the host closed stdin; leaving\n')
+    process.exit(0)
+  })
   await server.connect(new StdioServerTransport())
   process.stderr.write(`countersign-mcp: serving ${config.url} (chain ${config.chainId}${config.wallet ? `, wallet ${config.wallet}` : ''})\n`)
   return -1
