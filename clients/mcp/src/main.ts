@@ -44,7 +44,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   server.server.onclose = () => process.stderr.write('countersign-mcp: the stdio connection closed\n')
   // The host closing our stdin is MCP's stdio shutdown: no request can come and no answer will be
   // read, so leave now rather than when the last tool call ends (an approval can wait 300 s). A call
-  // cut short is safe to repeat: the gateway keeps a pending request, and signing is idempotent.
+  // cut short while waiting for an operator sends nothing: only that call would have signed and sent.
   process.stdin.once('end', () => {
     process.stderr.write('countersign-mcp: the host closed stdin; leaving\n')
     process.exit(0)
