@@ -44,7 +44,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   server.server.onclose = () => process.stderr.write('countersign-mcp: the stdio connection closed\n')
   // The host closing our stdin is MCP's stdio shutdown: no request can come and no answer will be
   // read, so leave now rather than when the last tool call ends (an approval can wait 300 s). A call
-  // cut short while waiting for an operator sends nothing: only that call would have signed and sent.
+  // cut short while waiting for an operator sends nothing (only that call would have sent); one
+  // already in sign-and-send finishes in the gateway, which does not stop on a closed connection.
   process.stdin.once('end', () => {
     process.stderr.write('countersign-mcp: the host closed stdin; leaving\n')
     process.exit(0)
