@@ -2,6 +2,8 @@
 // anvil chain; approvals decided over HTTP, by the auto mode, and on a real
 // terminal (tmux) in cli mode.
 import { execFile, execFileSync } from 'node:child_process'
+import { once } from 'node:events'
+import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
@@ -186,6 +188,19 @@ describe('web mode', () => {
     expect((await blocked).status).toBe(200)
     await waitFor(() => messages.some((m) => m.type === 'audit' && m.events!.some((e) => e.event === 'web_approval_decided')) || null, { what: 'a pushed audit event' })
     ws.close()
+  })
+
+  it("a feed handshake the approver's WebSocket server refuses comes back through the gateway as a 400 in the spec's shape", async () => {
+    const s = net.connect(stack.port, '127.0.0.1')
+    await once(s, 'connect')
+    s.write('GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n')
+    let raw = ''
+    s.on('data', (d) => (raw += d))
+    await once(s, 'close')
+    const [head, body] = raw.split('\r\n\r\n') as [string, string]
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(head).toMatch(/\r\nx-service-version: /i)
+    expect(JSON.parse(body)).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the WebSocket handshake is not valid: Missing or invalid Sec-WebSocket-Key header' })
   })
 })
 

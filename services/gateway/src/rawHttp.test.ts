@@ -111,11 +111,12 @@ describe('parser-level and router-level errors', () => {
 })
 
 describe('the Host guard parses host[:port] strictly', () => {
-  it.each(['127.0.0.1:3100@evil.com', '[::1]evil.com'])('a WebSocket upgrade with Host %j is refused, with X-Service-Version', async (host) => {
+  it.each(['127.0.0.1:3100@evil.com', '[::1]evil.com'])('a WebSocket upgrade with Host %j is refused like the plain request (403 host_not_allowed), with X-Service-Version', async (host) => {
     const res = await rawRequest(
       `GET /v1/approvals/ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
     )
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(403)
+    expect(JSON.parse(res.body)).toEqual({ error: 'host_not_allowed', message: `Host header "${host}" is not allowed; use localhost or 127.0.0.1` })
     expect(res.headers['x-service-version']).toBe('0.1.0')
     expect(res.headers['x-content-type-options']).toBe('nosniff')
   })

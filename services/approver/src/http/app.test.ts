@@ -263,6 +263,28 @@ describe('the WebSocket feed', () => {
     expect((await fetch(`http://127.0.0.1:${port}/v1/approvals/pending`)).status).toBe(200)
   })
 
+  it.each([
+    ['no Sec-WebSocket-Key', 'Sec-WebSocket-Version: 13\r\n', 'Missing or invalid Sec-WebSocket-Key header'],
+    ['a version it does not speak', 'Sec-WebSocket-Version: 99\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n', 'Missing or invalid Sec-WebSocket-Version header'],
+    ['a malformed subprotocol list', 'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: a,,b\r\n', 'Invalid Sec-WebSocket-Protocol header'],
+  ])("a feed handshake with %s is answered 400 in the spec's shape, with the version header, not ws's text/html page", async (_what, headers, wsMessage) => {
+    const a = await app()
+    const port = await listen(a)
+    const s = net.connect(port, '127.0.0.1')
+    await once(s, 'connect')
+    s.write(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${headers}\r\n`)
+    let raw = ''
+    s.on('data', (d) => (raw += d))
+    await once(s, 'close')
+    const [head, body] = raw.split('\r\n\r\n') as [string, string]
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+    expect(head).toMatch(/\r\nx-service-version: /i)
+    expect(head.includes('Sec-WebSocket-Version: 13, 8')).toBe(wsMessage.includes('Version'))
+    expect(JSON.parse(body)).toEqual({ statusCode: 400, error: 'Bad Request', message: `the WebSocket handshake is not valid: ${wsMessage}` })
+    expect((await fetch(`http://127.0.0.1:${port}/v1/approvals/pending`)).status).toBe(200)
+  })
+
   it('a burst of audit rows between two polls reaches the feed whole, in order, none skipped', async () => {
     const a = await app()
     const port = await listen(a)

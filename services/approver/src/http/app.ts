@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditLog, type Clock } from '@countersign/shared'
-import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
+import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, originNotAllowedBody, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
-import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
 import { dashboardPolicy } from './dashboardPolicy.js'
@@ -68,6 +69,8 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   installErrorHandling(app)
   installHostGuard(app, deps.host)
   await app.register(websocket, { options: { maxPayload: 4096 } })
+  // A handshake ws refuses is answered in the spec's 400 shape, not ws's own text/html page.
+  app.websocketServer.on('wsClientError', (err: Error, socket: Socket) => answerHandshakeError(err, socket))
   app.decorateRequest('operator', null)
 
   const pendingList = () => ({ pending: service.pending.list().map((p) => pendingView(p, clock())) })
@@ -153,7 +156,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // upgrade, and nothing is sent until the first message carries the operator token.
   const refuseForeignOrigin = async (req: FastifyRequest, reply: FastifyReply) => {
     if (!sameOrigin(req.headers.origin, req.headers.host)) {
-      return reply.code(403).send(simpleErrorBody('origin_not_allowed', `the approval feed is not available to pages from ${req.headers.origin}`))
+      return reply.code(403).send(originNotAllowedBody(req.headers.origin))
     }
   }
   const authTimeoutMs = deps.wsAuthTimeoutMs ?? 5000

@@ -41,7 +41,7 @@ describe('upgrade requests the gateway refuses', () => {
     expect(res.status).toBe(200)
   })
 
-  it('a client that reads the refusal gets it: 404 for another path, 403 for a foreign Origin', async () => {
+  it("a client that reads the refusal gets the body the same request gets without Upgrade, in the spec's shape, with the version headers", async () => {
     const port = await listening()
     const answer = async (request: string) => {
       const s = net.connect(port, '127.0.0.1')
@@ -50,10 +50,30 @@ describe('upgrade requests the gateway refuses', () => {
       let text = ''
       s.on('data', (d) => (text += d))
       await once(s, 'close')
-      return text.split('\r\n')[0]
+      const [head, body] = text.split('\r\n\r\n') as [string, string]
+      expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+      expect(head).toMatch(/\r\nx-service-version: 0\.1\.0\r\n/i)
+      expect(head).toMatch(/\r\nx-content-type-options: nosniff\r\n/i)
+      return { status: head.split('\r\n')[0], body: JSON.parse(body) as unknown }
     }
-    expect(await answer('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 404 Not Found')
-    expect(await answer('GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')).toBe('HTTP/1.1 403 Forbidden')
+    const upgrade = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+    expect(await answer(`GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n${upgrade}\r\n`)).toEqual({
+      status: 'HTTP/1.1 404 Not Found',
+      body: { error: 'not_found', message: 'route GET /v1/health does not exist' },
+    })
+    expect(await answer(`GET /v1/approvals/ws HTTP/1.1\r\nHost: evil.example\r\n${upgrade}\r\n`)).toEqual({
+      status: 'HTTP/1.1 403 Forbidden',
+      body: { error: 'host_not_allowed', message: 'Host header "evil.example" is not allowed; use localhost or 127.0.0.1' },
+    })
+    expect(await answer(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n${upgrade}\r\n`)).toEqual({
+      status: 'HTTP/1.1 403 Forbidden',
+      body: { error: 'origin_not_allowed', message: 'the approval feed is not available to pages from http://evil.example' },
+    })
+    // The test gateway's approver is not listening.
+    expect(await answer(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\n${upgrade}\r\n`)).toEqual({
+      status: 'HTTP/1.1 503 Service Unavailable',
+      body: { error: 'approver_unavailable', message: 'the approver is not reachable' },
+    })
   })
 })
 

@@ -1,14 +1,22 @@
 import net from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { responseHeaderLines } from '@countersign/shared/http/responseHeaders'
-import { approvalFeedRouteSchema, dashboardRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, pendingRouteSchema, webhookDeliveriesRouteSchema } from '@countersign/shared/http/approvalsContract'
+import {
+  approvalFeedRouteSchema,
+  dashboardRouteSchema,
+  decideRouteSchema,
+  feedUpgradeRequiredBody,
+  originNotAllowedBody,
+  pendingRouteSchema,
+  webhookDeliveriesRouteSchema,
+} from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import { routeNotFoundBody } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
-import { hostnameOf } from '@countersign/shared/http/hostGuard'
+import { hostNotAllowedBody, hostnameOf } from '@countersign/shared/http/hostGuard'
+import { rawJsonResponse } from '@countersign/shared/http/lowLevelErrors'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
-/** A bodyless answer on an upgrade socket, which fastify never sees (so no hook adds the version header). */
-const upgradeRefusal = (status: string) => [`HTTP/1.1 ${status}`, ...responseHeaderLines, 'content-length: 0', 'connection: close', '', ''].join('\r\n')
+const approverUnavailableBody = () => simpleErrorBody('approver_unavailable', 'the approver is not reachable')
 
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
@@ -35,7 +43,7 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
       // Read here too: an approver that goes away (or times out) in the middle of its answer is unreachable as well.
       body = Buffer.from(await res.arrayBuffer())
     } catch {
-      return reply.code(503).send(simpleErrorBody('approver_unavailable', 'the approver is not reachable'))
+      return reply.code(503).send(approverUnavailableBody())
     }
     for (const h of ['content-type', 'content-security-policy', 'x-frame-options']) {
       const v = res.headers.get(h)
@@ -71,13 +79,19 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
     // client that resets the connection before reading the refusal below would
     // otherwise raise an uncaught ECONNRESET and end the gateway.
     socket.on('error', () => socket.destroy())
+    // Refused with the bodies the same request gets without Upgrade (fastify never sees this socket,
+    // so the version headers are written here too).
     const host = hostnameOf(req.headers.host)
-    if (req.url !== '/v1/approvals/ws' || host === null || !allowed.has(host)) {
-      socket.end(upgradeRefusal('404 Not Found'))
+    if (host === null || !allowed.has(host)) {
+      socket.end(rawJsonResponse(403, hostNotAllowedBody(req.headers.host, bindHost)))
+      return
+    }
+    if (req.url !== '/v1/approvals/ws') {
+      socket.end(rawJsonResponse(404, routeNotFoundBody(req.method, req.url)))
       return
     }
     if (!sameOrigin(req.headers.origin, req.headers.host)) {
-      socket.end(upgradeRefusal('403 Forbidden'))
+      socket.end(rawJsonResponse(403, originNotAllowedBody(req.headers.origin)))
       return
     }
     const upstream = net.connect(Number(target.port), target.hostname, () => {
@@ -95,7 +109,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
       socket.destroy()
       upstream.destroy()
     }
-    upstream.on('error', () => socket.end(upgradeRefusal('503 Service Unavailable')))
+    upstream.on('error', () => socket.end(rawJsonResponse(503, approverUnavailableBody())))
     socket.on('error', close)
     upstream.on('close', () => socket.destroy())
     socket.on('close', () => upstream.destroy())

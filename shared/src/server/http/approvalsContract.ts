@@ -156,6 +156,9 @@ export const webhookDeliveriesRouteSchema = {
 }
 
 /** The 426 a plain GET of the feed gets, from the approver and from the gateway alike. */
+/** A page from another site asked for the feed (403). */
+export const originNotAllowedBody = (origin: string | undefined) => simpleErrorBody('origin_not_allowed', `the approval feed is not available to pages from ${origin ?? '(no origin)'}`)
+
 export const feedUpgradeRequiredBody = () =>
   simpleErrorBody('upgrade_required', 'the approval feed is a WebSocket; authenticate with {"type":"auth","token"} as the first message')
 

@@ -25,6 +25,10 @@ export class HttpError<Body extends { error: string; message?: string } = { erro
  * 500 {error: "internal_error", message} without internals (and is a bug).
  * Registered on the root instance, so it also covers 404s and every plugin.
  */
+/** 404 for a method and URL no route serves (also written on refused WebSocket upgrades). */
+export const routeNotFoundBody = (method: string | undefined, url: string | undefined) =>
+  simpleErrorBody('not_found', `route ${method ?? ''} ${(url ?? '').split('?')[0]} does not exist`)
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', (_req, reply, done) => {
     reply.headers(responseHeaders)
@@ -37,7 +41,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     reply
       .headers(responseHeaders)
       .code(404)
-      .send(simpleErrorBody('not_found', `route ${req.method} ${req.url.split('?')[0]} does not exist`))
+      .send(routeNotFoundBody(req.method, req.url))
   })
 
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -14,12 +14,16 @@ export function installHostGuard(app: FastifyInstance, bindHost: string): void {
   app.addHook('onRequest', (req, reply, done) => {
     const host = hostnameOf(req.headers.host)
     if (host === null || !allowed.has(host)) {
-      reply.code(403).send(simpleErrorBody('host_not_allowed', `Host header "${req.headers.host ?? ''}" is not allowed; use localhost or ${bindHost}`))
+      reply.code(403).send(hostNotAllowedBody(req.headers.host, bindHost))
       return
     }
     done()
   })
 }
+
+/** The DNS-rebinding guard's refusal (403), also written on refused WebSocket upgrades. */
+export const hostNotAllowedBody = (header: string | undefined, bindHost: string) =>
+  simpleErrorBody('host_not_allowed', `Host header "${header ?? ''}" is not allowed; use localhost or ${bindHost}`)
 
 function normaliseHost(h: string): string {
   return h.includes(':') && !h.startsWith('[') ? `[${h.toLowerCase()}]` : h.toLowerCase()

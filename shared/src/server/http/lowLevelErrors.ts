@@ -34,19 +34,40 @@ function clientErrorMessage(status: number, err: ParserError): string {
   }
 }
 
-/** The whole HTTP/1.1 response for a connection-level error, in the spec's 400 shape. */
-export function clientErrorResponse(err: ParserError): string {
-  const status = clientErrorStatus(err)
-  const body = JSON.stringify(httpErrorBody(status, clientErrorMessage(status, err)))
+/** A whole HTTP/1.1 response with a JSON error body, for a socket no reply object owns (an upgrade, a parser error). */
+export function rawJsonResponse(status: number, errorBody: object, extraHeaderLines: readonly string[] = []): string {
+  const body = JSON.stringify(errorBody)
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     ...responseHeaderLines,
+    ...extraHeaderLines,
     'Connection: close',
     '',
     body,
   ].join('\r\n')
+}
+
+/** The whole HTTP/1.1 response for a connection-level error, in the spec's 400 shape. */
+export function clientErrorResponse(err: ParserError): string {
+  const status = clientErrorStatus(err)
+  return rawJsonResponse(status, httpErrorBody(status, clientErrorMessage(status, err)))
+}
+
+/**
+ * ws's `wsClientError`: an upgrade to a WebSocket route whose handshake ws
+ * refuses (no valid Sec-WebSocket-Key, an unsupported version, a malformed
+ * subprotocol or extension header). Without a listener ws answers its own
+ * text/html 400; this one answers the spec's 400 shape with the version
+ * header, and, for a version it does not speak, the versions it does
+ * (RFC 6455 §4.4). ws's messages are its own fixed words, never the client's.
+ */
+export function answerHandshakeError(err: Error, socket: Socket): void {
+  if (socket.destroyed) return
+  const versions = /version/i.test(err.message) ? ['Sec-WebSocket-Version: 13, 8'] : []
+  if (socket.writable) socket.end(rawJsonResponse(400, httpErrorBody(400, `the WebSocket handshake is not valid: ${err.message}`), versions))
+  socket.destroy()
 }
 
 /** fastify `clientErrorHandler`: Node's `clientError` event, raised before any request object exists. */
