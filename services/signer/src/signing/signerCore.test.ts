@@ -238,6 +238,16 @@ describe('signer core', () => {
       await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash }))
       expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 2 })))).toBe('policy_deny')
     })
+
+    it('a replacement counts the signature it replaces: at the limit it is refused like a new intent (a lying gateway gets no extra transaction)', async () => {
+      const s = setup({ policy: { maxTxPerHour: 1 } })
+      const a = s.intent()
+      const first = await s.core.sign(s.params(a, { nonce: 0 }))
+      expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 1 })))).toBe('policy_deny')
+      expect(await s.reason(s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash })))).toBe('policy_deny')
+      // Asking again without `replaces` still gives the stored transaction back.
+      expect(await s.core.sign(s.params(a, { nonce: 1 }))).toMatchObject({ txHash: first.txHash, nonce: 0, repeated: true })
+    })
   })
 
   it('a signature stored without its audit event (killed between the commits) is audited late, at start or on retry', async () => {

@@ -222,7 +222,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   const policyFor = (p: SignParams, nowMs: number, contract: string | null) =>
     evaluatePolicy(policy, p.intent, {
       nowMs,
-      recentTxCount: signatures.recentCount(p.intent.wallet.address, p.intent.id, nowMs),
+      recentTxCount: signatures.recentCount(p.intent.wallet.address, nowMs),
       contract: contract as `0x${string}` | null,
     })
 

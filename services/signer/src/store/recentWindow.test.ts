@@ -45,7 +45,7 @@ describe('Signatures.recentCount', () => {
     replacesTxHash: null,
   })
 
-  it('counts the wallet’s signatures and replaced signatures in the window, not the intent’s own, from the database and after writes', () => {
+  it('counts the wallet’s signatures and replaced signatures in the window, from the database and after writes', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-window-'))
     const file = path.join(dir, 'signer.db')
     const now = 50_000_000
@@ -60,17 +60,16 @@ describe('Signatures.recentCount', () => {
     // A restart: the window is read from signer.db.
     const { db } = openSignerDb(file)
     const s = createSignatures(db)
-    expect(s.recentCount(a, 'other', now)).toBe(1)
-    expect(s.recentCount(a.toUpperCase(), 'intent-2', now)).toBe(0)
+    expect(s.recentCount(a, now)).toBe(1)
+    expect(s.recentCount(a.toUpperCase(), now)).toBe(1)
     s.insert(sig(4, a, now))
-    expect(s.recentCount(a, 'other', now)).toBe(2)
+    expect(s.recentCount(a, now)).toBe(2)
     // Replacing intent 4's signature: the replaced one still counts, and so does the new one.
     const old = s.byIntent('intent-4')!
     s.replace(old, { ...sig(4, a, now + 5), txHash: '0xtx4b', nonce: 9 }, now + 5)
-    expect(s.recentCount(a, 'other', now + 5)).toBe(3)
-    expect(s.recentCount(a, 'intent-4', now + 5)).toBe(2)
+    expect(s.recentCount(a, now + 5)).toBe(3)
     // The hour passes.
-    expect(s.recentCount(a, 'other', now + RATE_LIMIT_WINDOW_MS)).toBe(2)
-    expect(s.recentCount(a, 'other', now + RATE_LIMIT_WINDOW_MS + 10)).toBe(0)
+    expect(s.recentCount(a, now + RATE_LIMIT_WINDOW_MS)).toBe(2)
+    expect(s.recentCount(a, now + RATE_LIMIT_WINDOW_MS + 10)).toBe(0)
   })
 })

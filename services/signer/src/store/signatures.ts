@@ -35,10 +35,13 @@ export interface Signatures {
    */
   replace(old: StoredSignature, sig: StoredSignature, nowMs: number): void
   /**
-   * Signatures by this wallet in the sliding hour, not counting `intentId`'s
-   * current one; replaced signatures count too (each was one more signature).
+   * Signatures by this wallet in the sliding hour, replaced ones included
+   * (each was one more signature). A replacement counts the signature it
+   * replaces as well: the signer cannot see that one is dead, only the
+   * gateway says so, and a gateway that lied would otherwise get one
+   * mineable transaction more than the limit.
    */
-  recentCount(wallet: string, intentId: string, nowMs: number): number
+  recentCount(wallet: string, nowMs: number): number
   /** A replaced signature by its txHash. */
   replaced(txHash: string): { nonce: number; replacedBy: string } | undefined
   markAudited(intentId: string): void
@@ -75,7 +78,6 @@ export function createSignatures(db: Database.Database): Signatures {
     `SELECT created_at AS t FROM signatures WHERE signer_address = ? AND created_at > ?
      UNION ALL SELECT replaced_at AS t FROM replaced_signatures WHERE signer_address = ? AND replaced_at > ?`,
   )
-  const createdAt = db.prepare<[string], { signer_address: string; created_at: number }>('SELECT signer_address, created_at FROM signatures WHERE intent_id = ?')
   const windows = new Map<string, RecentWindow>()
   // Kept beyond the window by as much again: a clock stepped back by up to an hour still counts right.
   const keepMs = RATE_LIMIT_WINDOW_MS
@@ -149,13 +151,9 @@ export function createSignatures(db: Database.Database): Signatures {
       was?.add(nowMs)
       loaded(s.signerAddress)?.add(s.createdAt)
     },
-    recentCount(wallet, intentId, nowMs) {
+    recentCount(wallet, nowMs) {
       const since = nowMs - RATE_LIMIT_WINDOW_MS
-      const address = wallet.toLowerCase()
-      const all = windowOf(address, since).countAfter(since)
-      // Not counting the intent's own current signature (its replacement is being decided).
-      const own = createdAt.get(intentId)
-      return own && own.signer_address === address && own.created_at > since ? all - 1 : all
+      return windowOf(wallet.toLowerCase(), since).countAfter(since)
     },
   }
 }
