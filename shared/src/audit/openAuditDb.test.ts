@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { OperatorError } from '../operatorError.js'
+import { openAuditLog } from './auditLog.js'
 import { openAuditDb } from './writer.js'
 
 describe('openAuditDb on what is not a database', () => {
@@ -45,5 +46,47 @@ describe('countersign-audit on what is not a database or a key', () => {
       expect(text).toMatch(/is not a regular file/)
       expect(text).not.toMatch(/\n\s+at /)
     }
+  })
+})
+
+describe('audit.db reached through a symbolic link (one link per process, DESIGN layout in operations.md)', () => {
+  it.each([
+    ['the worker writer (the gateway)', { writer: 'worker' as const }],
+    ['the grouped fsync (the signer, the approver)', { fsync: 'grouped' as const }],
+    ['the in-commit fsync (the CLIs)', {}],
+  ])('%s appends, and the -wal file it syncs is the one beside the real file', async (_what, opts) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-link-'))
+    mkdirSync(path.join(dir, 'shared'))
+    mkdirSync(path.join(dir, 'proc'))
+    const real = path.join(dir, 'shared', 'audit.db')
+    openAuditDb(real).close()
+    const link = path.join(dir, 'proc', 'audit.db')
+    symlinkSync(real, link)
+    const log = openAuditLog(link, opts)
+    try {
+      await log.append({ intentId: 'i-1', event: 'linked_event', data: { n: 1 } })
+      expect(log.list({ limit: 5 }).map((e) => e.event)).toEqual(['linked_event'])
+    } finally {
+      await log.close()
+    }
+    expect(existsSync(`${link}-wal`)).toBe(false)
+  })
+
+  it('a link whose target does not exist yet: the target is created 0600 whatever the umask', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-dangling-'))
+    mkdirSync(path.join(dir, 'shared'))
+    const real = path.join(dir, 'shared', 'audit.db')
+    const link = path.join(dir, 'audit.db')
+    symlinkSync('shared/audit.db', link)
+    const before = process.umask(0o022)
+    try {
+      const log = openAuditLog(link, { fsync: 'grouped' })
+      await log.append({ intentId: 'i-1', event: 'first', data: {} })
+      await log.close()
+    } finally {
+      process.umask(before)
+    }
+    expect(statSync(real).mode & 0o777).toBe(0o600)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { assertDatabaseFile, createPrivateFileIfMissing, databaseOpenError } from '../files/privateFiles.js'
+import { assertDatabaseFile, createPrivateFileIfMissing, databaseOpenError, databaseTarget } from '../files/privateFiles.js'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
 
@@ -15,8 +15,10 @@ export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIM
   // 0600 whatever the umask when this process creates it (SQLite would use
   // 0644 minus the umask); an existing file, like the 0660 shared log of the
   // one-user-per-process layout, keeps its mode. -wal/-shm follow the file's.
-  assertDatabaseFile(file)
-  createPrivateFileIfMissing(file)
+  // Through a link, the file it points at (which a new volume may not have yet).
+  const target = databaseTarget(file)
+  assertDatabaseFile(target)
+  createPrivateFileIfMissing(target)
   // The timeout is set by the constructor, before the first statement: even
   // switching a new file to WAL waits for the other processes opening it.
   let db: Database.Database

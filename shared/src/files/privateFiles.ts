@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { OperatorError } from '../operatorError.js'
 
@@ -15,6 +15,24 @@ export const PRIVATE_FILE_MODE = 0o600
 export function makePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
   if ((statSync(dir).mode & 0o7777) !== PRIVATE_DIR_MODE) chmodSync(dir, PRIVATE_DIR_MODE)
+}
+
+/**
+ * The file a database path names, its symbolic links followed, even when the
+ * last one points at a file not created yet. SQLite keeps the -wal and -shm
+ * files beside the real file, not beside a link to it, so whatever this
+ * process syncs, creates or chmods itself must use this path (the shared
+ * audit.db is reached through one link per process in the systemd layout).
+ */
+export function databaseTarget(file: string): string {
+  let current = path.resolve(file)
+  for (let hops = 0; hops < 40; hops++) {
+    const st = lstatSync(current, { throwIfNoEntry: false })
+    if (!st) return current
+    if (!st.isSymbolicLink()) return realpathSync(current)
+    current = path.resolve(path.dirname(current), readlinkSync(current))
+  }
+  throw new OperatorError(`${file}: too many levels of symbolic links`)
 }
 
 /**

@@ -11,6 +11,7 @@
 // frames into the main file, is synced by SQLite itself in NORMAL mode.)
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs'
 import path from 'node:path'
+import { databaseTarget } from './privateFiles.js'
 
 export interface WalSyncStats {
   /** Commits marked with committed(). */
@@ -63,7 +64,8 @@ interface Waiter<T> {
 
 /** Syncs `${dbFile}-wal`; the database must be in WAL mode and open on this process's connection. */
 export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> = {}): WalSync<T> {
-  const walFile = `${dbFile}-wal`
+  // SQLite keeps the -wal file beside the real database file, not beside a link to it.
+  const walFile = `${databaseTarget(dbFile)}-wal`
   // What a killed writer committed is read back from the page cache as if it
   // were durable: it is synced before this process can reply about any of it.
   syncLeftoverWal(dbFile)
@@ -188,7 +190,7 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
 export function syncLeftoverWal(dbFile: string): void {
   let fd: number
   try {
-    fd = openSync(`${dbFile}-wal`, 'r')
+    fd = openSync(`${databaseTarget(dbFile)}-wal`, 'r')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
     throw err
