@@ -450,3 +450,27 @@ describe('row hash', () => {
     expect(auditRowHashFromJcs({ ...row, dataJcs: canonicalize(data) })).toBe(auditRowHash({ ...row, data }))
   })
 })
+
+describe('a trigger planted in audit.db that drops chosen events (RAISE(IGNORE))', () => {
+  it.each([
+    ['the worker writer (the gateway)', { writer: 'worker' as const }],
+    ['the grouped fsync (the signer, the approver)', { fsync: 'grouped' as const }],
+    ['the in-commit fsync (the CLIs)', {}],
+  ])('%s: the append fails in words instead of being reported written', async (_what, opts) => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-audit-ignore-')), 'audit.db')
+    await openAuditLog(file).close()
+    const db = new Database(file)
+    db.exec(`CREATE TRIGGER audit_events_keep BEFORE INSERT ON audit_events WHEN NEW.event = 'approval_rejected' BEGIN SELECT RAISE(IGNORE); END;`)
+    db.close()
+    const log = openAuditLog(file, opts)
+    try {
+      await log.append({ intentId: 'i-1', event: 'policy_evaluated', data: {} })
+      await expect(log.append({ intentId: 'i-2', event: 'approval_rejected', data: {} })).rejects.toThrow(
+        /audit\.db did not store the approval_rejected event \(something in the file, such as a trigger added outside countersign, dropped it\)/,
+      )
+      expect(log.list({ limit: 5 }).map((e) => e.event)).toEqual(['policy_evaluated'])
+    } finally {
+      await log.close()
+    }
+  })
+})

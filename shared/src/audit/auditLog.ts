@@ -6,6 +6,7 @@ import { OperatorError } from '../operatorError.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
 import { encodeBatch } from './batchWire.js'
+import { createChainCheck } from './chainSince.js'
 import { prepareEvent, type AuditAppend } from './prepareEvent.js'
 import { GENESIS_HASH, type AuditRow } from './schema.js'
 import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
@@ -128,6 +129,20 @@ export interface AuditCheckpointer {
    * signer.db). Must report its own failures: what it throws is dropped.
    */
   written(checkpoint: WrittenCheckpoint): void
+  /**
+   * The last checkpoint row recorded by `written` (signer.db's), or null for
+   * none yet. A new checkpoint is signed only over a chain that still
+   * continues from it (createChainCheck); otherwise none is written, and
+   * `refused` is told why. Optional: without it every head is sealed.
+   */
+  anchor?(): ChainHead | null
+  /** Called (inside the write transaction) when a checkpoint was refused; must not throw. */
+  refused?(why: string): void
+}
+
+/** checkpoint() when the chain no longer continues from the last recorded checkpoint (AuditCheckpointer.refused was told). */
+export class CheckpointRefusedError extends Error {
+  override name = 'CheckpointRefusedError'
 }
 
 interface Pending {
@@ -160,12 +175,28 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const checkpoints = opts.checkpoints
   if (checkpoints && opts.writer === 'worker') throw new Error('audit checkpoints need the inline writer (the key stays on the calling thread)')
   const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
+  const chainBreakSince = createChainCheck(db)
+  let refusedBecause: string | null = null
   const sealer: Sealer | undefined = checkpoints
-    ? (head) =>
-        prepareEvent(
+    ? (head) => {
+        let problem: string | null
+        try {
+          const anchor = checkpoints.anchor?.() ?? null
+          problem = anchor ? chainBreakSince(anchor) : null
+        } catch (err) {
+          // Unknown is not the same as unbroken: no signature over what could not be checked.
+          problem = `the chain since the last recorded checkpoint could not be checked (${(err as Error).message})`
+        }
+        refusedBecause = problem
+        if (problem) {
+          checkpoints.refused?.(problem)
+          return null
+        }
+        return prepareEvent(
           { intentId: CHECKPOINT_INTENT_ID, event: CHECKPOINT_EVENT, data: { seq: head.seq, headHash: head.hash, ...checkpoints.sign(head) } },
           clock,
         ).prepared
+      }
     : undefined
 
   let queue: Pending[] = []
@@ -317,7 +348,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (closed) throw new Error('audit log is closed')
       if (!sealer) throw new Error('this audit log has no checkpoint key')
       const written = await enqueue({ checkpoint: true })
-      if (!written.checkpoint) throw new Error('audit checkpoint was not written')
+      if (!written.checkpoint) throw new CheckpointRefusedError(`audit checkpoint refused: ${refusedBecause ?? 'not written'}`)
       return written.checkpoint
     },
     head() {

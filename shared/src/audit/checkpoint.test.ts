@@ -23,6 +23,7 @@ function signedLog(fsync: 'in-commit' | 'grouped' = 'in-commit') {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   const state: { latest: LatestCheckpoint | null } = { latest: null }
   const written: WrittenCheckpoint[] = []
+  const refusals: string[] = []
   log = openAuditLog(file, {
     fsync,
     checkpoints: {
@@ -31,10 +32,12 @@ function signedLog(fsync: 'in-commit' | 'grouped' = 'in-commit') {
         written.push(cp)
         state.latest = { seq: cp.seq, hash: cp.hash }
       },
+      anchor: () => state.latest,
+      refused: (why) => refusals.push(why),
     },
   })
   const anchor = () => ({ publicKey, latest: state.latest })
-  return { dir, file, publicKey, privateKey, state, written, anchor }
+  return { dir, file, publicKey, privateKey, state, written, refusals, anchor }
 }
 
 async function fill(l: AuditLog, n: number, from = 0) {
@@ -123,6 +126,46 @@ describe('signed checkpoints', () => {
     expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 17 })
     // ...the first checkpoint after the edit is not.
     expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 11 })
+  })
+
+  it.each(['in-commit', 'grouped'] as const)(
+    'the rewrite attack while the signer runs (%s fsync): sealed rows rewritten, checkpoints dropped, every hash recomputed, the log padded; the signer signs no checkpoint over it and verify still fails',
+    async (fsync) => {
+      const s = signedLog(fsync)
+      await fill(log!, 5)
+      await log!.checkpoint() // seq 6 seals 5
+      await fill(log!, 3, 5) // 7..9
+      const recorded = s.state.latest
+      // With the signer's log open: the edit, the checkpoints gone, the chain re-hashed, padded past its old length.
+      rewriteAuditRow(s.file, 3, (d) => ({ ...d, approved: false }))
+      stripCheckpoints(s.file)
+      tamperAudit(s.file, (db) => db.prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) SELECT seq + 1, id, timestamp, intent_id, event, data, '', '' FROM audit_events WHERE seq = (SELECT max(seq) FROM audit_events)").run(), 1)
+      expect(verifyAuditChain(s.file)).toMatchObject({ ok: true }) // the chain alone is consistent
+      // The signer's next checkpoint (its timer, a signature): refused, nothing signed, signer.db's record unchanged.
+      await expect(log!.checkpoint()).rejects.toThrow(/audit checkpoint refused: the row at seq 6, the last checkpoint the signer recorded, no longer has the hash it recorded/)
+      await log!.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })
+      expect(s.state.latest).toEqual(recorded)
+      expect(s.written).toHaveLength(1)
+      expect(s.refusals.length).toBeGreaterThanOrEqual(2)
+      expect(log!.list({ limit: 20 }).filter((e) => e.event === 'checkpoint')).toEqual([])
+      expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false })
+    },
+  )
+
+  it('checkpoints go on over a log that continues from the last recorded one (rows from other processes in between)', async () => {
+    const s = signedLog()
+    await fill(log!, 3)
+    await log!.checkpoint()
+    const other = openAuditLog(s.file, { writer: 'worker' })
+    try {
+      await Promise.all(Array.from({ length: 30 }, (_, i) => other.append({ intentId: `g-${i}`, event: 'tx_built', data: { i } })))
+    } finally {
+      await other.close()
+    }
+    await log!.checkpoint()
+    expect(s.refusals).toEqual([])
+    expect(s.written).toHaveLength(2)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: 35, checkpoints: 2 })
   })
 
   it('a rewrite that also fixes the checkpoint fields fails its signature', async () => {

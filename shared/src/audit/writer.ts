@@ -52,9 +52,10 @@ export interface ChainHead {
 
 /**
  * Makes the checkpoint event sealing `head`, inside the write transaction
- * (so nothing can come between the row it seals and the checkpoint row).
+ * (so nothing can come between the row it seals and the checkpoint row), or
+ * null when it will not seal this chain (the batch is written without one).
  */
-export type Sealer = (head: ChainHead) => PreparedEvent
+export type Sealer = (head: ChainHead) => PreparedEvent | null
 
 export interface BatchWritten {
   /** The checkpoint row written after the batch, when a sealer was given. */
@@ -86,13 +87,19 @@ export function createBatchWriter(db: Database.Database): (events: PreparedEvent
     const put = (e: PreparedEvent) => {
       seq += 1
       const hash = auditRowHashFromJcs({ seq, id: e.id, timestamp: e.timestamp, intentId: e.intentId, event: e.event, dataJcs: e.dataJcs, prevHash })
-      insert.run(seq, e.id, e.timestamp, e.intentId, e.event, e.dataJcs, prevHash, hash)
+      // One row, or the batch fails: a trigger planted in audit.db (RAISE(IGNORE)) could
+      // otherwise drop chosen events while every writer reports them written.
+      if (insert.run(seq, e.id, e.timestamp, e.intentId, e.event, e.dataJcs, prevHash, hash).changes !== 1) {
+        throw new AuditWriteError(`audit.db did not store the ${e.event} event (something in the file, such as a trigger added outside countersign, dropped it); countersign-audit verify names what was added`, 'AUDIT_ROW_DROPPED')
+      }
       prevHash = hash
     }
     for (const e of batch) put(e)
     if (!seal) return {}
     const sealed = { seq, hash: prevHash }
-    put(seal(sealed))
+    const checkpoint = seal(sealed)
+    if (!checkpoint) return {}
+    put(checkpoint)
     return { checkpoint: { seq, hash: prevHash, sealed } }
   })
   const busyTimeoutMs = (db.pragma('busy_timeout', { simple: true }) as number | undefined) ?? DEFAULT_AUDIT_BUSY_TIMEOUT_MS

@@ -1,4 +1,4 @@
-import { signCheckpoint, type AuditCheckpointer, type AuditLog, type Clock } from '@countersign/shared'
+import { CheckpointRefusedError, signCheckpoint, type AuditCheckpointer, type AuditLog, type Clock } from '@countersign/shared'
 import type { AuditCheckpoints } from '../store/auditCheckpoints.js'
 import type { AuditKey } from './auditKey.js'
 
@@ -7,16 +7,36 @@ import type { AuditKey } from './auditKey.js'
  * signer.db. A failed record leaves signer.db at the previous checkpoint (the
  * log is then anchored a little less far) and is reported; the next
  * checkpoint records again.
+ *
+ * A new checkpoint is signed only over a log that still continues from the
+ * last one recorded (AuditCheckpointer.anchor): a log rewritten under it gets
+ * no signature, its events are still written, and the refusal is reported
+ * once per reason (the poll retries every 500 ms) until the log is restored.
  */
 export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock, onError: (err: Error) => void): AuditCheckpointer {
+  let lastRefusal: string | null = null
   return {
     sign: (head) => ({ key: key.fingerprint, signature: signCheckpoint(key.privateKey, head.seq, head.hash) }),
     written: (cp) => {
+      lastRefusal = null
       try {
         store.record(cp, clock())
       } catch (err) {
         onError(err as Error)
       }
+    },
+    anchor: () => {
+      const latest = store.latest()
+      return latest && { seq: latest.seq, hash: latest.hash }
+    },
+    refused: (why) => {
+      if (why === lastRefusal) return
+      lastRefusal = why
+      onError(
+        new Error(
+          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
+        ),
+      )
     },
   }
 }
@@ -62,7 +82,8 @@ export function startCheckpointTimer(audit: AuditLog, store: AuditCheckpoints, c
       () => (busy = false),
       (err: Error) => {
         busy = false
-        onError(err)
+        // A refusal was reported by the checkpointer itself, once.
+        if (!(err instanceof CheckpointRefusedError)) onError(err)
       },
     )
   }, CHECKPOINT_POLL_MS)
