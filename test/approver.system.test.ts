@@ -2,12 +2,14 @@
 // anvil chain; approvals decided over HTTP, by the auto mode, and on a real
 // terminal (tmux) in cli mode.
 import { execFile, execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
+import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
-import WebSocket from 'ws'
+import WebSocket, { WebSocketServer } from 'ws'
 import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { repoRoot, spawnService, waitFor } from './support/processes.js'
@@ -201,6 +203,55 @@ describe('web mode', () => {
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
     expect(head).toMatch(/\r\nx-service-version: /i)
     expect(JSON.parse(body)).toEqual({ statusCode: 400, error: 'Bad Request', message: 'the WebSocket handshake is not valid: Missing or invalid Sec-WebSocket-Key header' })
+  })
+})
+
+describe('while the approver is down', () => {
+  it("the gateway forwards nothing to whatever took the approver's TCP port: operator tokens go only to the approver's own socket", async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, owner.privateKey)
+    await stack.start({ approver: true })
+    const seen: string[] = []
+    const squatter = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`)
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"pending":[]}')
+    })
+    const feed = new WebSocketServer({ server: squatter })
+    feed.on('connection', (ws) => ws.on('message', (m) => seen.push(`ws ${m.toString()}`)))
+    try {
+      // The approver stops (a crash, an upgrade); another local process binds its port at once.
+      await stack.approver!.stop()
+      squatter.listen(stack.approverPort, '127.0.0.1')
+      await once(squatter, 'listening')
+      const token = stack.operatorToken
+      const pending = await fetch(`${stack.url}/v1/approvals/pending`, { headers: { authorization: `Bearer ${token}` } })
+      expect(pending.status).toBe(503)
+      expect(await pending.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+      expect((await stack.decide(randomUUID(), true)).status).toBe(503)
+      const ws = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
+      const refused = await new Promise<number>((resolve) => {
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0))
+        ws.once('open', () => {
+          ws.send(JSON.stringify({ type: 'auth', token }))
+          resolve(101)
+        })
+      })
+      ws.terminate()
+      expect(refused).toBe(503)
+      await new Promise((r) => setTimeout(r, 200))
+      expect(seen).toEqual([])
+      // The approver back: the same routes work through the gateway again.
+      squatter.closeAllConnections()
+      await new Promise((r) => squatter.close(r))
+      stack.approverPort = 0
+      await stack.startApprover()
+      expect((await stack.get('/v1/approvals/pending')).status).toBe(200)
+    } finally {
+      feed.close()
+      squatter.closeAllConnections()
+      squatter.close()
+      await stack.stop()
+    }
   })
 })
 

@@ -41,6 +41,7 @@ import { webChannel } from './channels/webChannel.js'
 import { createTerminalPrompt } from './cliPrompt.js'
 import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
+import { listenOnSocket } from './http/socketListener.js'
 import { loadOrCreateOperatorToken } from './operatorToken.js'
 import { loadOperatorsFile, singleTokenOperators } from './operators/operators.js'
 import { quorumStartProblem } from './quorum/quorumStart.js'
@@ -170,6 +171,7 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel },
   })
   await app.listen({ host: config.host, port: config.port })
+  const closeSocketListener = await listenOnSocket(app, sockets.approverHttp, sockets.mode)
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : config.port
 
@@ -194,6 +196,7 @@ async function main(): Promise<void> {
     clearInterval(sweep)
     await dispatcher?.stop()
     outbox?.close()
+    await closeSocketListener()
     await app.close()
     await rpc.close()
     signer.close()

@@ -58,7 +58,7 @@ export async function makeTestGateway(
     /** JSON-RPC endpoints by chain id (default: none configured). */
     rpcUrls?: Record<number, string>
     /** Where the approver's HTTP side is (the dashboard proxy); default a closed port. */
-    approverUrl?: string
+    approverHttpSocket?: string
     /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
     approver?: (method: string, params: unknown) => Promise<unknown>
   } = {},
@@ -91,7 +91,7 @@ export async function makeTestGateway(
         return (expected === null ? { required: false, valid: true } : { required: true, valid: given === expected }) as T
       },
     },
-    approverUrl: opts.approverUrl ?? 'http://127.0.0.1:9',
+    approverHttpSocket: opts.approverHttpSocket ?? '/nonexistent/countersign-test/approver-http.sock',
     ...(opts.rpcUrls ? { chains: createChainClients(opts.rpcUrls as Parameters<typeof createChainClients>[0]) } : {}),
     skills: {
       registry: createSkillRegistry(db),

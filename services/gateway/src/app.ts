@@ -67,8 +67,8 @@ export interface GatewayDeps {
   signer: SignerCaller
   /** Client of approver.sock. */
   approver: ApproverCaller
-  /** The approver's HTTP address, for the dashboard, pending, decide and the WebSocket. */
-  approverUrl: string
+  /** The approver's HTTP socket (APPROVER_HTTP_SOCKET), for the dashboard, pending, decide and the WebSocket. */
+  approverHttpSocket: string
   skills: {
     registry: SkillRegistry
     /** SERVICE_SKILLS_DIR: a skill's files are read from <dir>/<name>/<path>. */
@@ -214,8 +214,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     skillRunSecret,
     preflight: deps.preflight ?? approvalPreflight,
   })
-  await app.register(approverProxyRoutes, { approverUrl: deps.approverUrl })
-  forwardApproverWebSocket(app, deps.approverUrl, deps.host)
+  await app.register(approverProxyRoutes, { approverSocket: deps.approverHttpSocket })
+  forwardApproverWebSocket(app, deps.approverHttpSocket, deps.host)
   await app.register(preflightRoutes, { buildIntent, chains, simulate, record: recordPreflight })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })

@@ -2,8 +2,6 @@ import path from 'node:path'
 import { isAddress } from 'viem'
 import {
   ConfigError,
-  localUrlOf,
-  readApproverListen,
   readDataDir,
   readGatewayListen,
   readLogLevel,
@@ -27,8 +25,6 @@ export interface GatewayConfig {
   /** Which variable each RPC URL came from, so errors can name it. */
   rpcUrlSources: Partial<Record<ChainId, string>>
   bodyLimitBytes: number
-  /** Where the approver's own HTTP port is reached (SERVICE_APPROVER_HOST/PORT), for the dashboard and /v1/approvals forwarding. */
-  approverUrl: string
   skillsDir: string
   /** SERVICE_SKILL_PUBLISHERS, lower-cased: publishers whose signature alone authorises a registration. */
   skillPublishers: ReadonlySet<string>
@@ -62,7 +58,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     skillPublishers: parseSkillPublishers(env.SERVICE_SKILL_PUBLISHERS),
     skillConcurrency: parseSkillConcurrency(env.SERVICE_SKILL_CONCURRENCY),
     serverTiming: readVariable(env, 'SERVICE_SERVER_TIMING') === 'on',
-    approverUrl: localUrlOf(readApproverListen(env)),
     aggregator: {
       apiKey: env.AGGREGATOR_API_KEY?.trim() || null,
       baseUrl: readVariable(env, 'SERVICE_AGGREGATOR_URL') ?? 'https://api.1inch.dev/swap/v6.0',

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     chains,
     signer,
     approver,
-    approverUrl: config.approverUrl,
+    approverHttpSocket: sockets.approverHttp,
     aggregator: config.aggregator,
     skills: {
       registry: createSkillRegistry(db),

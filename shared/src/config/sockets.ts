@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { SocketMode } from '../rpc/socketFile.js'
-import { APPROVER_SOCKET } from '../protocol/approver.js'
+import { APPROVER_HTTP_SOCKET, APPROVER_SOCKET } from '../protocol/approver.js'
 import { GRANT_SOCKET, SIGNER_SOCKET } from '../protocol/signer.js'
 import { readVariable, type Env } from './read.js'
 
@@ -8,6 +8,8 @@ export interface SocketConfig {
   signer: string
   grant: string
   approver: string
+  /** The approver's HTTP app for the gateway's forwarding: beside `approver`, in the directory the gateway may enter. */
+  approverHttp: string
   /** Mode of the sockets a process listens on: 0600, or 0660 when each process runs as its own user. */
   mode: SocketMode
 }
@@ -21,10 +23,12 @@ export interface SocketConfig {
  */
 export function socketConfigFromEnv(env: Env, dataDir: string): SocketConfig {
   const run = path.join(dataDir, 'run')
+  const approver = readVariable(env, 'SERVICE_APPROVER_SOCKET') ?? path.join(run, APPROVER_SOCKET)
   return {
     signer: readVariable(env, 'SERVICE_SIGNER_SOCKET') ?? path.join(run, SIGNER_SOCKET),
     grant: readVariable(env, 'SERVICE_GRANT_SOCKET') ?? path.join(run, GRANT_SOCKET),
-    approver: readVariable(env, 'SERVICE_APPROVER_SOCKET') ?? path.join(run, APPROVER_SOCKET),
+    approver,
+    approverHttp: path.join(path.dirname(approver), APPROVER_HTTP_SOCKET),
     mode: readVariable(env, 'SERVICE_SOCKET_MODE') === '0660' ? 0o660 : 0o600,
   }
 }

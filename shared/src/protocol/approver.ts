@@ -10,6 +10,13 @@ import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../s
 import type { TxIntent, TxRequest } from '../types.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
+/**
+ * The approver's HTTP app (dashboard, /v1/approvals/*, the feed), also on a
+ * Unix socket beside approver.sock: the gateway forwards operators' requests,
+ * their operator token included, only there. A TCP port is anyone's to take
+ * while the approver restarts; this directory is not.
+ */
+export const APPROVER_HTTP_SOCKET = 'approver-http.sock'
 
 /**
  * The bounds requestApproval's params schema puts on what the gateway hands

@@ -13,6 +13,6 @@ export { DEFAULT_MAX_FRAME_BYTES, encodeFrame, FrameDecoder, type Frame, type Fr
 export type { RpcId } from './request.js'
 export type { RpcErrorObject, RpcResponse } from './response.js'
 export type { RpcCallContext, RpcHandler, RpcMethods } from './dispatch.js'
-export { MAX_SOCKET_PATH_BYTES, type SocketMode } from './socketFile.js'
+export { MAX_SOCKET_PATH_BYTES, prepareSocketPath, type SocketMode } from './socketFile.js'
 export { createRpcServer, type RpcLogger, type RpcServer, type RpcServerOptions } from './server.js'
 export { createRpcClient, type RpcCallOptions, type RpcClient, type RpcClientOptions } from './client.js'

@@ -1,7 +1,10 @@
 // The WebSocket upgrade path of the gateway, over real sockets: what any
 // client on the host can send before the approver is even involved.
+import { mkdtempSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeTestGateway } from '../app.testkit.js'
@@ -69,7 +72,7 @@ describe('upgrade requests the gateway refuses', () => {
       status: 'HTTP/1.1 403 Forbidden',
       body: { error: 'origin_not_allowed', message: 'the approval feed is not available to pages from http://evil.example' },
     })
-    // The test gateway's approver is not listening.
+    // The test gateway's approver socket does not exist.
     expect(await answer(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\n${upgrade}\r\n`)).toEqual({
       status: 'HTTP/1.1 503 Service Unavailable',
       body: { error: 'approver_unavailable', message: 'the approver is not reachable' },
@@ -84,9 +87,10 @@ describe('the dashboard proxy', () => {
       res.write('{"pending":[')
       setTimeout(() => res.socket?.destroy(), 20)
     })
-    await new Promise<void>((r) => approver.listen(0, '127.0.0.1', r))
+    const socket = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-approver-http-')), 'approver-http.sock')
+    await new Promise<void>((r) => approver.listen(socket, r))
     try {
-      gw = await makeTestGateway({ approverUrl: `http://127.0.0.1:${(approver.address() as net.AddressInfo).port}` })
+      gw = await makeTestGateway({ approverHttpSocket: socket })
       const res = await gw.app.inject({ method: 'GET', url: '/v1/approvals/pending' })
       expect(res.statusCode).toBe(503)
       expect(res.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })

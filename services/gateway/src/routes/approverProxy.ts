@@ -1,3 +1,4 @@
+import http from 'node:http'
 import net from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
@@ -18,38 +19,64 @@ import { sameOrigin } from '@countersign/shared/http/sameOrigin'
 
 const approverUnavailableBody = () => simpleErrorBody('approver_unavailable', 'the approver is not reachable')
 
+/** What the approver answered, read whole (up to MAX_APPROVER_ANSWER_BYTES). */
+interface ApproverAnswer {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: Buffer
+}
+
+/** The dashboard page, a pending list of 500 cards or a page of deliveries fit well within this. */
+const MAX_APPROVER_ANSWER_BYTES = 16 * 1024 * 1024
+const APPROVER_TIMEOUT_MS = 10_000
+
+/** One HTTP request to the approver over its Unix socket; rejects on any failure, a cut-off or over-long answer included. */
+function askApprover(socketPath: string, req: { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<ApproverAnswer> {
+  return new Promise((resolve, reject) => {
+    const out = http.request({ socketPath, method: req.method, path: req.path, headers: req.headers, timeout: APPROVER_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        if (size > MAX_APPROVER_ANSWER_BYTES) res.destroy(new Error('the approver answered more than the gateway forwards'))
+        else chunks.push(chunk)
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+      res.on('aborted', () => reject(new Error('the approver stopped in the middle of its answer')))
+    })
+    out.on('timeout', () => out.destroy(new Error('the approver did not answer in time')))
+    out.on('error', reject)
+    out.end(req.body)
+  })
+}
+
 /**
  * Every spec endpoint lives on the gateway's base URL: /approval-ui and the
  * approver's /v1/approvals/* (pending, decide, webhook deliveries, the WebSocket feed) are
- * forwarded to the approver, which also listens on its own port. The routes
+ * forwarded to the approver, over its HTTP socket (APPROVER_HTTP_SOCKET) and
+ * never its TCP port: what is forwarded carries operator tokens. The routes
  * carry the approver's own route schemas: decide's params and body are
  * checked here too, and the OpenAPI document describes them; the approver's
  * answer is passed on as bytes, which fastify does not serialise again.
  */
-export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (app, { approverUrl }) => {
+export const approverProxyRoutes: TypedRoutes<{ approverSocket: string }> = async (app, { approverSocket }) => {
   const forward = async (req: FastifyRequest, reply: FastifyReply) => {
-    const headers: Record<string, string> = { host: new URL(approverUrl).host }
+    const headers: Record<string, string> = { host: 'localhost' }
     if (req.headers.authorization) headers.authorization = req.headers.authorization
-    if (req.body !== undefined) headers['content-type'] = 'application/json'
-    let res: Response
-    let body: Buffer
+    const body = req.body !== undefined ? JSON.stringify(req.body) : undefined
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    let res: ApproverAnswer
     try {
-      res = await fetch(approverUrl + req.url, {
-        method: req.method,
-        headers,
-        ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
-        signal: AbortSignal.timeout(10_000),
-      })
-      // Read here too: an approver that goes away (or times out) in the middle of its answer is unreachable as well.
-      body = Buffer.from(await res.arrayBuffer())
+      res = await askApprover(approverSocket, { method: req.method, path: req.url, headers, ...(body !== undefined ? { body } : {}) })
     } catch {
       return reply.code(503).send(approverUnavailableBody())
     }
     for (const h of ['content-type', 'content-security-policy', 'x-frame-options']) {
-      const v = res.headers.get(h)
-      if (v) reply.header(h, v)
+      const v = res.headers[h]
+      if (typeof v === 'string') reply.header(h, v)
     }
-    return reply.code(res.status).send(body)
+    return reply.code(res.status).send(res.body)
   }
   app.get('/approval-ui', { schema: dashboardRouteSchema }, forward)
   app.get('/v1/approvals/pending', { schema: pendingRouteSchema }, forward)
@@ -65,14 +92,14 @@ export const approverProxyRoutes: TypedRoutes<{ approverUrl: string }> = async (
 }
 
 /**
- * Pipes the dashboard's WebSocket upgrade to the approver, byte for byte,
- * after the same Host check and an Origin check: a page from another site
+ * Pipes the dashboard's WebSocket upgrade to the approver's HTTP socket (not
+ * its TCP port: the feed's first message is the operator token), byte for
+ * byte, after the same Host check and an Origin check: a page from another site
  * is refused here (403). The Origin checked here is not passed on, since the
  * approver would compare it with its own address; the operator token is still
  * required by the approver as the first message.
  */
-export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: string, bindHost: string): void {
-  const target = new URL(approverUrl)
+export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: string, bindHost: string): void {
   const allowed = new Set(['localhost', '127.0.0.1', '[::1]', bindHost.toLowerCase()])
   app.server.on('upgrade', (req, socket, head) => {
     // Node hands an upgraded socket over without its own error listener: a
@@ -94,12 +121,12 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverUrl: stri
       socket.end(rawJsonResponse(403, originNotAllowedBody(req.headers.origin)))
       return
     }
-    const upstream = net.connect(Number(target.port), target.hostname, () => {
+    const upstream = net.connect({ path: approverSocket }, () => {
       const lines = [`GET ${req.url} HTTP/1.1`]
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i]!
         if (name.toLowerCase() === 'origin') continue
-        lines.push(`${name}: ${name.toLowerCase() === 'host' ? target.host : req.rawHeaders[i + 1]}`)
+        lines.push(`${name}: ${name.toLowerCase() === 'host' ? 'localhost' : req.rawHeaders[i + 1]}`)
       }
       upstream.write(lines.join('\r\n') + '\r\n\r\n')
       if (head.length) upstream.write(head)
