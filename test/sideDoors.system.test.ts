@@ -138,7 +138,7 @@ describe('approve is an outflow to its spender', () => {
     const sent = await stack.post('/v1/tx/sign-and-send', { intent: unlimited })
     expect(sent.status).toBe(403)
     expect(sent.body).toMatchObject({ error: 'approval_required' })
-    expect(sent.body.message).toContain(`an unlimited approval (2^255 or more) of token ${other} to ${FRIEND} needs an operator's approval`)
+    expect(sent.body.message).toContain(`an unlimited approval (2^96 - 1 or more) of token ${other} to ${FRIEND} needs an operator's approval`)
 
     const waiting = stack.post('/v1/tx/approve-request', unlimited)
     const pending = await waitFor(

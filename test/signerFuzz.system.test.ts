@@ -24,6 +24,7 @@ import {
   normalizeIntent,
   SIGNER_SOCKET,
   SIGNING_REFUSED,
+  UNLIMITED_APPROVAL,
   type GrantResult,
   type RpcClient,
   type SignResult,
@@ -42,7 +43,8 @@ const USDC = BASE_USDC
 const ROUTER = BASE_ROUTER
 const MAX_VALUE = parseEther('1')
 const APPROVAL_ABOVE = parseEther('0.01')
-const UNLIMITED = 2n ** 255n
+// The policy's own line for an unlimited allowance.
+const UNLIMITED = UNLIMITED_APPROVAL
 
 let stack: Stack
 let signer: RpcClient

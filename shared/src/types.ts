@@ -124,7 +124,7 @@ export interface PolicyConfig {
   maxTxPerHour: number
   /** Keys are token addresses (any case). */
   tokenLimits: Record<string, TokenLimit>
-  /** What an approve of 2^255 or more (an "unlimited" allowance) gets; default require_approval. */
+  /** What an approve of 2^96 - 1 or more (an "unlimited" allowance) gets; default require_approval. */
   unlimitedApprovals: UnlimitedApprovals
   /** Requests above these figures need `approvals` distinct named operators (DESIGN §6 "quorum"); null: none do. */
   requireQuorumAbove: QuorumRule | null

@@ -82,7 +82,7 @@ const components: Record<string, object> = {
   PolicyFile: {
     ...policyFileSchema,
     description:
-      "The policy file (SERVICE_POLICY_FILE), read by the gateway and the signer. recipientAllowlist, when non-empty, covers transfer recipients and approve spenders (a spender in contractAllowlist also passes). An approve amount counts against tokenLimits maxAmount and requireApprovalAbove like a transfer; an approve of 2^255 or more is unlimited and follows unlimitedApprovals (default require_approval). requireQuorumAbove {valueWei, tokens: {address: amount}, approvals: M (2-100)}: a native value or token amount (an approve's allowance included) above its figure always needs approval, by M distinct named operators (SERVICE_OPERATORS_FILE; the approver refuses to start without enough of them).",
+      "The policy file (SERVICE_POLICY_FILE), read by the gateway and the signer. recipientAllowlist, when non-empty, covers transfer recipients and approve spenders (a spender in contractAllowlist also passes). An approve amount counts against tokenLimits maxAmount and requireApprovalAbove like a transfer; an approve of 2^96 - 1 (uint96's maximum, which some tokens treat as infinite) or more is unlimited and follows unlimitedApprovals (default require_approval). requireQuorumAbove {valueWei, tokens: {address: amount}, approvals: M (2-100)}: a native value or token amount (an approve's allowance included) above its figure always needs approval, by M distinct named operators (SERVICE_OPERATORS_FILE; the approver refuses to start without enough of them).",
   },
   PolicyError: policyDeniedSchema,
   PolicyDecision: policyDecisionSchema,

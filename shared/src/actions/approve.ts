@@ -5,11 +5,15 @@ import { addressSchema, amountSchema, assetSchema, mapAsset } from './common.js'
 import type { ActionSpec } from './spec.js'
 
 /**
- * An approval at or above 2^255 is "unlimited": wallets and dapps send
- * 2^256-1 (or near it) to mean "forever, any amount", and no real balance
- * comes close.
+ * An approval at or above 2^96 - 1 is "unlimited". Wallets and dapps send
+ * 2^256-1 (or near it) to mean "forever, any amount", and tokens such as UNI
+ * and COMP take their own uint96 maximum as "never decremented": an allowance
+ * of 2^96 - 1 there is literally unlimited. DESIGN.md drew the line at 2^255,
+ * which let 2^255 - 1, or the uint96 maximum, through without a human
+ * (docs/operations.md). A real approval this large (a whole balance of a
+ * token with a vast supply) is asked about, which is the safe side.
  */
-export const UNLIMITED_APPROVAL = 1n << 255n
+export const UNLIMITED_APPROVAL = (1n << 96n) - 1n
 
 export const isUnlimitedApproval = (amount: bigint): boolean => amount >= UNLIMITED_APPROVAL
 

@@ -179,12 +179,14 @@ describe('evaluatePolicy', () => {
       expect(evaluatePolicy(c, approveTo(ROUTER_BASE, '10'), ctx()).decision).toBe('allow')
     })
 
-    it('unlimited approvals (2^255 and up) need approval by default; "deny" and "allow" as configured', () => {
-      const atBound = (1n << 255n).toString()
-      const justBelow = ((1n << 255n) - 1n).toString()
+    it('unlimited approvals (uint96 max, 2^96 - 1, and up) need approval by default; "deny" and "allow" as configured', () => {
+      const atBound = ((1n << 96n) - 1n).toString()
+      const justBelow = ((1n << 96n) - 2n).toString()
       const d = evaluatePolicy(cfg(), approveTo(ROUTER_BASE, atBound), ctx())
       expect(d).toMatchObject({ decision: 'require_approval', reasonCodes: ['unlimited_approval'] })
-      expect(d.reasons[0]).toBe(`an unlimited approval (2^255 or more) of token ${USDC_BASE} to ${ROUTER_BASE} needs an operator's approval`)
+      expect(d.reasons[0]).toBe(`an unlimited approval (2^96 - 1 or more) of token ${USDC_BASE} to ${ROUTER_BASE} needs an operator's approval`)
+      // 2^255 - 1 went through without a human when the line was 2^255 (found by review).
+      expect(evaluatePolicy(cfg(), approveTo(ROUTER_BASE, ((1n << 255n) - 1n).toString()), ctx()).decision).toBe('require_approval')
       expect(evaluatePolicy(cfg(), approveTo(ROUTER_BASE, justBelow), ctx()).decision).toBe('allow')
       const denied = evaluatePolicy(cfg({ unlimitedApprovals: 'deny' }), approveTo(ROUTER_BASE, UNLIMITED), ctx())
       expect(denied).toMatchObject({ decision: 'deny', reasonCodes: ['unlimited_approval_denied'] })

@@ -158,7 +158,7 @@ function tokenFindings(config: PolicyConfig, flow: TokenFlow): Findings {
     out.deny.push({ code: 'approval_exceeds_max', text: `approval amount ${flow.amount} of token ${token} exceeds the maximum of ${limit.maxApprovalAmount}` })
   }
   if (isUnlimitedApproval(flow.amount)) {
-    const unlimited = `an unlimited approval (2^255 or more) of token ${token} to ${flow.spender}`
+    const unlimited = `an unlimited approval (2^96 - 1 or more) of token ${token} to ${flow.spender}`
     if (config.unlimitedApprovals === 'deny') {
       out.deny.push({ code: 'unlimited_approval_denied', text: `${unlimited} is denied by policy (unlimitedApprovals "deny")` })
     } else if (config.unlimitedApprovals === 'require_approval') {
