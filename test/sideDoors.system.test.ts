@@ -278,6 +278,29 @@ describe('fail before the operator is asked', () => {
   })
 })
 
+describe("the policy's own ceiling on fees (maxGasCostWei)", () => {
+  it('holds whatever maxGasWei the intent names: approve-request refuses before any operator is asked, sign-and-send before the signer', async () => {
+    const thrifty = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, maxGasCostWei: '1000' } })
+    await importKey(thrifty.dataDir, owner.privateKey)
+    await thrifty.start({ approver: true })
+    try {
+      const native = intent({ type: 'transfer_native', to: FRIEND, amount: '1' }, { maxGasWei: parseEther('1000').toString() })
+      const asked = await thrifty.post('/v1/tx/approve-request', native)
+      expect(asked.status).toBe(403)
+      expect(asked.body).toMatchObject({ error: 'policy_denied', reasons: [expect.stringMatching(/^estimated gas cost \d+ wei exceeds the policy's maxGasCostWei of 1000 wei$/)] })
+      expect((await thrifty.get('/v1/approvals/pending')).body.pending).toEqual([])
+      const sent = await thrifty.post('/v1/tx/sign-and-send', { intent: intent(transfer(FRIEND, TUSD(1)), { maxGasWei: parseEther('1000').toString() }) })
+      expect(sent.status).toBe(403)
+      expect(sent.body).toMatchObject({ error: 'policy_denied', reasons: [expect.stringMatching(/^gas cost \d+ wei exceeds the policy's maxGasCostWei of 1000 wei$/)] })
+      const history = (await thrifty.get('/v1/approvals/history?limit=50')).body.events as Array<{ event: string; data: { reason?: string } }>
+      expect(history.filter((e) => e.event === 'signature_created')).toEqual([])
+      expect(history.some((e) => e.event === 'signing_denied' && e.data.reason === 'gas_cost_exceeds_policy')).toBe(true)
+    } finally {
+      await thrifty.stop()
+    }
+  })
+})
+
 describe('dev keys: the signer decides by itself', () => {
   /** A signer holding only the dev launcher's throwaway key, configured as start.mjs configures it, or not. */
   async function devSigner(devChainId: string | null) {

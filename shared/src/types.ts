@@ -117,6 +117,12 @@ export interface PolicyConfig {
   recipientAllowlist: Address[]
   /** Native value cap in wei; null means no cap. */
   maxValueWei: string | null
+  /**
+   * The most one transaction may pay in network fees (gas x maxFeePerGas), in
+   * wei, whatever its intent's constraints.maxGasWei says (the intent's
+   * author chooses that figure); null means no cap beyond the intent's.
+   */
+  maxGasCostWei: string | null
   /** Approve amount cap in the token's smallest unit; null means no cap. */
   maxApprovalAmount: string | null
   requireApprovalAbove: { valueWei: string }

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOpt
 import {
   approverMethods,
   createAjv,
+  gasCostPolicyProblem,
   noPreflight,
   systemClock,
   type AuditLog,
@@ -162,12 +163,14 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     // Not awaited here: the route commits it together with its own events.
     const recorded = recordPreflight(intent, report)
     recorded.catch(() => undefined) // the caller awaits it; this keeps a failure before then from counting as unhandled
-    if (report.gasCost && !report.gasCost.withinLimit) {
-      const reason = gasCostExceededText(report.gasCost)
+    // The intent's ceiling on fees, then the operator's (policy maxGasCostWei): no operator is asked about either.
+    const overPolicy = report.gasCost ? gasCostPolicyProblem(deps.policy, BigInt(report.gasCost.costWei)) : null
+    if (report.gasCost && (!report.gasCost.withinLimit || overPolicy)) {
+      const reason = !report.gasCost.withinLimit ? gasCostExceededText(report.gasCost) : `estimated ${overPolicy!}`
       const denied = deps.audit.append({
         intentId: intent.id,
         event: 'approve_request_created',
-        data: { decision: 'deny', reasons: [reason], reasonCodes: ['gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
+        data: { decision: 'deny', reasons: [reason], reasonCodes: [overPolicy && report.gasCost.withinLimit ? 'gas_cost_exceeds_policy' : 'gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
       })
       await settleAll([recorded, denied])
       throw new HttpError(403, policyDeniedBody([reason]))
@@ -197,6 +200,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     signer: deps.signer,
     clock,
     assessRisk,
+    policy: deps.policy,
   })
   // Known only to this process: marks approve-requests made by the skill sandbox runner (app.inject below).
   const skillRunSecret = randomBytes(32).toString('hex')

@@ -8,6 +8,10 @@ export function defaultPolicyConfig(): PolicyConfig {
     contractAllowlist: [],
     recipientAllowlist: [],
     maxValueWei: null,
+    // 0.05 ETH: five times the clients' default maxGasWei. Fees leave the
+    // wallet like value does; without a cap of its own the only ceiling was
+    // the figure in the intent (DESIGN.md has none; docs/operations.md).
+    maxGasCostWei: '50000000000000000',
     maxApprovalAmount: null,
     requireApprovalAbove: { valueWei: '0' },
     maxRiskScore: 50,

@@ -7,13 +7,14 @@ import { defaultPolicyConfig } from './defaults.js'
 import { loadPolicyFile, parsePolicyConfig, PolicyConfigError } from './loadPolicy.js'
 
 describe('policy file', () => {
-  it('defaults are those of DESIGN.md', () => {
+  it('defaults are those of DESIGN.md, plus a fee ceiling of 0.05 ETH (maxGasCostWei, the project\'s addition)', () => {
     expect(defaultPolicyConfig()).toEqual({
       allowedChains: [1, 10, 42161, 8453],
       tokenAllowlist: [],
       contractAllowlist: [],
       recipientAllowlist: [],
       maxValueWei: null,
+      maxGasCostWei: '50000000000000000',
       maxApprovalAmount: null,
       requireApprovalAbove: { valueWei: '0' },
       maxRiskScore: 50,

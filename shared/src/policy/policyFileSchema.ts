@@ -15,6 +15,7 @@ export const policyFileSchema = {
     contractAllowlist: { type: 'array', items: addressSchema },
     recipientAllowlist: { type: 'array', items: addressSchema },
     maxValueWei: nullableAmount,
+    maxGasCostWei: nullableAmount,
     maxApprovalAmount: nullableAmount,
     requireApprovalAbove: {
       type: 'object',

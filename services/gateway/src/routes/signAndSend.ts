@@ -4,10 +4,12 @@ import {
   normalizeIntent,
   specOf,
   txFiguresProblem,
+  gasCostPolicyProblem,
   VALUE_RECEIVING_ROLES,
   type AuditLog,
   type Clock,
   type Hex,
+  type PolicyConfig,
   type SignParams,
   type SignResult,
   type TxIntent,
@@ -67,6 +69,8 @@ export interface SignAndSendOptions {
   clock: Clock
   /** Risk score and simulation outcome for this transaction: a recent preflight, or one run now. */
   assessRisk: AssessAtSignTime
+  /** For its maxGasCostWei, checked against the fees the node quotes. */
+  policy: Pick<PolicyConfig, 'maxGasCostWei'>
 }
 
 export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, opts) => {
@@ -185,6 +189,11 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         const reason = `gas cost ${cost} wei (gas ${gas} at max fee ${fees.maxFeePerGas}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`
         await denied(intent, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
         return reply.code(403).send(policyDeniedBody([reason]))
+      }
+      const overPolicy = gasCostPolicyProblem(opts.policy, cost)
+      if (overPolicy) {
+        await denied(intent, 'gas_cost_exceeds_policy', { gasCostWei: cost.toString(), maxGasCostWei: opts.policy.maxGasCostWei })
+        return reply.code(403).send(policyDeniedBody([overPolicy]))
       }
       const params: SignParams = {
         intent,

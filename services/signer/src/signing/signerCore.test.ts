@@ -117,6 +117,18 @@ describe('signer core', () => {
     expect(e).toMatchObject({ event: 'signature_created', intentId: i.id, data: { txHash: r.txHash, signerAddress: account.address.toLowerCase() } })
   })
 
+  it("refuses fees above the policy's maxGasCostWei whatever the intent's maxGasWei says (a gateway or node quoting 500 ETH of priority fee for a USDC transfer)", async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer('1'), maxGasWei: '1' + '0'.repeat(24) })
+    const drain = { gas: '60000', maxFeePerGas: '1' + '0'.repeat(16), maxPriorityFeePerGas: '1' + '0'.repeat(16) }
+    expect(await s.reason(s.core.sign(s.params(i, drain)))).toBe('policy_deny')
+    expect(s.events()).toMatchObject([{ event: 'signing_denied', data: { reason: 'policy_deny', reasonCodes: ['gas_cost_exceeds_policy'], reasons: [`gas cost 600000000000000000000 wei exceeds the policy's maxGasCostWei of 50000000000000000 wei`] } }])
+    // Within the cap it signs; a policy with no cap (null) leaves only the intent's figure.
+    expect(await s.reason(s.core.sign(s.params(i)))).toBe('signed')
+    const open = setup({ policy: { maxGasCostWei: null } })
+    expect(await open.reason(open.core.sign(open.params(open.intent({ action: actions.transfer('1'), maxGasWei: '1' + '0'.repeat(24) }), drain)))).toBe('signed')
+  })
+
   it.each([
     ['a fee cap beyond 256 bits', { gas: '21000', maxFeePerGas: '9'.repeat(78), maxPriorityFeePerGas: '1' }, /maxFeePerGas .* does not fit 256 bits/],
     ['a gas limit beyond 64 bits at a fee of 0', { gas: '9'.repeat(78), maxFeePerGas: '0', maxPriorityFeePerGas: '0' }, /64-bit field/],

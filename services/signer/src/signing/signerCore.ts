@@ -10,6 +10,7 @@ import {
   isAggregatorIntent,
   sameAddress,
   evaluatePolicy,
+  gasCostPolicyProblem,
   txFiguresProblem,
   intentHash as intentHashOf,
   type AccountInfo,
@@ -298,6 +299,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       if (cost > BigInt(intent.constraints.maxGasWei)) {
         return refuse(intentId, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
       }
+      // The operator's own ceiling on fees, in the signer's copy of the policy: the intent's figure is its author's.
+      const overPolicy = gasCostPolicyProblem(policy, cost)
+      if (overPolicy) return refuse(intentId, 'policy_deny', { reasons: [overPolicy], reasonCodes: ['gas_cost_exceeds_policy'] }, { reasons: [overPolicy] })
 
       // 7. sign, then store the signature and consume the token in one
       // transaction; a signature that loses a race is dropped unreturned.
