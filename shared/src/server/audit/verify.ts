@@ -1,9 +1,9 @@
 import type { KeyObject } from 'node:crypto'
 import Database from 'better-sqlite3'
 import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from '../../audit/checkpoint.js'
-import { auditRowHash } from '../../audit/rowHash.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
+import { rowContentProblem } from './rowChecks.js'
 
 /** Which kind of problem verify found first. */
 export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'truncated'
@@ -28,8 +28,9 @@ export interface AuditAnchor {
 
 /**
  * Walks the chain in seq order: sequence numbers must be 1, 2, 3…, each row
- * must link to the previous row's hash, and each stored hash must match the
- * row's content. With an anchor, every checkpoint row must seal the row
+ * must link to the previous row's hash, each row's data must be stored as
+ * canonical JSON, and each stored hash must match the row as stored (see
+ * rowChecks.ts). With an anchor, every checkpoint row must seal the row
  * before it with a valid signature of the signer's audit key, and the log
  * must reach the signer's latest checkpoint, unchanged. Reports the first
  * problem found, in seq order (a log that is merely short is reported after
@@ -50,20 +51,10 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
       const bad = (problem: string, kind: AuditProblemKind = 'broken_row'): AuditVerification => ({ ok: false, rows: count, firstBadSeq: r.seq, problem, kind })
       if (r.seq !== expectedSeq) return bad(`expected row ${expectedSeq} next, found ${r.seq} (rows deleted or inserted)`)
       if (r.prev_hash !== prevHash) return bad('its link does not match the previous row (a row before it was changed, removed or reordered)')
-      let data: unknown
-      try {
-        data = JSON.parse(r.data)
-      } catch {
-        return bad('its data is not valid JSON')
-      }
-      let hash: string
-      try {
-        hash = auditRowHash({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data, prevHash: r.prev_hash })
-      } catch (err) {
-        // Never written by an append (which stores canonical JSON only), e.g. a number JSON cannot carry.
-        return bad(`its content cannot be hashed (${(err as Error).message}): the row was edited`)
-      }
-      if (hash !== r.hash) return bad('its content does not match its hash (the row was edited)')
+      const content = rowContentProblem(r)
+      if (content !== null) return bad(content)
+      // Canonical JSON of an object by now (rowContentProblem).
+      const data: unknown = JSON.parse(r.data)
       if (r.event === CHECKPOINT_EVENT) {
         checkpoints += 1
         lastCheckpointSeq = r.seq

@@ -3,7 +3,8 @@
 // want, and recompute every later row's hash with the project's own
 // function, so the hash chain alone verifies again.
 import Database from 'better-sqlite3'
-import { auditRowHash } from '../../audit/rowHash.js'
+import { canonicalize } from '../../canonical/jcs.js'
+import { auditRowHashFromJcs } from '../../audit/rowHash.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 
 function openWithoutTriggers(file: string): Database.Database {
@@ -13,14 +14,17 @@ function openWithoutTriggers(file: string): Database.Database {
   return db
 }
 
-/** Re-links and re-hashes every row from `fromSeq` on (after edits or deletions). */
+/**
+ * Re-links and re-hashes every row from `fromSeq` on (after edits or
+ * deletions), hashing each row's data text as stored, as the writer does.
+ */
 function rehashFrom(db: Database.Database, fromSeq: number): number {
   const prev = db.prepare<[number], { hash: string }>('SELECT hash FROM audit_events WHERE seq = ?').get(fromSeq - 1)
   let prevHash = prev?.hash ?? GENESIS_HASH
   const rows = db.prepare<[number], AuditRow>('SELECT * FROM audit_events WHERE seq >= ? ORDER BY seq').all(fromSeq)
   const update = db.prepare('UPDATE audit_events SET prev_hash = ?, hash = ? WHERE seq = ?')
   for (const r of rows) {
-    const hash = auditRowHash({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, data: JSON.parse(r.data), prevHash })
+    const hash = auditRowHashFromJcs({ seq: r.seq, id: r.id, timestamp: r.timestamp, intentId: r.intent_id, event: r.event, dataJcs: r.data, prevHash })
     update.run(prevHash, hash, r.seq)
     prevHash = hash
   }
@@ -28,8 +32,9 @@ function rehashFrom(db: Database.Database, fromSeq: number): number {
 }
 
 /**
- * Replaces the data of row `seq` with `edit(data)` and recomputes the hash of
- * that row and every later one. Returns how many rows were re-hashed.
+ * Replaces the data of row `seq` with `edit(data)`, stored as canonical JSON
+ * as an append would, and recomputes the hash of that row and every later
+ * one. Returns how many rows were re-hashed.
  */
 export function rewriteAuditRow(file: string, seq: number, edit: (data: Record<string, unknown>) => Record<string, unknown>): number {
   const db = openWithoutTriggers(file)
@@ -37,7 +42,7 @@ export function rewriteAuditRow(file: string, seq: number, edit: (data: Record<s
     return db.transaction(() => {
       const row = db.prepare<[number], AuditRow>('SELECT * FROM audit_events WHERE seq = ?').get(seq)
       if (!row) throw new Error(`no row ${seq}`)
-      db.prepare('UPDATE audit_events SET data = ? WHERE seq = ?').run(JSON.stringify(edit(JSON.parse(row.data) as Record<string, unknown>)), seq)
+      db.prepare('UPDATE audit_events SET data = ? WHERE seq = ?').run(canonicalize(edit(JSON.parse(row.data) as Record<string, unknown>)), seq)
       return rehashFrom(db, seq)
     })()
   } finally {

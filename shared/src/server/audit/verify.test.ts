@@ -1,0 +1,113 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openAuditLog, type AuditLog } from '../../audit/auditLog.js'
+import { auditKeyFingerprint, signCheckpoint, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import type { AuditRow } from '../../audit/schema.js'
+import { tamperAudit } from '../testing/auditTamper.js'
+import { storedRowHash } from './rowChecks.js'
+import { verifyAuditChain, type AuditAnchor } from './verify.js'
+
+let log: AuditLog | undefined
+afterEach(async () => {
+  await log?.close()
+  log = undefined
+})
+
+const DEAD = '0x000000000000000000000000000000000000dEaD'
+const ATTACKER = '0x1111111111111111111111111111111111111111'
+
+/** A log the signer seals (checkpoints on), its anchor as signer.db would keep it. */
+function signedLog() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-verify-'))
+  const file = path.join(dir, 'audit.db')
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  let latest: LatestCheckpoint | null = null
+  log = openAuditLog(file, {
+    checkpoints: {
+      sign: (head) => ({ key: auditKeyFingerprint(publicKey), signature: signCheckpoint(privateKey, head.seq, head.hash) }),
+      written: (cp) => {
+        latest = { seq: cp.seq, hash: cp.hash }
+      },
+    },
+  })
+  const anchor = (): AuditAnchor => ({ publicKey, latest })
+  return { dir, file, anchor }
+}
+
+/** Four decisions, then a checkpoint sealing them (row 5), closed. */
+async function sealedDecisions() {
+  const s = signedLog()
+  for (let i = 1; i <= 4; i++) await log!.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { allowed: true, n: i, to: DEAD } })
+  await log!.checkpoint()
+  await log!.close()
+  log = undefined
+  return s
+}
+
+function readRow(file: string, seq: number): AuditRow {
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.prepare<[number], AuditRow>('SELECT * FROM audit_events WHERE seq = ?').get(seq)!
+  } finally {
+    db.close()
+  }
+}
+
+function setData(file: string, seq: number, text: string, rehash?: 'rehash') {
+  tamperAudit(file, (db) => db.prepare('UPDATE audit_events SET data = ? WHERE seq = ?').run(text, seq), rehash ? seq : undefined)
+}
+
+describe('verify hashes the data text as stored, and only its canonical form passes', () => {
+  it('a sealed row given a duplicate key (forged first, original last) is broken, though JSON.parse reads the original object', async () => {
+    const s = await sealedDecisions()
+    expect(readRow(s.file, 2).data).toBe(`{"allowed":true,"intentId":"i-2","n":2,"to":"${DEAD}"}`)
+    // No hash recomputed, nothing after it touched: JSON.parse keeps the last
+    // value of a key, so the object (and its canonical JSON) is the original.
+    setData(s.file, 2, `{"allowed":false,"to":"${ATTACKER}","allowed":true,"intentId":"i-2","n":2,"to":"${DEAD}"}`)
+    const db = new Database(s.file, { readonly: true })
+    const seen = db.prepare<[], { allowed: number; recipient: string }>("SELECT json_extract(data, '$.allowed') AS allowed, json_extract(data, '$.to') AS recipient FROM audit_events WHERE seq = 2").get()
+    db.close()
+    // What SQLite's readers see is the forged first value.
+    expect(seen).toEqual({ allowed: 0, recipient: ATTACKER })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 2 })
+  })
+
+  it.each([
+    ['spaces', `{"allowed": true, "intentId": "i-3", "n": 3, "to": "${DEAD}"}`],
+    ['a \\u escape', `{"allowed":true,"intentId":"\\u0069-3","n":3,"to":"${DEAD}"}`],
+    ['1e0 for 1 (3e0 for 3)', `{"allowed":true,"intentId":"i-3","n":3e0,"to":"${DEAD}"}`],
+  ])('a sealed row whose data is the same object written with %s is broken', async (_what, text) => {
+    const s = await sealedDecisions()
+    setData(s.file, 3, text)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 3 })
+  })
+
+  it('with the hash recomputed over the tampered text and every later row re-linked, the canonical form check alone catches it', async () => {
+    const s = await sealedDecisions()
+    setData(s.file, 4, `{"allowed":false,"to":"${ATTACKER}","allowed":true,"intentId":"i-4","n":4,"to":"${DEAD}"}`, 'rehash')
+    // The hash check passes: the stored hash is the writer's hash of the stored text.
+    const row = readRow(s.file, 4)
+    expect(storedRowHash(row)).toBe(row.hash)
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 4, problem: expect.stringContaining('canonical JSON') })
+    setData(s.file, 4, `{"allowed":true,  "intentId":"i-4","n":4,"to":"${DEAD}"}`, 'rehash')
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 4, problem: expect.stringContaining('canonical JSON') })
+  })
+
+  it('data stored as a blob of the same bytes hashes like the text, and is broken all the same (readers see no JSON object)', async () => {
+    const s = await sealedDecisions()
+    tamperAudit(s.file, (db) => db.prepare('UPDATE audit_events SET data = CAST(data AS BLOB) WHERE seq = 2').run())
+    const row = readRow(s.file, 2)
+    expect(Buffer.isBuffer(row.data)).toBe(true)
+    expect(storedRowHash(row)).toBe(row.hash)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 2, problem: expect.stringContaining('data is not text') })
+  })
+
+  it('an untouched log verifies', async () => {
+    const s = await sealedDecisions()
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5 })
+  })
+})
