@@ -242,7 +242,9 @@ describe('signed checkpoints', () => {
     }
     const ok = io()
     expect(runAuditCli(['verify', '--data-dir', s.dir], ok.io)).toBe(0)
-    expect(ok.out).toEqual(['audit chain OK: 5 events, 1 signed checkpoints (the last at seq 5, 0 events after it not yet covered)'])
+    expect(ok.out).toEqual([
+      `audit chain OK: 5 events, 1 signed checkpoints (the last at seq 5, 0 events after it not yet covered); checked with audit key ${auditKeyFingerprint(s.publicKey)} (${path.join(s.dir, 'audit-key.pub')}) and the latest checkpoint in ${path.join(s.dir, 'signer.db')}`,
+    ])
     truncateAudit(s.file, 2)
     const cut = io()
     expect(runAuditCli(['verify', '--data-dir', s.dir], cut.io)).toBe(1)
@@ -251,7 +253,7 @@ describe('signed checkpoints', () => {
     expect(runAuditCli(['verify', '--db', s.file, '--chain-only'], chain.io)).toBe(0)
     expect(chain.out[0]).toContain('hash chain only')
     const nokey = io()
-    expect(runAuditCli(['verify', '--db', s.file, '--audit-key', path.join(s.dir, 'missing.pub')], nokey.io)).toBe(2)
+    expect(runAuditCli(['verify', '--db', s.file, '--audit-key', path.join(s.dir, 'missing.pub'), '--signer-db', path.join(s.dir, 'signer.db')], nokey.io)).toBe(2)
     expect(nokey.out[0]).toContain("the signer's public audit key not found at")
     // An empty --data-dir is not the working directory.
     const empty = io()

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import { toShownEvent } from '../../audit/auditLog.js'
 import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
-import { AUDIT_PUBLIC_KEY_FILE } from '../../audit/checkpoint.js'
+import { AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
 import { dataDirOption, readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
@@ -17,8 +17,24 @@ const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--a
 verify checks the hash chain, every checkpoint's signature against the
 signer's audit key (DIR/audit-key.pub), and that the log reaches the signer's
 latest checkpoint (DIR/signer.db); DIR is the signer's data directory.
+With --db FILE, name the key and signer.db (--audit-key, --signer-db) or the
+signer's data directory (--data-dir): verify never takes them from beside FILE.
 --chain-only checks the hash chain alone, which proves nothing against
 someone who can write audit.db.`
+
+/**
+ * Why --db without the anchor's files is refused: the directory of a log
+ * given by path is, in the systemd layout, the shared audit directory that
+ * the gateway and the approver can write, and whoever can write the log
+ * could put a key and a signer.db of their own beside it.
+ */
+function anchorNotNamed(missing: string[]): string {
+  return (
+    `verify --db needs ${missing.join(' and ')}: it does not take the signer's audit key or signer.db from beside the audit log, ` +
+    `where whoever can write the log could put their own. Name them, or give the signer's data directory with --data-dir DIR ` +
+    `(--chain-only checks the hash chain alone)`
+  )
+}
 
 const KIND_TEXT: Record<AuditProblemKind, string> = {
   broken_row: 'broken row',
@@ -73,15 +89,16 @@ export function runAuditCli(argv: string[], io: Io): number {
     }
     i++
   }
-  // --db alone: the key and signer.db are looked for beside it.
-  let dir: string
+  // The signer's data directory: named, or without --db the configured one.
+  // Never the directory of a --db file (see anchorNotNamed).
+  let dir: string | undefined
   try {
-    dir = dataDir !== undefined ? dataDirOption(dataDir) : db ? path.dirname(db) : readDataDir(io.env)
+    dir = dataDir !== undefined ? dataDirOption(dataDir) : db === undefined ? readDataDir(io.env) : undefined
   } catch (err) {
     io.err(describeFailure(err))
     return 1
   }
-  const file = db ?? path.join(dir, 'audit.db')
+  const file = db ?? path.join(dir!, 'audit.db') // dir is set whenever --db is not
   if (command !== 'verify' && command !== 'tail') {
     io.err(USAGE)
     return 2
@@ -90,10 +107,15 @@ export function runAuditCli(argv: string[], io: Io): number {
     io.err(`no audit log at ${file}`)
     return 2
   }
-  let anchor: AuditAnchor | undefined
+  let anchor: CheckedAnchor | undefined
   if (command === 'verify' && !chainOnly) {
-    const key = keyFile ?? path.join(dir, AUDIT_PUBLIC_KEY_FILE)
-    const state = signerDb ?? path.join(dir, 'signer.db')
+    const key = keyFile ?? (dir === undefined ? undefined : path.join(dir, AUDIT_PUBLIC_KEY_FILE))
+    const state = signerDb ?? (dir === undefined ? undefined : path.join(dir, 'signer.db'))
+    if (key === undefined || state === undefined) {
+      const missing = [...(key === undefined ? ["--audit-key FILE (the signer's audit-key.pub)"] : []), ...(state === undefined ? ["--signer-db FILE (the signer's signer.db)"] : [])]
+      io.err(`${anchorNotNamed(missing)}\n${USAGE}`)
+      return 2
+    }
     for (const [what, f, flag] of [['the signer\'s public audit key', key, '--audit-key'], ['the signer\'s signer.db', state, '--signer-db']] as const) {
       if (!existsSync(f)) {
         io.err(`${what} not found at ${f}: run verify on the signer's data directory, or name it with ${flag} (--chain-only checks the hash chain alone)`)
@@ -101,7 +123,7 @@ export function runAuditCli(argv: string[], io: Io): number {
       }
     }
     try {
-      anchor = loadAuditAnchor(key, state)
+      anchor = { ...loadAuditAnchor(key, state), keyFile: key, signerDbFile: state }
     } catch (err) {
       io.err(`cannot read the audit anchor (${key}, ${state}): ${(err as Error).message}`)
       return 2
@@ -116,7 +138,13 @@ export function runAuditCli(argv: string[], io: Io): number {
   }
 }
 
-function verify(file: string, anchor: AuditAnchor | undefined, io: Io): number {
+/** The anchor verify checked against, and the files it came from (named in the OK line). */
+interface CheckedAnchor extends AuditAnchor {
+  keyFile: string
+  signerDbFile: string
+}
+
+function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number {
   const result = verifyAuditChain(file, anchor)
   if (result.ok) {
     if (!anchor) {
@@ -125,7 +153,9 @@ function verify(file: string, anchor: AuditAnchor | undefined, io: Io): number {
     }
     const after = result.rows - result.lastCheckpointSeq
     const last = result.lastCheckpointSeq > 0 ? `the last at seq ${result.lastCheckpointSeq}, ${after} events after it not yet covered` : 'none yet'
-    io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last})`)
+    // Which key vouched for the log, by the fingerprint checkpoint rows name it with.
+    const checkedWith = `checked with audit key ${auditKeyFingerprint(anchor.publicKey)} (${anchor.keyFile}) and the latest checkpoint in ${anchor.signerDbFile}`
+    io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last}); ${checkedWith}`)
     return 0
   }
   io.out(`audit chain BROKEN at seq ${result.firstBadSeq} (${KIND_TEXT[result.kind]}): ${result.problem} (${result.rows} events verified before it)`)

@@ -1,0 +1,104 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto'
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { openAuditLog } from '../../audit/auditLog.js'
+import { auditKeyFingerprint, signCheckpoint, SIGNER_CHECKPOINT_TABLE, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import { rewriteAuditRow, stripCheckpoints } from '../testing/auditTamper.js'
+import { runAuditCli } from './cli.js'
+
+function writePublicKey(file: string, key: KeyObject): void {
+  writeFileSync(file, key.export({ type: 'spki', format: 'pem' }) as string)
+}
+
+/** signer.db as the signer keeps it: the latest checkpoint, or no row yet. */
+function writeSignerDb(file: string, latest: LatestCheckpoint | null): void {
+  const db = new Database(file)
+  db.exec(`CREATE TABLE ${SIGNER_CHECKPOINT_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, head_seq INTEGER NOT NULL, head_hash TEXT NOT NULL, written_at INTEGER NOT NULL)`)
+  if (latest) db.prepare(`INSERT INTO ${SIGNER_CHECKPOINT_TABLE} VALUES (1, ?, ?, 0, '', 0)`).run(latest.seq, latest.hash)
+  db.close()
+}
+
+/**
+ * The systemd layout (docs/operations.md): the log in the shared audit
+ * directory, which the gateway and the approver can write, and the signer's
+ * data directory holding audit-key.pub, signer.db and a link to the log.
+ */
+async function systemdLayout() {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'cs-audit-cli-'))
+  const shared = path.join(root, 'audit')
+  const signer = path.join(root, 'signer')
+  mkdirSync(shared)
+  mkdirSync(signer)
+  const file = path.join(shared, 'audit.db')
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  let latest: LatestCheckpoint | null = null
+  const log = openAuditLog(file, {
+    checkpoints: {
+      sign: (head) => ({ key: auditKeyFingerprint(publicKey), signature: signCheckpoint(privateKey, head.seq, head.hash) }),
+      written: (cp) => {
+        latest = { seq: cp.seq, hash: cp.hash }
+      },
+    },
+  })
+  for (let i = 1; i <= 4; i++) await log.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { approved: true } })
+  await log.checkpoint()
+  await log.close()
+  writePublicKey(path.join(signer, 'audit-key.pub'), publicKey)
+  writeSignerDb(path.join(signer, 'signer.db'), latest)
+  symlinkSync('../audit/audit.db', path.join(signer, 'audit.db'))
+  return { shared, signer, file, fingerprint: auditKeyFingerprint(publicKey), key: path.join(signer, 'audit-key.pub'), signerDb: path.join(signer, 'signer.db') }
+}
+
+/**
+ * What anyone who can write the shared audit directory can do: rewrite every
+ * row consistently with no checkpoint left, and put a key of their own and a
+ * signer.db recording no checkpoint beside the log.
+ */
+function rewriteAndPlant(l: { shared: string; file: string }): void {
+  rewriteAuditRow(l.file, 2, (d) => ({ ...d, approved: false }))
+  stripCheckpoints(l.file)
+  writePublicKey(path.join(l.shared, 'audit-key.pub'), generateKeyPairSync('ed25519').publicKey)
+  writeSignerDb(path.join(l.shared, 'signer.db'), null)
+}
+
+function cli(argv: string[]) {
+  const lines: string[] = []
+  const code = runAuditCli(argv, { out: (s) => lines.push(s), err: (s) => lines.push(s), env: {} })
+  return { code, text: lines.join('\n') }
+}
+
+describe('countersign-audit verify --db: the anchor never comes from beside the log', () => {
+  it('planted audit-key.pub and signer.db beside a rewritten log are not used: --db alone is refused in words (exit 2)', async () => {
+    const l = await systemdLayout()
+    rewriteAndPlant(l)
+    const alone = cli(['verify', '--db', l.file])
+    expect(alone.code).toBe(2)
+    expect(alone.text).toContain(
+      "verify --db needs --audit-key FILE (the signer's audit-key.pub) and --signer-db FILE (the signer's signer.db): it does not take the signer's audit key or signer.db from beside the audit log",
+    )
+    expect(alone.text).not.toContain('audit chain OK')
+    const keyOnly = cli(['verify', '--db', l.file, '--audit-key', l.key])
+    expect(keyOnly.code).toBe(2)
+    expect(keyOnly.text).toMatch(/^verify --db needs --signer-db FILE \(the signer's signer\.db\): /)
+    // Named, or through the signer's data directory, the rewrite is found.
+    expect(cli(['verify', '--db', l.file, '--audit-key', l.key, '--signer-db', l.signerDb])).toMatchObject({ code: 1, text: expect.stringMatching(/^audit chain BROKEN/) })
+    expect(cli(['verify', '--db', l.file, '--data-dir', l.signer])).toMatchObject({ code: 1, text: expect.stringMatching(/^audit chain BROKEN/) })
+    expect(cli(['verify', '--data-dir', l.signer])).toMatchObject({ code: 1, text: expect.stringMatching(/^audit chain BROKEN/) })
+    // --chain-only still takes --db alone, and says what it does not check.
+    expect(cli(['verify', '--db', l.file, '--chain-only'])).toMatchObject({ code: 0, text: expect.stringContaining('hash chain only') })
+  })
+
+  it('--db with --audit-key and --signer-db verifies, and the OK line names the key by its fingerprint', async () => {
+    const l = await systemdLayout()
+    const named = cli(['verify', '--db', l.file, '--audit-key', l.key, '--signer-db', l.signerDb])
+    expect(named).toEqual({
+      code: 0,
+      text: `audit chain OK: 5 events, 1 signed checkpoints (the last at seq 5, 0 events after it not yet covered); checked with audit key ${l.fingerprint} (${l.key}) and the latest checkpoint in ${l.signerDb}`,
+    })
+    expect(cli(['verify', '--data-dir', l.signer])).toEqual(named)
+    expect(cli(['verify', '--db', l.file, '--data-dir', l.signer])).toEqual(named)
+  })
+})
