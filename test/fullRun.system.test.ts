@@ -197,7 +197,7 @@ describe('the audit log of that run', () => {
     expect(Number(m![2])).toBeGreaterThan(signatures)
   })
 
-  it('the rewrite attack (triggers dropped, approved flipped to false, every later hash recomputed) fails verify naming a bad checkpoint', async () => {
+  it('the rewrite attack (triggers dropped, approved flipped to false, every later hash recomputed) fails verify naming sealed rows changed', async () => {
     const dir = copyOfRun('rewrite')
     const file = path.join(dir, 'audit.db')
     const db = new Database(file, { readonly: true })
@@ -209,7 +209,7 @@ describe('the audit log of that run', () => {
     expect((await verify('--data-dir', dir, '--chain-only')).code).toBe(0)
     const r = await verify('--data-dir', dir)
     expect(r.code).toBe(1)
-    expect(r.out).toMatch(/^audit chain BROKEN at seq \d+ \(bad checkpoint signature\): /)
+    expect(r.out).toMatch(/^audit chain BROKEN at seq \d+ \(sealed rows changed\): /)
   })
 
   it('the truncation (the last rows deleted, back past the latest checkpoint) fails verify naming a short log', async () => {

@@ -367,26 +367,30 @@ describe('verifyAuditChain and the CLI', () => {
   it('reports an edited row', async () => {
     const { file } = await filled(5)
     tamper(file, `UPDATE audit_events SET data = '{"i":99,"intentId":"i-2"}' WHERE seq = 3`)
-    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 3, rows: 2, problem: expect.stringContaining('edited') })
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, rows: 5, problemCount: 1, problems: [{ seq: 3, kind: 'broken_row', problem: expect.stringContaining('edited') }] })
   })
 
   it('reports a deleted row', async () => {
     const { file } = await filled(5)
     tamper(file, 'DELETE FROM audit_events WHERE seq = 2')
-    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 3 })
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, rows: 4, problems: [{ seq: 3, problem: 'expected row 2 next, found 3 (rows deleted or inserted)' }] })
   })
 
   it('reports a rewritten row whose hash was recomputed (the link to the next row breaks)', async () => {
     const { file } = await filled(4)
     // Swap the content of rows 2 and 3 (a reorder); hashes no longer link.
     tamper(file, `UPDATE audit_events SET intent_id = CASE seq WHEN 2 THEN 'i-2' WHEN 3 THEN 'i-1' END WHERE seq IN (2, 3)`)
-    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 2 })
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, problems: [{ seq: 2, kind: 'broken_row' }, { seq: 3, kind: 'broken_row' }] })
   })
 
   it('reports rows swapped into another order', async () => {
     const { file } = await filled(4)
     tamper(file, 'UPDATE audit_events SET seq = -seq WHERE seq IN (2, 3); UPDATE audit_events SET seq = CASE seq WHEN -2 THEN 3 ELSE 2 END WHERE seq < 0')
-    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 2, rows: 1, problem: expect.stringContaining('link') })
+    const swapped = verifyAuditChain(file)
+    expect(swapped).toMatchObject({ ok: false, rows: 4 })
+    // Each swapped row links to the wrong row and hashes another seq; row 4 links to the wrong row.
+    expect(!swapped.ok && swapped.problems.map((p) => p.seq)).toEqual([2, 2, 3, 3, 4])
+    expect(!swapped.ok && swapped.problems[0]!.problem).toContain('link')
   })
 
   it('an edited row whose own hash was recomputed is caught at the next row', async () => {
@@ -398,7 +402,7 @@ describe('verifyAuditChain and the CLI', () => {
     const data = { i: 42, intentId: row.intent_id }
     const hash = auditRowHash({ seq: 2, id: row.id, timestamp: row.timestamp, intentId: row.intent_id, event: 'e', data, prevHash: row.prev_hash })
     tamper(file, `UPDATE audit_events SET data = '${JSON.stringify(data)}', hash = '${hash}' WHERE seq = 2`)
-    expect(verifyAuditChain(file)).toMatchObject({ ok: false, firstBadSeq: 3, rows: 2 })
+    expect(verifyAuditChain(file)).toMatchObject({ ok: false, problemCount: 1, problems: [{ seq: 3, problem: expect.stringContaining('link') }] })
   })
 
   it('the CLI prints OK and exits 0, or names the row and exits 1', async () => {

@@ -8,7 +8,7 @@ import { seededRandom } from '../server/testing/seededRandom.js'
 import { openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
 import { auditKeyFingerprint, parseAuditPublicKey, signCheckpoint, type LatestCheckpoint } from './checkpoint.js'
 import { runAuditCli } from '../server/audit/cli.js'
-import { verifyAuditChain } from '../server/audit/verify.js'
+import { verifyAuditChain, type AuditProblem, type AuditVerification } from '../server/audit/verify.js'
 
 let log: AuditLog | undefined
 afterEach(async () => {
@@ -38,6 +38,11 @@ function signedLog(fsync: 'in-commit' | 'grouped' = 'in-commit') {
   })
   const anchor = () => ({ publicKey, latest: state.latest })
   return { dir, file, publicKey, privateKey, state, written, refusals, anchor }
+}
+
+/** The first problem a failed verification lists. */
+function firstProblem(result: AuditVerification): AuditProblem | undefined {
+  return result.ok ? undefined : result.problems[0]
 }
 
 async function fill(l: AuditLog, n: number, from = 0) {
@@ -112,7 +117,7 @@ describe('signed checkpoints', () => {
     await plain.close()
   })
 
-  it('the rewrite attack: triggers dropped, one field flipped, every later hash recomputed -> bad checkpoint', async () => {
+  it('the rewrite attack: triggers dropped, one field flipped, every later hash recomputed -> sealed rows changed, at every checkpoint after it', async () => {
     const s = signedLog()
     await fill(log!, 10)
     await log!.checkpoint()
@@ -124,8 +129,15 @@ describe('signed checkpoints', () => {
     rewriteAuditRow(s.file, 4, (d) => ({ ...d, approved: false }))
     // The hash chain alone is fooled, as the issue found...
     expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 17 })
-    // ...the first checkpoint after the edit is not.
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 11 })
+    // ...the checkpoints after the edit are not, nor is signer.db's latest.
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({
+      ok: false,
+      problems: [
+        { seq: 11, kind: 'sealed_rows_changed', problem: expect.stringContaining('rows up to 10 were changed after they were sealed') },
+        { seq: 17, kind: 'sealed_rows_changed' },
+        { seq: 17, kind: 'anchor_mismatch' },
+      ],
+    })
   })
 
   it.each(['in-commit', 'grouped'] as const)(
@@ -179,7 +191,7 @@ describe('signed checkpoints', () => {
     const prev = db.prepare('SELECT hash FROM audit_events WHERE seq = 3').get() as { hash: string }
     db.close()
     rewriteAuditRow(s.file, 4, (d) => ({ ...d, headHash: prev.hash }))
-    expect(verifyAuditChain(s.file, { publicKey: s.publicKey, latest: null })).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 4, problem: expect.stringMatching(/does not verify/) })
+    expect(firstProblem(verifyAuditChain(s.file, { publicKey: s.publicKey, latest: null }))).toMatchObject({ kind: 'bad_checkpoint', seq: 4, problem: expect.stringMatching(/does not verify/) })
   })
 
   it('a checkpoint signed with another key is refused, naming both keys', async () => {
@@ -187,7 +199,7 @@ describe('signed checkpoints', () => {
     await fill(log!, 2)
     await log!.checkpoint()
     const other = generateKeyPairSync('ed25519').publicKey
-    expect(verifyAuditChain(s.file, { publicKey: other, latest: null })).toMatchObject({ ok: false, kind: 'bad_checkpoint', problem: expect.stringContaining(auditKeyFingerprint(other)) })
+    expect(firstProblem(verifyAuditChain(s.file, { publicKey: other, latest: null }))).toMatchObject({ kind: 'bad_checkpoint', problem: expect.stringContaining(auditKeyFingerprint(other)) })
   })
 
   it('truncation: deleting the last rows leaves a log shorter than the latest checkpoint', async () => {
@@ -198,7 +210,7 @@ describe('signed checkpoints', () => {
     log = undefined
     truncateAudit(s.file, 51)
     expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 10 })
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'truncated', rows: 10, problem: expect.stringContaining('latest checkpoint at seq 61') })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, rows: 10, problems: [{ seq: 11, kind: 'truncated', problem: expect.stringContaining('latest checkpoint at seq 61') }] })
   })
 
   it('removing every checkpoint and renumbering is caught by the latest checkpoint in signer.db', async () => {
@@ -210,7 +222,7 @@ describe('signed checkpoints', () => {
     log = undefined
     stripCheckpoints(s.file)
     expect(verifyAuditChain(s.file)).toMatchObject({ ok: true, rows: 10 })
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'bad_checkpoint', firstBadSeq: 6, problem: expect.stringContaining("not the signer's latest checkpoint") })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 6, kind: 'anchor_mismatch', problem: expect.stringContaining("not the signer's latest checkpoint") }] })
   })
 
   it('events after the last checkpoint are not covered: that is the documented limit', async () => {
@@ -282,7 +294,7 @@ describe('random tampering (seeded; AUDIT_TAMPER_SEED replays a run)', () => {
     await log!.close()
     log = undefined
     const clean = verifyAuditChain(s.file, s.anchor())
-    if (!clean.ok) throw new Error(clean.problem)
+    if (!clean.ok) throw new Error(clean.problems[0]!.problem)
     const total = clean.rows
     // Rows before the last checkpoint row are sealed by it.
     const sealed = clean.lastCheckpointSeq - 1

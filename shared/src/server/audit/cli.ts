@@ -39,6 +39,8 @@ function anchorNotNamed(missing: string[]): string {
 const KIND_TEXT: Record<AuditProblemKind, string> = {
   broken_row: 'broken row',
   bad_checkpoint: 'bad checkpoint signature',
+  sealed_rows_changed: 'sealed rows changed',
+  anchor_mismatch: "not signer.db's latest checkpoint",
   truncated: 'log shorter than the last checkpoint',
 }
 
@@ -158,7 +160,10 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
     io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last}); ${checkedWith}`)
     return 0
   }
-  io.out(`audit chain BROKEN at seq ${result.firstBadSeq} (${KIND_TEXT[result.kind]}): ${result.problem} (${result.rows} events verified before it)`)
+  // One line a problem, each complete in itself (for grep and alerts), then how many in all.
+  for (const p of result.problems) io.out(`audit chain BROKEN at seq ${p.seq} (${KIND_TEXT[p.kind]}): ${p.problem}`)
+  const unlisted = result.problemCount > result.problems.length ? ` (the first ${result.problems.length} are listed)` : ''
+  io.out(`audit chain BROKEN: ${result.problemCount} ${result.problemCount === 1 ? 'problem' : 'problems'} in ${result.rows} events${unlisted}`)
   return 1
 }
 

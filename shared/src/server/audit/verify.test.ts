@@ -1,15 +1,18 @@
-import { generateKeyPairSync } from 'node:crypto'
+import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
+import { canonicalize } from '../../canonical/jcs.js'
 import { openAuditLog, type AuditLog } from '../../audit/auditLog.js'
-import { auditKeyFingerprint, signCheckpoint, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import { auditKeyFingerprint, CHECKPOINT_EVENT, signCheckpoint, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import type { AuditRow } from '../../audit/schema.js'
-import { tamperAudit } from '../testing/auditTamper.js'
+import { createBatchWriter, openAuditDb } from '../../audit/writer.js'
+import { rewriteAuditRow, tamperAudit, truncateAudit } from '../testing/auditTamper.js'
+import { runAuditCli } from './cli.js'
 import { storedRowHash } from './rowChecks.js'
-import { verifyAuditChain, type AuditAnchor } from './verify.js'
+import { MAX_LISTED_PROBLEMS, verifyAuditChain, type AuditAnchor } from './verify.js'
 
 let log: AuditLog | undefined
 afterEach(async () => {
@@ -73,7 +76,7 @@ describe('verify hashes the data text as stored, and only its canonical form pas
     db.close()
     // What SQLite's readers see is the forged first value.
     expect(seen).toEqual({ allowed: 0, recipient: ATTACKER })
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 2 })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 2, kind: 'broken_row' }] })
   })
 
   it.each([
@@ -83,7 +86,7 @@ describe('verify hashes the data text as stored, and only its canonical form pas
   ])('a sealed row whose data is the same object written with %s is broken', async (_what, text) => {
     const s = await sealedDecisions()
     setData(s.file, 3, text)
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 3 })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 3, kind: 'broken_row' }] })
   })
 
   it('with the hash recomputed over the tampered text and every later row re-linked, the canonical form check alone catches it', async () => {
@@ -92,9 +95,9 @@ describe('verify hashes the data text as stored, and only its canonical form pas
     // The hash check passes: the stored hash is the writer's hash of the stored text.
     const row = readRow(s.file, 4)
     expect(storedRowHash(row)).toBe(row.hash)
-    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 4, problem: expect.stringContaining('canonical JSON') })
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, problems: [{ seq: 4, kind: 'broken_row', problem: expect.stringContaining('canonical JSON') }] })
     setData(s.file, 4, `{"allowed":true,  "intentId":"i-4","n":4,"to":"${DEAD}"}`, 'rehash')
-    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 4, problem: expect.stringContaining('canonical JSON') })
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: false, problems: [{ seq: 4, kind: 'broken_row', problem: expect.stringContaining('canonical JSON') }] })
   })
 
   it('data stored as a blob of the same bytes hashes like the text, and is broken all the same (readers see no JSON object)', async () => {
@@ -103,11 +106,85 @@ describe('verify hashes the data text as stored, and only its canonical form pas
     const row = readRow(s.file, 2)
     expect(Buffer.isBuffer(row.data)).toBe(true)
     expect(storedRowHash(row)).toBe(row.hash)
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, kind: 'broken_row', firstBadSeq: 2, problem: expect.stringContaining('data is not text') })
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 2, kind: 'broken_row', problem: expect.stringContaining('data is not text') }] })
   })
 
   it('an untouched log verifies', async () => {
     const s = await sealedDecisions()
     expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5 })
+  })
+})
+
+/**
+ * Appends a well-formed, correctly chained row named `checkpoint` that the
+ * signer never signed, as any process that can write audit.db can (through
+ * the writer, whatever the append API refuses).
+ */
+function appendBogusCheckpoint(file: string): void {
+  const db = openAuditDb(file)
+  try {
+    const data = { seq: 0, headHash: '0x', key: 'x', signature: 'x', intentId: 'system' }
+    createBatchWriter(db)([{ id: randomUUID(), timestamp: Date.now(), intentId: 'system', event: CHECKPOINT_EVENT, dataJcs: canonicalize(data) }])
+  } finally {
+    db.close()
+  }
+}
+
+describe('verify walks on past a problem and reports them all', () => {
+  it('a bogus checkpoint row is named as not the signer\'s, without blaming the rows before it, and a rewrite after it is still found', async () => {
+    const s = signedLog()
+    for (let i = 1; i <= 4; i++) await log!.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { allowed: true, n: i, to: DEAD } })
+    await log!.checkpoint()
+    appendBogusCheckpoint(s.file)
+    for (let i = 7; i <= 8; i++) await log!.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { allowed: true, n: i, to: DEAD } })
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    const fingerprint = auditKeyFingerprint(s.anchor().publicKey)
+    const bogus = { seq: 6, kind: 'bad_checkpoint', problem: `it names key x, not the audit key ${fingerprint}: this checkpoint row is not one the signer wrote (forged, or its fields edited)` }
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: false, rows: 9, checkpoints: 3, lastCheckpointSeq: 9, problemCount: 1, problems: [bogus] })
+    // A rewrite after the bogus row, every later hash recomputed: found at the checkpoint that sealed it.
+    rewriteAuditRow(s.file, 7, (d) => ({ ...d, allowed: false }))
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({
+      ok: false,
+      problemCount: 3,
+      problems: [
+        bogus,
+        { seq: 9, kind: 'sealed_rows_changed', problem: expect.stringContaining('rows up to 8 were changed after they were sealed') },
+        { seq: 9, kind: 'anchor_mismatch' },
+      ],
+    })
+  })
+
+  it('the signer.db result is reported after a broken row: a log with an edited row and its end cut off says both', async () => {
+    const s = await sealedDecisions()
+    tamperAudit(s.file, (db) => db.prepare(`UPDATE audit_events SET data = '{"allowed":false,"intentId":"i-2","n":2,"to":"${ATTACKER}"}' WHERE seq = 2`).run())
+    truncateAudit(s.file, 2)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({
+      ok: false,
+      rows: 3,
+      problems: [
+        { seq: 2, kind: 'broken_row', problem: expect.stringContaining('does not match its hash') },
+        { seq: 4, kind: 'truncated', problem: "the log ends at seq 3, before the signer's latest checkpoint at seq 5 (rows were deleted from its end)" },
+      ],
+    })
+  })
+
+  it(`lists the first ${MAX_LISTED_PROBLEMS} problems and counts them all; the CLI prints one line each and the count`, async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-verify-many-'))
+    const file = path.join(dir, 'audit.db')
+    log = openAuditLog(file)
+    for (let i = 1; i <= 30; i++) await log.append({ intentId: `i-${i}`, event: 'policy_evaluated', data: { n: i } })
+    await log.close()
+    log = undefined
+    tamperAudit(file, (db) => db.prepare("UPDATE audit_events SET event = 'edited'").run())
+    const result = verifyAuditChain(file)
+    expect(result).toMatchObject({ ok: false, rows: 30, problemCount: 30 })
+    expect(!result.ok && result.problems.map((p) => p.seq)).toEqual(Array.from({ length: MAX_LISTED_PROBLEMS }, (_, i) => i + 1))
+    const lines: string[] = []
+    expect(runAuditCli(['verify', '--db', file, '--chain-only'], { out: (l) => lines.push(l), err: (l) => lines.push(l), env: {} })).toBe(1)
+    expect(lines).toHaveLength(MAX_LISTED_PROBLEMS + 1)
+    expect(lines[0]).toBe('audit chain BROKEN at seq 1 (broken row): its content does not match its hash: the row was edited')
+    expect(lines.at(-1)).toBe(`audit chain BROKEN: 30 problems in 30 events (the first ${MAX_LISTED_PROBLEMS} are listed)`)
   })
 })

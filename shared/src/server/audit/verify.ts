@@ -5,19 +5,45 @@ import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { rowContentProblem } from './rowChecks.js'
 
-/** Which kind of problem verify found first. */
-export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'truncated'
+/**
+ * What kind of problem verify found. `bad_checkpoint`: a checkpoint row the
+ * signer did not write as it stands (no checkpoint fields, another key, a
+ * signature that does not verify). `sealed_rows_changed`: a checkpoint the
+ * signer did sign, for rows that are no longer what it sealed.
+ * `anchor_mismatch`: the log does not hold signer.db's latest checkpoint as
+ * recorded. `truncated`: the log ends before it.
+ */
+export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
+
+export interface AuditProblem {
+  /** The row it is about (for `truncated`, the first row missing from the end). */
+  seq: number
+  kind: AuditProblemKind
+  /** In words, for the operator. */
+  problem: string
+}
+
+/** How many problems a verification lists; it counts them all. */
+export const MAX_LISTED_PROBLEMS = 20
+
+interface Walked {
+  /** Rows read. */
+  rows: number
+  /** Checkpoint rows seen (their signatures checked when a key was given). */
+  checkpoints: number
+  /** seq of the newest checkpoint row, 0 when there is none. */
+  lastCheckpointSeq: number
+}
 
 export type AuditVerification =
-  | {
-      ok: true
-      rows: number
-      /** Checkpoint rows seen (their signatures checked when a key was given). */
-      checkpoints: number
-      /** seq of the newest checkpoint row, 0 when there is none. */
-      lastCheckpointSeq: number
-    }
-  | { ok: false; rows: number; firstBadSeq: number; problem: string; kind: AuditProblemKind }
+  | ({ ok: true } & Walked)
+  | ({
+      ok: false
+      /** The first MAX_LISTED_PROBLEMS problems, in the order found (seq order, then those found after the walk). */
+      problems: AuditProblem[]
+      /** Every problem found, listed or not. */
+      problemCount: number
+    } & Walked)
 
 export interface AuditAnchor {
   /** The signer's public audit key (audit-key.pub): every checkpoint must carry its valid signature. */
@@ -32,65 +58,117 @@ export interface AuditAnchor {
  * canonical JSON, and each stored hash must match the row as stored (see
  * rowChecks.ts). With an anchor, every checkpoint row must seal the row
  * before it with a valid signature of the signer's audit key, and the log
- * must reach the signer's latest checkpoint, unchanged. Reports the first
- * problem found, in seq order (a log that is merely short is reported after
- * the walk).
+ * must reach the signer's latest checkpoint, unchanged.
+ *
+ * It walks on past a problem and reports all it finds: a first problem that
+ * anyone who can write the file can cause (a bogus checkpoint row) must not
+ * hide a rewrite further on. Each row is compared with its stored neighbour,
+ * not with what the row before should have been, so one bad row is one
+ * problem, not a cascade.
  */
 export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerification {
   assertDatabaseFile(file)
   const db = new Database(file, { readonly: true, fileMustExist: true })
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
+  const found = problemList()
   try {
     const rows = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq ASC').iterate()
+    const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
     let expectedSeq = 1
-    let prevHash = GENESIS_HASH
-    let count = 0
-    let checkpoints = 0
-    let lastCheckpointSeq = 0
+    let prevHash: unknown = GENESIS_HASH
+    let latestSeen = false
     for (const r of rows) {
-      const bad = (problem: string, kind: AuditProblemKind = 'broken_row'): AuditVerification => ({ ok: false, rows: count, firstBadSeq: r.seq, problem, kind })
-      if (r.seq !== expectedSeq) return bad(`expected row ${expectedSeq} next, found ${r.seq} (rows deleted or inserted)`)
-      if (r.prev_hash !== prevHash) return bad('its link does not match the previous row (a row before it was changed, removed or reordered)')
+      const at = (kind: AuditProblemKind, problem: string) => found.add({ seq: r.seq, kind, problem })
+      const link = linkProblem(r, expectedSeq, prevHash)
+      if (link !== null) at('broken_row', link)
       const content = rowContentProblem(r)
-      if (content !== null) return bad(content)
-      // Canonical JSON of an object by now (rowContentProblem).
-      const data: unknown = JSON.parse(r.data)
+      if (content !== null) at('broken_row', content)
       if (r.event === CHECKPOINT_EVENT) {
-        checkpoints += 1
-        lastCheckpointSeq = r.seq
-        if (anchor) {
-          const cp = readCheckpointData(data)
-          if (!cp) return bad('bad checkpoint signature: the checkpoint row has no {seq, headHash, key, signature}', 'bad_checkpoint')
-          if (cp.seq !== r.seq - 1 || cp.headHash !== r.prev_hash) {
-            return bad(`bad checkpoint: it seals row ${cp.seq} with hash ${cp.headHash}, but the row before it is ${r.seq - 1} with hash ${r.prev_hash} (rows before it were rewritten)`, 'bad_checkpoint')
-          }
-          if (cp.key !== fingerprint) return bad(`bad checkpoint signature: signed by key ${cp.key}, not by the audit key ${fingerprint}`, 'bad_checkpoint')
-          if (!checkpointSignatureValid(anchor.publicKey, cp.seq, cp.headHash, cp.signature)) {
-            return bad('bad checkpoint signature: the signature does not verify with the audit key (the checkpoint was forged or rows before it were rewritten)', 'bad_checkpoint')
-          }
+        walked.checkpoints += 1
+        walked.lastCheckpointSeq = r.seq
+        // A row whose own content is broken is reported as such; its checkpoint fields mean nothing then.
+        const checkpoint = anchor && content === null ? checkpointProblem(r, anchor.publicKey, fingerprint!) : null
+        if (checkpoint !== null) at(checkpoint.kind, checkpoint.problem)
+      }
+      if (anchor?.latest && r.seq === anchor.latest.seq) {
+        latestSeen = true
+        if (r.hash !== anchor.latest.hash) {
+          at('anchor_mismatch', `this row is not the signer's latest checkpoint (signer.db has hash ${anchor.latest.hash} for seq ${r.seq}): the log was rewritten`)
         }
       }
-      if (anchor?.latest && r.seq === anchor.latest.seq && r.hash !== anchor.latest.hash) {
-        return bad(`this row is not the signer's latest checkpoint (signer.db has hash ${anchor.latest.hash} for seq ${r.seq}): the log was rewritten`, 'bad_checkpoint')
-      }
+      expectedSeq = r.seq + 1
       prevHash = r.hash
-      expectedSeq += 1
-      count += 1
+      walked.rows += 1
     }
-    if (anchor?.latest && count < anchor.latest.seq) {
-      return {
-        ok: false,
-        rows: count,
-        firstBadSeq: count + 1,
-        kind: 'truncated',
-        problem: `the log ends at seq ${count}, before the signer's latest checkpoint at seq ${anchor.latest.seq} (rows were deleted from its end)`,
-      }
-    }
-    if (anchor && !anchor.latest && checkpoints > 0) {
-      return { ok: false, rows: count, firstBadSeq: lastCheckpointSeq, kind: 'bad_checkpoint', problem: `the log holds ${checkpoints} checkpoints but signer.db records none (not this signer's log, or its signer.db was replaced)` }
-    }
-    return { ok: true, rows: count, checkpoints, lastCheckpointSeq }
+    const lastSeq = expectedSeq - 1
+    for (const p of anchorEndProblems(anchor, { lastSeq, latestSeen, ...walked })) found.add(p)
+    if (found.count === 0) return { ok: true, ...walked }
+    return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
   } finally {
     db.close()
+  }
+}
+
+/** Why the row does not follow the row before it, or null. */
+function linkProblem(r: AuditRow, expectedSeq: number, prevHash: unknown): string | null {
+  // A gap explains the broken link that comes with it: one problem, not two.
+  if (r.seq !== expectedSeq) return `expected row ${expectedSeq} next, found ${r.seq} (rows deleted or inserted)`
+  if (r.prev_hash !== prevHash) return 'its link does not match the previous row (a row before it was changed, removed or reordered)'
+  return null
+}
+
+/**
+ * Why a checkpoint row (whose own content is intact) does not vouch for the
+ * rows before it, or null. Its signature is checked before what it seals, so
+ * a row that is no checkpoint of the signer's is named as such and never
+ * blames the rows before it; only a checkpoint the signer did sign, for rows
+ * that are no longer what it sealed, does.
+ */
+function checkpointProblem(r: AuditRow, publicKey: KeyObject, fingerprint: string): { kind: AuditProblemKind; problem: string } | null {
+  const notSigners = (why: string) => ({ kind: 'bad_checkpoint' as const, problem: `${why}: this checkpoint row is not one the signer wrote (forged, or its fields edited)` })
+  const cp = readCheckpointData(JSON.parse(r.data))
+  if (!cp) return notSigners('it has no {seq, headHash, key, signature}')
+  if (cp.key !== fingerprint) return notSigners(`it names key ${cp.key}, not the audit key ${fingerprint}`)
+  if (!checkpointSignatureValid(publicKey, cp.seq, cp.headHash, cp.signature)) return notSigners('its signature does not verify with the audit key')
+  if (cp.seq !== r.seq - 1) {
+    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${cp.seq} with it, but it now follows row ${r.seq - 1}: rows were inserted or removed before it, or it was moved` }
+  }
+  if (cp.headHash !== r.prev_hash) {
+    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${cp.seq} when its hash was ${cp.headHash}, and it is now ${r.prev_hash}: rows up to ${cp.seq} were changed after they were sealed` }
+  }
+  return null
+}
+
+/** What the end of the walk says against signer.db's latest checkpoint. */
+function anchorEndProblems(anchor: AuditAnchor | undefined, end: Walked & { lastSeq: number; latestSeen: boolean }): AuditProblem[] {
+  if (!anchor) return []
+  const { latest } = anchor
+  if (latest && end.lastSeq < latest.seq) {
+    return [{ seq: end.lastSeq + 1, kind: 'truncated', problem: `the log ends at seq ${end.lastSeq}, before the signer's latest checkpoint at seq ${latest.seq} (rows were deleted from its end)` }]
+  }
+  if (latest && !end.latestSeen) {
+    return [{ seq: latest.seq, kind: 'anchor_mismatch', problem: `the signer's latest checkpoint, row ${latest.seq}, is missing from the log (rows were deleted)` }]
+  }
+  if (!latest && end.checkpoints > 0) {
+    return [
+      { seq: end.lastCheckpointSeq, kind: 'anchor_mismatch', problem: `the log holds ${end.checkpoints} checkpoints but signer.db records none (not this signer's log, or its signer.db was replaced)` },
+    ]
+  }
+  return []
+}
+
+/** Keeps the first MAX_LISTED_PROBLEMS problems and counts them all: a log rewritten throughout has one a row. */
+function problemList(): { add(p: AuditProblem): void; readonly listed: AuditProblem[]; readonly count: number } {
+  const listed: AuditProblem[] = []
+  let count = 0
+  return {
+    add(p) {
+      count += 1
+      if (listed.length < MAX_LISTED_PROBLEMS) listed.push(p)
+    },
+    listed,
+    get count() {
+      return count
+    },
   }
 }
