@@ -11,6 +11,7 @@ import { AuditReadError, openAuditLog, type AuditLog } from './auditLog.js'
 import { insertRawAuditRow, tamperAudit } from '../server/testing/auditTamper.js'
 import { runAuditCli } from '../server/audit/cli.js'
 import { AuditDataError } from './plainJson.js'
+import { ensureAuditSchema } from './schema.js'
 import { verifyAuditChain } from '../server/audit/verify.js'
 
 const run = promisify(execFile)
@@ -29,10 +30,12 @@ function fresh() {
   return { dir, file: path.join(dir, 'audit.db') }
 }
 
+/** Runs `sql` with the append-only triggers dropped, then puts them back (verify reports them missing). */
 function tamper(file: string, sql: string) {
   const db = new Database(file)
   db.exec('DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;')
   db.exec(sql)
+  ensureAuditSchema(db)
   db.close()
 }
 

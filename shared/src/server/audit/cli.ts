@@ -37,6 +37,7 @@ function anchorNotNamed(missing: string[]): string {
 }
 
 const KIND_TEXT: Record<AuditProblemKind, string> = {
+  schema: 'schema changed',
   broken_row: 'broken row',
   bad_checkpoint: 'bad checkpoint signature',
   sealed_rows_changed: 'sealed rows changed',
@@ -161,7 +162,7 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
     return 0
   }
   // One line a problem, each complete in itself (for grep and alerts), then how many in all.
-  for (const p of result.problems) io.out(`audit chain BROKEN at seq ${p.seq} (${KIND_TEXT[p.kind]}): ${p.problem}`)
+  for (const p of result.problems) io.out(`audit chain BROKEN${p.seq === null ? '' : ` at seq ${p.seq}`} (${KIND_TEXT[p.kind]}): ${p.problem}`)
   const unlisted = result.problemCount > result.problems.length ? ` (the first ${result.problems.length} are listed)` : ''
   io.out(`audit chain BROKEN: ${result.problemCount} ${result.problemCount === 1 ? 'problem' : 'problems'} in ${result.rows} events${unlisted}`)
   return 1

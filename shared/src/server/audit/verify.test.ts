@@ -12,6 +12,7 @@ import { createBatchWriter, openAuditDb } from '../../audit/writer.js'
 import { rewriteAuditRow, tamperAudit, truncateAudit } from '../testing/auditTamper.js'
 import { runAuditCli } from './cli.js'
 import { storedRowHash } from './rowChecks.js'
+import { currentAuditSchema, schemaProblems } from './schemaCheck.js'
 import { MAX_LISTED_PROBLEMS, verifyAuditChain, type AuditAnchor } from './verify.js'
 
 let log: AuditLog | undefined
@@ -186,5 +187,107 @@ describe('verify walks on past a problem and reports them all', () => {
     expect(lines).toHaveLength(MAX_LISTED_PROBLEMS + 1)
     expect(lines[0]).toBe('audit chain BROKEN at seq 1 (broken row): its content does not match its hash: the row was edited')
     expect(lines.at(-1)).toBe(`audit chain BROKEN: 30 problems in 30 events (the first ${MAX_LISTED_PROBLEMS} are listed)`)
+  })
+})
+
+describe("verify checks the database's objects against the audit log's own", () => {
+  const keepTrigger = "CREATE TRIGGER audit_events_keep BEFORE INSERT ON audit_events WHEN NEW.event='approval_rejected' BEGIN SELECT RAISE(IGNORE); END;"
+
+  function exec(file: string, sql: string): void {
+    const db = new Database(file)
+    db.exec(sql)
+    db.close()
+  }
+
+  function schemaProblemsOf(file: string, anchor?: AuditAnchor) {
+    const result = verifyAuditChain(file, anchor)
+    return result.ok ? [] : result.problems.filter((p) => p.kind === 'schema').map((p) => p.problem)
+  }
+
+  it('a planted trigger that drops an event silently fails verify, named with its SQL; every row is otherwise intact', async () => {
+    const s = await sealedDecisions()
+    exec(s.file, keepTrigger)
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({
+      ok: false,
+      problemCount: 1,
+      problems: [
+        {
+          seq: null,
+          kind: 'schema',
+          problem:
+            "trigger audit_events_keep on audit_events: CREATE TRIGGER audit_events_keep BEFORE INSERT ON audit_events WHEN NEW.event='approval_rejected' BEGIN SELECT RAISE(IGNORE); END is not one countersign creates (it can change what is written to or read from the log)",
+        },
+      ],
+    })
+    const lines: string[] = []
+    expect(runAuditCli(['verify', '--db', s.file, '--chain-only'], { out: (l) => lines.push(l), err: (l) => lines.push(l), env: {} })).toBe(1)
+    expect(lines[0]).toMatch(/^audit chain BROKEN \(schema changed\): trigger audit_events_keep on audit_events: /)
+  })
+
+  it('an index or a view on the log, another table, an append-only trigger changed or dropped: each is named', async () => {
+    const s = await sealedDecisions()
+    exec(
+      s.file,
+      `CREATE INDEX audit_events_by_event ON audit_events (event);
+       CREATE VIEW approvals AS SELECT * FROM audit_events WHERE event = 'approval_granted';
+       CREATE TABLE notes (x);
+       DROP TRIGGER audit_events_no_update;
+       CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events WHEN 0 BEGIN SELECT RAISE(ABORT, 'no'); END;
+       DROP TRIGGER audit_events_no_delete;`,
+    )
+    const problems = schemaProblemsOf(s.file, s.anchor())
+    expect(problems).toEqual([
+      expect.stringMatching(/^index audit_events_by_event on audit_events: CREATE INDEX .* is not one countersign creates/),
+      expect.stringMatching(/^view approvals: CREATE VIEW .* is not one countersign creates/),
+      expect.stringMatching(/^table notes: CREATE TABLE notes \(x\) is not one countersign creates/),
+      expect.stringMatching(/^trigger audit_events_no_update on audit_events: CREATE TRIGGER .* WHEN 0 .* is not as countersign creates it/),
+      expect.stringMatching(/^trigger audit_events_no_delete is missing/),
+    ])
+  })
+
+  it.each([
+    [
+      'the first version (UNIQUE on id, an index by intent)',
+      `CREATE TABLE IF NOT EXISTS audit_events (
+      seq        INTEGER PRIMARY KEY,
+      id         TEXT    NOT NULL UNIQUE,
+      timestamp  INTEGER NOT NULL,
+      intent_id  TEXT    NOT NULL,
+      event      TEXT    NOT NULL,
+      data       TEXT    NOT NULL,
+      prev_hash  TEXT    NOT NULL,
+      hash       TEXT    NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS audit_events_by_intent ON audit_events (intent_id, seq);`,
+    ],
+    [
+      'the second (an index by intent)',
+      `CREATE TABLE IF NOT EXISTS audit_events (
+      seq        INTEGER PRIMARY KEY,
+      id         TEXT    NOT NULL,
+      timestamp  INTEGER NOT NULL,
+      intent_id  TEXT    NOT NULL,
+      event      TEXT    NOT NULL,
+      data       TEXT    NOT NULL,
+      prev_hash  TEXT    NOT NULL,
+      hash       TEXT    NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS audit_events_by_intent ON audit_events (intent_id, seq);`,
+    ],
+  ])('a log created by %s verifies', async (_version, ddl) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-verify-legacy-'))
+    const file = path.join(dir, 'audit.db')
+    exec(file, ddl)
+    log = openAuditLog(file)
+    await log.append({ intentId: 'i-1', event: 'policy_evaluated', data: { allowed: true } })
+    await log.close()
+    log = undefined
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 1, checkpoints: 0, lastCheckpointSeq: 0 })
+  })
+
+  it("the UNIQUE index on id is accepted only with the first version's table", () => {
+    const current = currentAuditSchema()
+    const autoindex = { type: 'index', name: 'sqlite_autoindex_audit_events_1', tbl_name: 'audit_events', sql: null }
+    expect(schemaProblems([...current, autoindex], current)).toEqual(['index sqlite_autoindex_audit_events_1 on audit_events is not one countersign creates (it can change what is written to or read from the log)'])
   })
 })

@@ -4,6 +4,7 @@ import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCh
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { rowContentProblem } from './rowChecks.js'
+import { readSchema, schemaProblems } from './schemaCheck.js'
 
 /**
  * What kind of problem verify found. `bad_checkpoint`: a checkpoint row the
@@ -11,13 +12,15 @@ import { rowContentProblem } from './rowChecks.js'
  * signature that does not verify). `sealed_rows_changed`: a checkpoint the
  * signer did sign, for rows that are no longer what it sealed.
  * `anchor_mismatch`: the log does not hold signer.db's latest checkpoint as
- * recorded. `truncated`: the log ends before it.
+ * recorded. `truncated`: the log ends before it. `schema`: a trigger, view,
+ * index or table that is not the audit log's, or an append-only trigger
+ * missing (schemaCheck.ts).
  */
-export type AuditProblemKind = 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
+export type AuditProblemKind = 'schema' | 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
 
 export interface AuditProblem {
-  /** The row it is about (for `truncated`, the first row missing from the end). */
-  seq: number
+  /** The row it is about (for `truncated`, the first row missing from the end); null for the database's objects. */
+  seq: number | null
   kind: AuditProblemKind
   /** In words, for the operator. */
   problem: string
@@ -39,7 +42,7 @@ export type AuditVerification =
   | ({ ok: true } & Walked)
   | ({
       ok: false
-      /** The first MAX_LISTED_PROBLEMS problems, in the order found (seq order, then those found after the walk). */
+      /** The first MAX_LISTED_PROBLEMS problems, in the order found: the database's objects, rows in seq order, then the log's end. */
       problems: AuditProblem[]
       /** Every problem found, listed or not. */
       problemCount: number
@@ -58,7 +61,8 @@ export interface AuditAnchor {
  * canonical JSON, and each stored hash must match the row as stored (see
  * rowChecks.ts). With an anchor, every checkpoint row must seal the row
  * before it with a valid signature of the signer's audit key, and the log
- * must reach the signer's latest checkpoint, unchanged.
+ * must reach the signer's latest checkpoint, unchanged. Before the walk, the
+ * database must hold only the audit log's own objects (schemaCheck.ts).
  *
  * It walks on past a problem and reports all it finds: a first problem that
  * anyone who can write the file can cause (a bogus checkpoint row) must not
@@ -72,6 +76,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
   const found = problemList()
   try {
+    for (const problem of schemaProblems(readSchema(db))) found.add({ seq: null, kind: 'schema', problem })
     const rows = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq ASC').iterate()
     const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
     let expectedSeq = 1

@@ -1,17 +1,26 @@
 // The attacks of issue #14 on audit.db, done the way an attacker with write
 // access to the file would: drop the append-only triggers, change what they
-// want, and recompute every later row's hash with the project's own
-// function, so the hash chain alone verifies again.
+// want, recompute every later row's hash with the project's own function, so
+// the hash chain alone verifies again, and put the triggers back.
 import Database from 'better-sqlite3'
 import { canonicalize } from '../../canonical/jcs.js'
 import { auditRowHashFromJcs } from '../../audit/rowHash.js'
-import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
+import { ensureAuditSchema, GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 
 function openWithoutTriggers(file: string): Database.Database {
   const db = new Database(file)
   db.pragma('busy_timeout = 5000')
   db.exec('DROP TRIGGER IF EXISTS audit_events_no_update; DROP TRIGGER IF EXISTS audit_events_no_delete;')
   return db
+}
+
+/** Puts the append-only triggers back, as a careful attacker would (verify reports them missing), and closes. */
+function restoreTriggersAndClose(db: Database.Database): void {
+  try {
+    ensureAuditSchema(db)
+  } finally {
+    db.close()
+  }
 }
 
 /**
@@ -46,7 +55,7 @@ export function rewriteAuditRow(file: string, seq: number, edit: (data: Record<s
       return rehashFrom(db, seq)
     })()
   } finally {
-    db.close()
+    restoreTriggersAndClose(db)
   }
 }
 
@@ -56,7 +65,7 @@ export function truncateAudit(file: string, n: number): void {
   try {
     db.prepare('DELETE FROM audit_events WHERE seq > (SELECT MAX(seq) FROM audit_events) - ?').run(n)
   } finally {
-    db.close()
+    restoreTriggersAndClose(db)
   }
 }
 
@@ -76,7 +85,7 @@ export function stripCheckpoints(file: string): void {
       rehashFrom(db, 1)
     })()
   } finally {
-    db.close()
+    restoreTriggersAndClose(db)
   }
 }
 
@@ -94,7 +103,7 @@ export function tamperAudit(file: string, edit: (db: Database.Database) => void,
       if (rehashFromSeq !== undefined) rehashFrom(db, rehashFromSeq)
     })()
   } finally {
-    db.close()
+    restoreTriggersAndClose(db)
   }
 }
 
