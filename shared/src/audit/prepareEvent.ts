@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { canonicalize } from '../canonical/jcs.js'
 import type { AuditEvent, Clock } from '../types.js'
+import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
 import { AuditDataError, assertPlainJson } from './plainJson.js'
 import type { PreparedEvent } from './writer.js'
 
@@ -17,13 +18,36 @@ export interface AuditAppend {
   data: Record<string, unknown>
 }
 
+/** An event validated, stamped and canonicalised: what the caller gets back, and what the writer stores. */
+export interface StampedEvent {
+  event: AuditEvent
+  prepared: PreparedEvent
+}
+
 /**
  * Validates and stamps one event before it joins a batch, so an event that
  * cannot be stored fails alone and early. The stored data always carries
  * `intentId` (SPEC: "data: intentId plus event-specific fields"); it is
  * canonicalised here, once, and the writer stores and hashes that string.
+ *
+ * The event name `checkpoint` is refused: verify reads every row of that name
+ * as one of the signer's signed checkpoints, and one written by anyone else
+ * (any process can append) would stand in the log as a bad checkpoint. The
+ * sealer makes its event with prepareCheckpointEvent.
  */
-export function prepareEvent(input: AuditAppend, clock: Clock): { event: AuditEvent; prepared: PreparedEvent } {
+export function prepareEvent(input: AuditAppend, clock: Clock): StampedEvent {
+  if (input.event === CHECKPOINT_EVENT) {
+    throw new AuditDataError(`audit event name ${CHECKPOINT_EVENT} is reserved for the signer's signed checkpoints: append the event under another name`)
+  }
+  return stamp(input, clock)
+}
+
+/** The sealer's event (auditLog.ts): a checkpoint row sealing the chain's head, signed with the signer's audit key. */
+export function prepareCheckpointEvent(checkpoint: CheckpointData, clock: Clock): StampedEvent {
+  return stamp({ intentId: CHECKPOINT_INTENT_ID, event: CHECKPOINT_EVENT, data: { ...checkpoint } }, clock)
+}
+
+function stamp(input: AuditAppend, clock: Clock): StampedEvent {
   const { intentId, event, data } = input
   if (typeof event !== 'string' || event === '') throw new AuditDataError('audit event name must be a non-empty string')
   if (typeof intentId !== 'string' || intentId === '') throw new AuditDataError(`audit event ${event}: intentId must be a non-empty string`)
