@@ -7,9 +7,9 @@ import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
 import { encodeBatch } from './batchWire.js'
 import { createChainCheck } from './chainSince.js'
-import { prepareEvent, type AuditAppend } from './prepareEvent.js'
+import { prepareCheckpointEvent, prepareEvent, type AuditAppend } from './prepareEvent.js'
 import { GENESIS_HASH, type AuditRow } from './schema.js'
-import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
+import type { CheckpointData } from './checkpoint.js'
 import {
   AuditWriteError,
   createBatchWriter,
@@ -192,10 +192,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
           checkpoints.refused?.(problem)
           return null
         }
-        return prepareEvent(
-          { intentId: CHECKPOINT_INTENT_ID, event: CHECKPOINT_EVENT, data: { seq: head.seq, headHash: head.hash, ...checkpoints.sign(head) } },
-          clock,
-        ).prepared
+        return prepareCheckpointEvent({ seq: head.seq, headHash: head.hash, ...checkpoints.sign(head) }, clock).prepared
       }
     : undefined
 
