@@ -117,7 +117,8 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
     const operatorToken = stack.operatorToken
     const outcomes = new Map<string, number>()
     const problems: string[] = []
-    const intentIds: string[] = []
+    // The owners (requestApproval owner) of the requests this run made: withdrawApproval takes one of these.
+    const owners: string[] = []
     const cursors: Array<string | null> = [null]
     let requests = validRequests()
     const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1)
@@ -136,14 +137,15 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
       if (kind < 6) {
         method = 'requestApproval'
         const base = rng.pick(requests)
-        const fresh = rng.chance(0.7) ? { ...clone(base), intent: { ...clone(base.intent as object), id: crypto.randomUUID() } } : clone(base)
+        // Each call with an owner of its own, as the gateway's skill runner sends it.
+        const fresh = rng.chance(0.7) ? { ...clone(base), intent: { ...clone(base.intent as object), id: crypto.randomUUID() }, owner: crypto.randomUUID() } : { ...clone(base), owner: crypto.randomUUID() }
         params = rng.chance(0.2) ? fresh : mutate(rng, fresh, requests)
       } else if (kind === 6) {
         method = 'approvalUpdates'
         params = rng.chance(0.6) ? { cursor: rng.pick(cursors) } : mutate(rng, { cursor: rng.pick(cursors) ?? 'x' })
       } else if (kind === 7) {
         method = 'withdrawApproval'
-        params = rng.chance(0.7) && intentIds.length > 0 ? { intentId: rng.pick(intentIds) } : mutate(rng, { intentId: crypto.randomUUID() })
+        params = rng.chance(0.7) && owners.length > 0 ? { owner: rng.pick(owners) } : mutate(rng, { owner: crypto.randomUUID() })
       } else if (kind === 8) {
         method = 'verifyOperatorToken'
         // The gateway hands over the bearer value alone (operatorAuthority.ts); only the token itself verifies.
@@ -170,7 +172,8 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
         count(`${method} ok`)
         if (method === 'requestApproval') {
           const ticket = result as ApprovalTicket
-          if (ticket.state === 'pending') intentIds.push((params as { intent: TxIntent }).intent.id)
+          const { owner } = params as { owner?: unknown }
+          if (ticket.state === 'pending' && typeof owner === 'string') owners.push(owner)
           noApproval(what, ticket)
         } else if (method === 'approvalUpdates') {
           const updates = result as ApprovalUpdates
@@ -186,7 +189,7 @@ describe(`approver.sock under a compromised gateway's fuzzed calls (seed ${SEED}
         count(key)
         // The pending list is full (no operator empties it here): withdraw what this run asked for, as a gateway would when its clients left.
         if (key === 'refused: too_many_pending') {
-          for (const intentId of intentIds.splice(0)) await approver.call('withdrawApproval', { intentId })
+          for (const owner of owners.splice(0)) await approver.call('withdrawApproval', { owner })
         }
         if (key.startsWith('other')) problems.push(`${what}\n  answered ${key}`)
       }

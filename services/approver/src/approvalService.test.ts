@@ -40,9 +40,10 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
   else service.addChannel(web)
   const intent = makeIntent({ action: actions.native('1000'), nowMs: now })
   const paramsOf = (i: TxIntent) => ({ intent: i, preflight: { ...noPreflight(), riskScore: 12, riskFactors: [{ id: 'x', weight: 12, detail: 'detail' }] }, policyReasons: ['value above threshold'] })
-  const request = (i: TxIntent = intent) => service.requestApproval(paramsOf(i))
-  const pendingTicket = async (i: TxIntent = intent) => {
-    const t = await request(i)
+  // owner: what the gateway's skill runner sends for one submitIntent call.
+  const request = (i: TxIntent = intent, owner?: string) => service.requestApproval({ ...paramsOf(i), ...(owner ? { owner } : {}) })
+  const pendingTicket = async (i: TxIntent = intent, owner?: string) => {
+    const t = await request(i, owner)
     if (t.state !== 'pending') throw new Error(`expected a pending ticket, got ${JSON.stringify(t)}`)
     return t
   }
@@ -127,9 +128,10 @@ describe('approval requests', () => {
     const first = await s.pendingTicket()
     const second = await s.pendingTicket(makeIntent({ action: actions.native('2000'), nowMs: s.clock() }))
     const stopped = makeIntent({ action: actions.native('3000'), nowMs: s.clock() })
-    const third = await s.pendingTicket(stopped)
+    const run = randomUUID()
+    const third = await s.pendingTicket(stopped, run)
     // A skill run stopped: withdrawn at once, its event written in the background.
-    expect(s.service.withdrawByIntent(stopped.id)).toBe(true)
+    expect(s.service.withdrawOwn(run)).toBe(true)
     await until(() => reported.length === 1)
     expect(reported[0]).toBe('1 audit events (approval_withdrawn) are not in the audit log yet, retried at the next sweep (database or disk is full)')
     s.advance(300_000)
@@ -213,14 +215,40 @@ describe('approval requests', () => {
   it('withdrawn (a stopped skill run): off the list, the gateway hears withdrawn', async () => {
     const s = setup()
     const cursor = s.service.updates(null).cursor
-    const t = await s.pendingTicket()
-    expect(s.service.withdrawByIntent(s.intent.id)).toBe(true)
-    expect(s.service.withdrawByIntent(s.intent.id)).toBe(false)
+    const run = randomUUID()
+    const t = await s.pendingTicket(s.intent, run)
+    expect(s.service.withdrawOwn(run)).toBe(true)
+    expect(s.service.withdrawOwn(run)).toBe(false)
     expect(endsSince(s, cursor)).toEqual([expect.objectContaining({ reason: 'withdrawn', requestId: t.requestId })])
     expect(s.pending.list()).toEqual([])
     await expect(s.service.decide(t.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
     await new Promise((r) => setTimeout(r, 20))
     expect(s.events()).toContain('approval_withdrawn')
+  })
+
+  it('a stopped run withdraws only the request its own call created: not an agent’s it named by intent id, nor one it attached to', async () => {
+    const s = setup()
+    // An agent's request (no owner), and a skill call that sent the same intent: it attaches, and owns nothing.
+    const agents = await s.pendingTicket()
+    const attached = randomUUID()
+    expect(await s.pendingTicket(s.intent, attached)).toMatchObject({ requestId: agents.requestId })
+    expect(s.service.withdrawOwn(attached)).toBe(false)
+    // Another run's call under the same id with its own body: a conflict, and nothing to withdraw either.
+    const hijacker = randomUUID()
+    await expect(s.request({ ...s.intent, metadata: { source: 'skill:hijacker' } }, hijacker)).rejects.toMatchObject({ reason: 'intent_conflict' })
+    expect(s.service.withdrawOwn(hijacker)).toBe(false)
+    // A request created by one run's call, then attached to by another call.
+    const mine = makeIntent({ action: actions.native('2000'), nowMs: s.clock() })
+    const creator = randomUUID()
+    const created = await s.pendingTicket(mine, creator)
+    const second = randomUUID()
+    await s.pendingTicket(mine, second)
+    expect(s.service.withdrawOwn(second)).toBe(false)
+    expect(s.pending.list().map((p) => p.requestId)).toEqual([agents.requestId, created.requestId])
+    expect(s.service.withdrawOwn(creator)).toBe(true)
+    expect(s.pending.list().map((p) => p.requestId)).toEqual([agents.requestId])
+    await new Promise((r) => setTimeout(r, 20))
+    expect(s.events().filter((e) => e === 'approval_withdrawn')).toHaveLength(1)
   })
 
   it('an ask that arrives while the token is being minted attaches to that request, not a new one', async () => {

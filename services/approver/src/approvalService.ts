@@ -57,8 +57,12 @@ export interface ApprovalService {
   /** Requests that ended since `cursor` (the gateway's short poll). */
   updates(cursor: string | null): ApprovalUpdates
   decide(requestId: string, approved: boolean, via: DecisionSource, operator?: string): Promise<DecideResult>
-  /** Takes a request off every channel (a skill run that was stopped); false when none is pending. */
-  withdrawByIntent(intentId: string): boolean
+  /**
+   * Takes the request a stopped skill run's call created off every channel
+   * (requestApproval `owner`); false when it has none pending. A request the
+   * call only attached to, anyone else's, is never touched.
+   */
+  withdrawOwn(owner: string): boolean
   /** Ends expired requests (audit approval_expired) and forgets old decisions. Never rejects: an event it cannot record waits for the next sweep (onBackgroundError says so). */
   sweep(): Promise<void>
   addChannel(channel: ApprovalChannel): void
@@ -365,7 +369,7 @@ export function createApprovalService(deps: {
         )
       }
       const summary = summarise(params, deps.routers)
-      const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null)
+      const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null, params.owner ?? null)
       const requested: AuditAppend = {
         intentId: intent.id,
         event: 'approval_requested',
@@ -400,10 +404,10 @@ export function createApprovalService(deps: {
       return { decided: true, requestId, approved, ...(operator === undefined ? {} : { operator }) }
     },
 
-    withdrawByIntent(intentId) {
-      const e = pending.byIntent(intentId)
+    withdrawOwn(owner) {
+      const e = pending.byOwner(owner)
       if (!e || !pending.take(e.requestId)) return false
-      void recordUnawaited([{ intentId, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } }])
+      void recordUnawaited([{ intentId: e.intent.id, event: 'approval_withdrawn', data: { requestId: e.requestId, reason: 'run_stopped' } }])
       end(e, withdrawn(e), 'withdrawn')
       return true
     },

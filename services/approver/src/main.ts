@@ -32,6 +32,7 @@ import {
   type VerifyOperatorTokenParams,
   type VerifyOperatorTokenResult,
   type RequestApprovalParams,
+  type WithdrawApprovalParams,
 } from '@countersign/shared'
 import { ApprovalRefusal, createApprovalService } from './approvalService.js'
 import { autoChannel } from './channels/autoChannel.js'
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
 
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
-  const validWithdraw = ajv.compile<{ intentId: string }>(withdrawApprovalParamsSchema)
+  const validWithdraw = ajv.compile<WithdrawApprovalParams>(withdrawApprovalParamsSchema)
   const validVerify = ajv.compile<VerifyOperatorTokenParams>(verifyOperatorTokenParamsSchema)
   const validUpdates = ajv.compile<ApprovalUpdatesParams>(approvalUpdatesParamsSchema)
   const rpc = createRpcServer({
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
       },
       [approverMethods.withdrawApproval]: (params) => {
         if (!validWithdraw(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validWithdraw.errors, 'params'))
-        return { withdrawn: service.withdrawByIntent(params.intentId) }
+        return { withdrawn: service.withdrawOwn(params.owner) }
       },
       // Operator authority for the gateway's own operator routes (skill
       // registration and revocation): the token never leaves this process.

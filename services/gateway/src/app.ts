@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify'
 import {
-  approverMethods,
   createAjv,
   gasCostPolicyProblem,
   noPreflight,
@@ -20,7 +18,7 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
-import { approveRequestRoutes, SKILL_RUN_HEADER, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
+import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
 import { createApprovalWaiters } from './approvals/approvalWaiters.js'
 import { checkedApprover } from './approvals/checkedApprover.js'
@@ -32,6 +30,7 @@ import { historyRoutes } from './routes/history.js'
 import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
 import { skillRoutes } from './routes/skills.js'
 import type { SkillRegistry } from './skills/registry.js'
+import { createSkillCalls } from './skills/skillCalls.js'
 import { approverOperatorAuthority, type OperatorAuthority } from './operatorAuthority.js'
 import type { FileReport, ScanFile } from './skills/scan/pool.js'
 import type { SandboxStatus } from './skills/sandbox/probe.js'
@@ -202,8 +201,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     assessRisk,
     policy: deps.policy,
   })
-  // Known only to this process: marks approve-requests made by the skill sandbox runner (app.inject below).
-  const skillRunSecret = randomBytes(32).toString('hex')
+  // Known only to this process: the approve-requests the skill sandbox runner makes (app.inject below).
+  const skillCalls = createSkillCalls()
   // Tickets and update pages are checked for shape before anything reads them: the approver is another process.
   const approver = checkedApprover(deps.approver)
   const waiters = createApprovalWaiters({ approver, clock, log: (msg, err) => app.log.warn({ err }, msg) })
@@ -215,7 +214,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     approver,
     waiters,
     tokenFacts,
-    skillRunSecret,
+    skillCalls,
     preflight: deps.preflight ?? approvalPreflight,
   })
   await app.register(approverProxyRoutes, { approverSocket: deps.approverHttpSocket })
@@ -235,16 +234,16 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     clock,
     runDir: deps.skills.runDir,
     // A skill's intent takes the same road as any agent's: approve-request.
-    // If the skill is killed while its request waits, the request is withdrawn.
+    // The call's headers tell the route that the sandbox runner stamped
+    // metadata.source (the only way a card says "skill"), and when the run
+    // stops: the route then withdraws the request this call created, if any.
     submitIntent: async (intent, signal) => {
-      const withdraw = () => void deps.approver.call(approverMethods.withdrawApproval, { intentId: intent.id }).catch(() => undefined)
-      signal.addEventListener('abort', withdraw, { once: true })
+      const call = skillCalls.begin(signal)
       try {
-        // The secret header tells approve-request that the sandbox runner stamped metadata.source: the only way a card says "skill".
-        const res = await app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent, headers: { [SKILL_RUN_HEADER]: skillRunSecret } })
+        const res = await app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent, headers: call.headers })
         return { status: res.statusCode, body: res.json() as unknown }
       } finally {
-        signal.removeEventListener('abort', withdraw)
+        call.end()
       }
     },
   })

@@ -77,6 +77,13 @@ export interface RequestApprovalParams {
   /** Set only by the gateway's skill sandbox runner: the skill that submitted the intent. */
   skill?: string
   /**
+   * Set only by the gateway's skill sandbox runner: a fresh id for this one
+   * submitIntent call. A request this call creates is the call's own, and
+   * withdrawApproval with this id withdraws it and nothing else; a call that
+   * attaches to a request made by someone else owns nothing.
+   */
+  owner?: string
+  /**
    * The distinct named operators the gateway's policy asks for
    * (requireQuorumAbove). The approver reads the policy itself and requires
    * the larger of the two, so a policy file missing on one side never lowers it.
@@ -203,6 +210,7 @@ export const requestApprovalParamsSchema = {
       },
     },
     skill: { type: 'string', minLength: 1, maxLength: 128 },
+    owner: uuidSchema,
     quorum: { type: 'integer', minimum: 2, maximum: 100 },
   },
 } as const
@@ -214,11 +222,20 @@ export const approvalUpdatesParamsSchema = {
   properties: { cursor: { anyOf: [{ type: 'string', maxLength: 128 }, { type: 'null' }] } },
 } as const
 
+/**
+ * A stopped skill run withdraws the request its call created (requestApproval
+ * `owner`), never one found by intent id: intent ids are public and a skill
+ * chooses its own.
+ */
+export interface WithdrawApprovalParams {
+  owner: string
+}
+
 export const withdrawApprovalParamsSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['intentId'],
-  properties: { intentId: uuidSchema },
+  required: ['owner'],
+  properties: { owner: uuidSchema },
 } as const
 
 const text = { type: 'string' } as const

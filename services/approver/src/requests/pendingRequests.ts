@@ -13,6 +13,8 @@ export interface PendingRequest {
   expiresAt: number
   /** Above requireQuorumAbove: the named operators' approvals so far; null when one approval decides. */
   quorum: QuorumVotes | null
+  /** The skill runner's call that created it (requestApproval `owner`): the only one that may withdraw it. Null for everyone else's. */
+  owner: string | null
 }
 
 export interface PendingLimits {
@@ -50,9 +52,9 @@ export class PendingRequests {
     return null
   }
 
-  add(intent: TxIntent, intentHash: string, summary: ApprovalSummary, quorum: QuorumVotes | null = null): PendingRequest {
+  add(intent: TxIntent, intentHash: string, summary: ApprovalSummary, quorum: QuorumVotes | null = null, owner: string | null = null): PendingRequest {
     const now = this.clock()
-    const entry: PendingRequest = { requestId: randomUUID(), intent, intentHash, summary, createdAt: now, expiresAt: now + this.limits.ttlMs, quorum }
+    const entry: PendingRequest = { requestId: randomUUID(), intent, intentHash, summary, createdAt: now, expiresAt: now + this.limits.ttlMs, quorum, owner }
     this.entries.set(entry.requestId, entry)
     this.byIntentId.set(intent.id, entry.requestId)
     return entry
@@ -72,6 +74,11 @@ export class PendingRequests {
   byIntent(intentId: string): PendingRequest | undefined {
     const id = this.byIntentId.get(intentId)
     return id === undefined ? undefined : this.get(id)
+  }
+
+  /** The live entry a skill run's call created (at most one: an owner id is fresh for each call). */
+  byOwner(owner: string): PendingRequest | undefined {
+    return this.list().find((e) => e.owner === owner)
   }
 
   /** Removes a live entry (for a decision, or a withdrawal); undefined when unknown, expired or already gone. */

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto'
 import {
   APPROVAL_REFUSED,
   POLICY_VERSION,
@@ -17,6 +16,7 @@ import {
   type BuiltTx,
   type PreflightFindings,
   type TxIntent,
+  type WithdrawApprovalParams,
 } from '@countersign/shared'
 import { riskFactorSchema } from '@countersign/shared/http/approvalsContract'
 import { policyDeniedBody, policyDeniedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
@@ -29,6 +29,7 @@ import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
+import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -100,18 +101,24 @@ export interface ApproveRequestOptions {
   waiters: ApprovalWaiters
   preflight: RunPreflight
   tokenFacts: TokenFactsReader
-  /** Sent by the skill sandbox runner (and nobody else) in SKILL_RUN_HEADER. */
-  skillRunSecret: string
+  /** The skill sandbox runner's calls in progress (its approve-requests carry their headers, nobody else's do). */
+  skillCalls: SkillCalls
 }
 
-/** Header the gateway's own skill runner sets on its approve-requests (app.inject); a client cannot know its value. */
-export const SKILL_RUN_HEADER = 'x-countersign-skill-run'
-
-/** The skill that submitted the intent, when the request came from the sandbox runner (which stamps metadata.source "skill:<name>"). */
-function skillOf(header: unknown, secret: string, intent: TxIntent): string | null {
-  if (typeof header !== 'string' || header.length !== secret.length || !timingSafeEqual(Buffer.from(header), Buffer.from(secret))) return null
+/** The skill that submitted the intent, when the request is a runner's call (the runner stamps metadata.source "skill:<name>"). */
+function skillOf(call: SkillCall | null, intent: TxIntent): string | null {
   const source = intent.metadata?.source
-  return source?.startsWith('skill:') ? source.slice('skill:'.length) : null
+  return call && source?.startsWith('skill:') ? source.slice('skill:'.length) : null
+}
+
+/** Runs `then` once the signal aborts, at once if it already has; returns what stops listening. */
+function onceAborted(signal: AbortSignal, then: () => void): () => void {
+  if (signal.aborted) {
+    then()
+    return () => undefined
+  }
+  signal.addEventListener('abort', then, { once: true })
+  return () => signal.removeEventListener('abort', then)
 }
 
 const approverUnavailable = () => new HttpError(503, simpleErrorBody('approver_unavailable', 'the approver is not reachable; nothing was approved, retry later'))
@@ -133,6 +140,8 @@ function refusal(err: unknown): HttpError | null {
 
 export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (app, opts) => {
   const { audit, policyGate, approver } = opts
+  // Best effort: a withdrawal that does not arrive leaves the request to expire like any unanswered one.
+  const withdrawOwn = (owner: string) => approver.call(approverMethods.withdrawApproval, { owner } satisfies WithdrawApprovalParams).catch(() => undefined)
 
   app.post('/v1/tx/approve-request', { schema: approveRequestRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
@@ -194,7 +203,8 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     try {
       // The approver has no RPC: the gateway hands on the tokens' own symbol and decimals, and who really submitted it.
       const facts = await opts.tokenFacts.read(intent)
-      const skill = skillOf(req.headers[SKILL_RUN_HEADER], opts.skillRunSecret, intent)
+      const call = opts.skillCalls.of(req.headers)
+      const skill = skillOf(call, intent)
       // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
       const quorum = policyGate.quorumFor(intent)
       // Within the bounds the approver's schema sets: much of this comes from contracts the client chose.
@@ -206,6 +216,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
         ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
         ...(facts ? { tokenFacts: facts } : {}),
         ...(skill ? { skill } : {}),
+        ...(call ? { owner: call.owner } : {}),
       })
       const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
       let outcome: ApprovalOutcome | null
@@ -221,10 +232,14 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
             if (!reply.raw.writableEnded) gone.abort()
           }
           reply.raw.on('close', onClose)
+          // A skill run that stopped (even before this ticket came) withdraws the request its call created; the approver
+          // leaves any other alone, such as one this call only attached to. The withdrawn outcome then ends this wait.
+          const forget = call ? onceAborted(call.stopped, () => void withdrawOwn(call.owner)) : () => undefined
           try {
             outcome = await opts.waiters.wait(ticket, ask, gone.signal)
           } finally {
             reply.raw.off('close', onClose)
+            forget()
           }
           if (gone.signal.aborted) return reply
         }
