@@ -3,7 +3,8 @@
 // now failing with its stated error. The registration attack without a
 // credential is in skillAuthority.system.test.ts; what the sandbox can see is
 // in sandbox.system.test.ts.
-import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -36,6 +37,21 @@ async function manifest(name: string, files: Array<{ path: string; sha256: strin
 }
 
 const BENIGN = 'export function run(input) {\n  return { echo: input }\n}\n'
+
+/** The most memory a process has held since it started (VmHWM), in KiB. */
+function peakResidentKb(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+}
+
+/** index.js holding `bytes`, and 255 hard links to it, each declared with its (correct) SHA-256: 256 files, the most a manifest may list. */
+function hardLinkedFiles(dir: string, bytes: Buffer): Array<{ path: string; sha256: string }> {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(path.join(dir, 'index.js'), bytes)
+  const names = ['index.js', ...Array.from({ length: 255 }, (_, i) => `f${i + 1}.js`)]
+  for (const name of names.slice(1)) linkSync(path.join(dir, 'index.js'), path.join(dir, name))
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  return names.map((p) => ({ path: p, sha256 }))
+}
 
 describe('skill attacks against the running stack', () => {
   let stack: Stack
@@ -113,6 +129,26 @@ describe('skill attacks against the running stack', () => {
     const after = await run('helped', 7)
     expect(after.status).toBe(409)
     expect(after.body).toMatchObject({ error: 'skill_files_changed', hashMismatches: [expect.objectContaining({ file: 'lib/helper.js' })] })
+  })
+
+  it('one registration cannot exhaust the gateway’s memory: 256 declared hard links to one file are refused before they are read (review S3)', async () => {
+    // The attack crashed the gateway (heap OOM) with 8 MiB of 0xFF bytes behind each of the 256 names; 1 MiB is over the limit just as well.
+    const pid = stack.gateway.pid
+    const peakBefore = peakResidentKb(pid)
+    const started = performance.now()
+    const over = await register(await manifest('hoarder', hardLinkedFiles(path.join(skillsDir, 'hoarder'), Buffer.alloc(1024 * 1024, 0xff))))
+    expect(over.status).toBe(400)
+    expect(over.body).toMatchObject({ registered: false, name: 'hoarder', manifestHash: '', error: 'skill_too_large', path: 'index.js' })
+    expect(over.body.message).toBe("index.js is 1048576 bytes; a skill file may have at most 524288 (the static analysis's limit). It was not read")
+    // Files within that limit, 256 times over: refused where the files read reach the per-skill budget (8 MiB).
+    const within = await register(await manifest('stacker', hardLinkedFiles(path.join(skillsDir, 'stacker'), Buffer.from(`/*${'x'.repeat(512 * 1024 - 4)}*/`))))
+    expect(within.status).toBe(400)
+    expect(within.body).toMatchObject({ error: 'skill_too_large', path: 'f16.js', message: expect.stringContaining('over 8388608 bytes in all') })
+    expect(performance.now() - started).toBeLessThan(5000)
+    // Read whole, the first alone held 256 MiB (and decoded, twice that): at most the budget was read here.
+    expect(peakResidentKb(pid) - peakBefore).toBeLessThan(64 * 1024)
+    expect((await stack.get('/v1/health')).status).toBe(200)
+    expect(stack.gateway.child.exitCode).toBeNull()
   })
 
   it('twelve concurrent runs: two run, ten get 429 too_many_runs; a third while two run gets 429, and runs once they finish', async () => {

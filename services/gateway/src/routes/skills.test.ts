@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +7,7 @@ import type { AuditLog } from '@countersign/shared'
 import { makeTestGateway } from '../app.testkit.js'
 import { manifestHash, type SkillManifest, type UnsignedManifest } from '../skills/manifest.js'
 import { createScanPool } from '../skills/scan/pool.js'
+import { MAX_SKILL_BYTES, MAX_SKILL_FILE_BYTES } from '../skills/skillFiles.js'
 
 const publisher = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
 const stranger = privateKeyToAccount('0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6')
@@ -196,6 +197,49 @@ describe('skill registration', () => {
       ]),
     )
     expect(body.message).toMatch(/not read/)
+  })
+
+  it('4. sizes: a file over the scan’s limit, or hard links declared until the files go over the per-skill budget, are skill_too_large naming the file and the limit; audited; nothing registered', async () => {
+    await setup()
+    const big = '/'.repeat(MAX_SKILL_FILE_BYTES + 1)
+    writeSkill('bulky', { 'index.js': GOOD, 'data.js': big })
+    const bulky = await register(await sign(manifest('bulky', { 'index.js': GOOD, 'data.js': big })))
+    expect(bulky.statusCode).toBe(400)
+    expect(bulky.json()).toEqual({
+      registered: false,
+      name: 'bulky',
+      manifestHash: '',
+      error: 'skill_too_large',
+      path: 'data.js',
+      message: `data.js is ${MAX_SKILL_FILE_BYTES + 1} bytes; a skill file may have at most ${MAX_SKILL_FILE_BYTES} (the static analysis's limit). It was not read`,
+    })
+    expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'bulky', reason: 'skill_too_large' } })
+
+    const full = `/*${'x'.repeat(MAX_SKILL_FILE_BYTES - 4)}*/`
+    const root = writeSkill('linked', { 'index.js': full })
+    const files: Record<string, string> = { 'index.js': full }
+    for (let i = 1; i < 64; i++) {
+      linkSync(path.join(root, 'index.js'), path.join(root, `f${i}.js`))
+      files[`f${i}.js`] = full
+    }
+    const linked = await register(await sign(manifest('linked', files)))
+    expect(linked.statusCode).toBe(400)
+    expect(linked.json()).toMatchObject({ error: 'skill_too_large', path: 'f16.js', message: expect.stringContaining(`over ${MAX_SKILL_BYTES} bytes in all`) })
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills' })).json()).toEqual([])
+  })
+
+  it('run: a file grown past the size limit since registration is skill_files_changed, unread', async () => {
+    await setup()
+    const root = writeSkill('grower', { 'index.js': GOOD })
+    expect((await register(await sign(manifest('grower', { 'index.js': GOOD })))).statusCode).toBe(200)
+    writeFileSync(path.join(root, 'index.js'), '/'.repeat(MAX_SKILL_FILE_BYTES + 1))
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/skills/grower/run', payload: { input: null } })
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({
+      error: 'skill_files_changed',
+      message: `the files of grower no longer match its manifest; register it again. index.js is ${MAX_SKILL_FILE_BYTES + 1} bytes; a skill file may have at most ${MAX_SKILL_FILE_BYTES} (the static analysis's limit). It was not read`,
+      hashMismatches: [{ file: 'index.js', expected: sha(GOOD), actual: null }],
+    })
   })
 
   it('4. a symlink at the root or anywhere inside the skill folder refuses it, naming the path', async () => {

@@ -13,7 +13,7 @@ import type { SandboxStatus } from '../skills/sandbox/probe.js'
 import { createRunRoot } from '../skills/sandbox/runRoot.js'
 import { resultOf, runSandboxed } from '../skills/sandbox/runSkill.js'
 import type { FileReport, ScanFile } from '../skills/scan/pool.js'
-import { checkSkillFiles, entryOf, inspectSkillFolder, isRefusal } from '../skills/skillFiles.js'
+import { checkSkillFiles, entryOf, inspectSkillFolder, isRefusal, type FileCheck } from '../skills/skillFiles.js'
 
 export interface SkillRouteOptions {
   audit: AuditLog
@@ -78,7 +78,7 @@ export const registerSkillRouteSchema = {
   response: {
     200: described('Registered', closed({ registered: { const: true }, name: str, manifestHash: str })),
     400: described(
-      'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
+      'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), skill_too_large (path: the declared file over the per-file limit, or the one that takes all files over the per-skill limit; message names the limit; it is not read), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
       skillErrorSchema,
     ),
     401: described('operator_auth_required: no valid operator token and the publisher is not in SERVICE_SKILL_PUBLISHERS', skillErrorSchema),
@@ -150,6 +150,16 @@ function claimedName(body: unknown): string {
   return typeof name === 'string' ? name.slice(0, 128) : ''
 }
 
+/** 409 skill_files_changed. Registered files were within the size limits, so one over them now has changed too (not read, actual null). */
+function filesChangedBody(name: string, declared: ReadonlyArray<{ path: string; sha256: string }>, files: FileCheck) {
+  const grown = declared.filter((f) => f.path === files.tooLarge?.path).map((f) => ({ file: f.path, expected: f.sha256, actual: null }))
+  return {
+    error: 'skill_files_changed',
+    message: `the files of ${name} no longer match its manifest; register it again${files.tooLarge ? `. ${files.tooLarge.message}` : ''}`,
+    hashMismatches: [...files.mismatches, ...grown],
+  }
+}
+
 export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => {
   const validate = createAjv({ allErrors: true }).compile<SkillManifest>(skillManifestSchema)
   const { audit, registry } = opts
@@ -198,13 +208,15 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
     const folder = await inspectSkillFolder(opts.skillsDir, manifest.name)
     if (isRefusal(folder)) return fail(400, folder.error, { path: folder.path, message: folder.message })
     const files = await checkSkillFiles(folder, manifest.files)
+    if (files.tooLarge) return fail(400, 'skill_too_large', { path: files.tooLarge.path, message: files.tooLarge.message })
     if (files.refused.length > 0 || files.mismatches.length > 0) {
       return fail(400, 'file_hash_mismatch', {
         hashMismatches: [...files.refused.map((file) => ({ file, expected: manifest.files.find((f) => f.path === file)!.sha256, actual: null })), ...files.mismatches],
         ...(files.refused.length ? { message: `not read (absolute, '..' or not a plain relative path): ${files.refused.join(', ')}` } : {}),
       })
     }
-    // 5. static analysis of every declared file, then everything the entry can load must be declared
+    // 5. static analysis of every declared file, then everything the entry can load must be declared.
+    // Every verified file is within the scan's size limit, and all of them within MAX_SKILL_BYTES: decoding them is bounded.
     const sources = files.verified.map((f) => ({ path: f.path, source: f.bytes.toString('utf8') }))
     const reports = await opts.analyse(sources)
     const findings = reports.flatMap((r) => r.findings)
@@ -280,9 +292,9 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
       return { status: 400, body: { error: folder.error, path: folder.path, message: folder.message } }
     }
     const files = await checkSkillFiles(folder, skill.manifest.files)
-    if (files.refused.length > 0 || files.mismatches.length > 0) {
+    if (files.tooLarge || files.refused.length > 0 || files.mismatches.length > 0) {
       await failed('crash', 'skill files changed since registration')
-      return { status: 409, body: { error: 'skill_files_changed', message: `the files of ${name} no longer match its manifest; register it again`, hashMismatches: files.mismatches } }
+      return { status: 409, body: filesChangedBody(name, skill.manifest.files, files) }
     }
     const entry = entryOf(skill.manifest.files)
     if (!entry) return { status: 409, body: { error: 'skill_has_no_entry', message: `${name} declares no files` } }

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createRunRoot } from './sandbox/runRoot.js'
-import { checkSkillFiles, entryOf, inspectSkillFolder, isPlainRelativePath, isRefusal, type SkillFolder } from './skillFiles.js'
+import { checkSkillFiles, entryOf, inspectSkillFolder, isPlainRelativePath, isRefusal, MAX_SKILL_BYTES, MAX_SKILL_FILE_BYTES, type SkillFolder } from './skillFiles.js'
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex')
 
@@ -79,6 +79,48 @@ describe('checkSkillFiles', () => {
     const r = await checkSkillFiles(f, [{ path: 'index.js', sha256: sha('top secret') }])
     expect(r.verified).toEqual([])
     expect(r.mismatches).toEqual([{ file: 'index.js', expected: sha('top secret'), actual: null }])
+  })
+
+  it('a file one byte over the static analysis’s limit stops the check before it is read, naming the file and the limit', async () => {
+    const big = '/'.repeat(MAX_SKILL_FILE_BYTES + 1)
+    const dir = skillsDir({ 's/index.js': 'one', 's/big.js': big, 's/after.js': 'two' })
+    const r = await checkSkillFiles(await folder(dir, 's'), [
+      { path: 'index.js', sha256: sha('one') },
+      { path: 'big.js', sha256: sha(big) },
+      { path: 'after.js', sha256: sha('two') },
+    ])
+    expect(r.tooLarge).toEqual({ path: 'big.js', message: `big.js is ${MAX_SKILL_FILE_BYTES + 1} bytes; a skill file may have at most ${MAX_SKILL_FILE_BYTES} (the static analysis's limit). It was not read` })
+    expect(MAX_SKILL_FILE_BYTES).toBe(512 * 1024)
+    // Nothing after it is read either.
+    expect(r.verified.map((v) => v.path)).toEqual(['index.js'])
+  })
+
+  it('a sparse file of 1 TiB is refused at once: its size comes from fstat, no byte of it is read', async () => {
+    const dir = skillsDir({ 's/index.js': '' })
+    truncateSync(path.join(dir, 's', 'index.js'), 2 ** 40)
+    const started = performance.now()
+    const r = await checkSkillFiles(await folder(dir, 's'), [{ path: 'index.js', sha256: sha('') }])
+    expect(r.tooLarge?.message).toMatch(/^index\.js is 1099511627776 bytes; a skill file may have at most 524288/)
+    expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  it('hard links to one file at the limit, declared many times, are read only up to the per-skill budget (the OOM of review S3)', async () => {
+    const full = '/'.repeat(MAX_SKILL_FILE_BYTES)
+    const dir = skillsDir({ 's/index.js': full })
+    const declared = [{ path: 'index.js', sha256: sha(full) }]
+    for (let i = 1; i < 256; i++) {
+      linkSync(path.join(dir, 's', 'index.js'), path.join(dir, 's', `f${i}.js`))
+      declared.push({ path: `f${i}.js`, sha256: sha(full) })
+    }
+    const r = await checkSkillFiles(await folder(dir, 's'), declared)
+    // 16 files fill the 8 MiB budget exactly; the 17th would go over it.
+    const fit = MAX_SKILL_BYTES / MAX_SKILL_FILE_BYTES
+    expect(fit).toBe(16)
+    expect(r.verified).toHaveLength(fit)
+    expect(r.tooLarge).toEqual({
+      path: `f${fit}.js`,
+      message: `f${fit}.js (${MAX_SKILL_FILE_BYTES} bytes) takes the declared files over ${MAX_SKILL_BYTES} bytes in all, the most one skill may have (${MAX_SKILL_BYTES} bytes before it). It was not read`,
+    })
   })
 
   it('a directory replaced by a link after the walk is not read through either', async () => {

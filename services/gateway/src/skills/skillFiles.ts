@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
+import type { FileHandle } from 'node:fs/promises'
 import type { TreeEntry } from './resolveImports.js'
+import { DEFAULT_LIMITS } from './scan/rules.js'
 
 export interface HashMismatch {
   file: string
@@ -40,9 +42,24 @@ export interface SkillFolder {
   tree: Map<string, TreeEntry>
 }
 
+/** A declared file the size limits refuse, named with the limit it is over. Nothing more is read once one is found. */
+export interface SizeRefusal {
+  /** The declared path. */
+  path: string
+  message: string
+}
+
 /** More entries than any skill needs; a bound on the walk. */
 export const MAX_FOLDER_ENTRIES = 10_000
-const MAX_FILE_BYTES = 8 * 1024 * 1024
+/** The static analysis's own limit: a larger file would be refused at step 5 anyway, so it is refused before it is read. */
+export const MAX_SKILL_FILE_BYTES = DEFAULT_LIMITS.maxBytes
+/**
+ * All declared files of one skill together: what one registration or run
+ * reads into memory (and registration decodes and scans). Without it, 256
+ * declared files, hard links to one file at the per-file limit, cost 256
+ * times that.
+ */
+export const MAX_SKILL_BYTES = 8 * 1024 * 1024
 
 /**
  * Lists the skill folder with lstat only. A symlink at the root or anywhere
@@ -97,52 +114,101 @@ export function isPlainRelativePath(declared: string): boolean {
   return !parts.includes('..') && !parts.includes('.') && !parts.includes('')
 }
 
+/** One declared file: its bytes, its size when that is over the limit (nothing read), or nothing usable (missing, not a file, changed). */
+type FileRead = { kind: 'read'; bytes: Buffer } | { kind: 'too_large'; size: number } | { kind: 'unreadable' }
+
+const UNREADABLE: FileRead = { kind: 'unreadable' }
+
 /**
  * Reads one file without following links: O_NOFOLLOW for the last
  * component, and the kernel's name for what was opened (/proc/self/fd) must
  * be the path asked for, so a directory swapped for a link after the walk
- * does not lead out of the folder either.
+ * does not lead out of the folder either. The size comes from the opened
+ * file itself (fstat) before a byte is read, and no more than that size is
+ * read: a file that grows meanwhile is not what was measured.
  */
-async function readNoFollow(file: string): Promise<Buffer | null> {
+async function readNoFollow(file: string, maxBytes: number): Promise<FileRead> {
   let handle
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
     const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => file)
-    if (opened !== file) return null
+    if (opened !== file) return UNREADABLE
     const st = await handle.stat()
-    if (!st.isFile() || st.size > MAX_FILE_BYTES) return null
-    return await handle.readFile()
+    if (!st.isFile()) return UNREADABLE
+    if (st.size > maxBytes) return { kind: 'too_large', size: st.size }
+    const bytes = await readExactly(handle, st.size)
+    return bytes ? { kind: 'read', bytes } : UNREADABLE
   } catch {
-    return null
+    return UNREADABLE
   } finally {
     await handle?.close()
   }
+}
+
+/** The file's `size` bytes, or null when it turns out shorter or longer than that. */
+async function readExactly(handle: FileHandle, size: number): Promise<Buffer | null> {
+  // One byte more than expected: finding it means the file grew after fstat.
+  const buffer = Buffer.alloc(size + 1)
+  let filled = 0
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled)
+    if (bytesRead === 0) break
+    filled += bytesRead
+    if (filled > size) return null
+  }
+  return filled === size ? buffer.subarray(0, size) : null
+}
+
+/** Why a file of `size` bytes is not read when `left` bytes of the skill's budget remain. */
+function sizeRefusal(file: string, size: number, left: number): SizeRefusal {
+  if (size > MAX_SKILL_FILE_BYTES) {
+    return { path: file, message: `${file} is ${size} bytes; a skill file may have at most ${MAX_SKILL_FILE_BYTES} (the static analysis's limit). It was not read` }
+  }
+  return {
+    path: file,
+    message: `${file} (${size} bytes) takes the declared files over ${MAX_SKILL_BYTES} bytes in all, the most one skill may have (${MAX_SKILL_BYTES - left} bytes before it). It was not read`,
+  }
+}
+
+export interface FileCheck {
+  mismatches: HashMismatch[]
+  refused: string[]
+  verified: VerifiedFile[]
+  /** Set when a file is over a size limit: the check stopped there, and the other lists are incomplete. */
+  tooLarge: SizeRefusal | null
 }
 
 /**
  * Step 4: each declared file's SHA-256 against the bytes on disk. `refused`:
  * paths not read at all (absolute, `..`, ...); `mismatches`: missing or
  * different files; `verified`: the bytes that matched, in manifest order.
+ * A file over MAX_SKILL_FILE_BYTES, or one that would take the files read so
+ * far over MAX_SKILL_BYTES, stops the check before it is read (`tooLarge`):
+ * what one request can make the gateway hold is bounded by the budget, not by
+ * 256 times a file's size.
  */
-export async function checkSkillFiles(folder: SkillFolder, files: ReadonlyArray<{ path: string; sha256: string }>): Promise<{ mismatches: HashMismatch[]; refused: string[]; verified: VerifiedFile[] }> {
+export async function checkSkillFiles(folder: SkillFolder, files: ReadonlyArray<{ path: string; sha256: string }>): Promise<FileCheck> {
   const mismatches: HashMismatch[] = []
   const refused: string[] = []
   const verified: VerifiedFile[] = []
+  let left = MAX_SKILL_BYTES
   for (const f of files) {
     if (!isPlainRelativePath(f.path)) {
       refused.push(f.path)
       continue
     }
-    const bytes = folder.tree.get(f.path) === 'file' ? await readNoFollow(path.join(folder.root, f.path)) : null
-    if (bytes === null) {
+    const read = folder.tree.get(f.path) === 'file' ? await readNoFollow(path.join(folder.root, f.path), Math.min(MAX_SKILL_FILE_BYTES, left)) : UNREADABLE
+    if (read.kind === 'too_large') return { mismatches, refused, verified, tooLarge: sizeRefusal(f.path, read.size, left) }
+    if (read.kind === 'unreadable') {
       mismatches.push({ file: f.path, expected: f.sha256, actual: null })
       continue
     }
-    const actual = createHash('sha256').update(bytes).digest('hex')
+    left -= read.bytes.length
+    const actual = createHash('sha256').update(read.bytes).digest('hex')
     if (actual !== f.sha256) mismatches.push({ file: f.path, expected: f.sha256, actual })
-    else verified.push({ path: f.path, bytes })
+    else verified.push({ path: f.path, bytes: read.bytes })
   }
-  return { mismatches, refused, verified }
+  return { mismatches, refused, verified, tooLarge: null }
 }
 
 /** The manifest's entry: index.js when declared, else the first file. */
