@@ -94,6 +94,77 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
     expect(resultOf((await run('spawn', src, { allowSpawn: true })).output)).toBe('spawned')
   })
 
+  it('its /tmp holds no more than its memory budget: writes beyond it fail with ENOSPC, from Node or from a child process (review S2)', async () => {
+    // Before: /tmp was an unbounded tmpfs, and tmpfs pages are not resident memory: 1.5 GB went in with memoryMb 16.
+    const writer = `const fs = await import('node:' + 'fs')
+       export function run() {
+         const chunk = Buffer.alloc(1024 * 1024, 1)
+         let written = 0
+         try { for (let i = 0; i < 64; i++) { fs.appendFileSync('/tmp/fill', chunk); written += chunk.length } } catch (e) { return { written, code: e.code } }
+         return { written }
+       }`
+    const fromNode = await run('tmpfill', writer, { memoryMb: 16, filesystem: true })
+    expect(fromNode.error, fromNode.stderr).toBeUndefined()
+    const filled = resultOf(fromNode.output) as { written: number; code?: string }
+    expect(filled.code).toBe('ENOSPC')
+    expect(filled.written).toBeLessThanOrEqual(16 * 1024 * 1024)
+    expect(filled.written).toBeGreaterThan(8 * 1024 * 1024)
+
+    const shell = (script: string) => `const cp = await import('node:' + 'child_process')
+       export function run() {
+         const r = cp.spawnSync('/bin/sh', ['-c', ${JSON.stringify(script)}], { encoding: 'utf8' })
+         return { status: r.status, out: r.stdout.trim(), err: r.stderr.trim() }
+       }`
+    const child = await run('tmpfill-child', shell('head -c 64M /dev/zero > /tmp/fill; echo $?; wc -c < /tmp/fill'), { memoryMb: 16, filesystem: true, allowSpawn: true })
+    expect(child.error, child.stderr).toBeUndefined()
+    const seen = resultOf(child.output) as { out: string; err: string }
+    const [status, size] = seen.out.split('\n').map(Number)
+    expect(status).not.toBe(0)
+    expect(seen.err).toMatch(/No space left on device/)
+    expect(size).toBeLessThanOrEqual(16 * 1024 * 1024)
+  })
+
+  it('what /tmp holds counts with the resident memory: a run over its budget in both together is killed (memory)', async () => {
+    // 20 MiB held (about 64 MiB resident with the runtime) and 28 MiB in /tmp: each within memoryMb 32 and its
+    // 48 MiB allowance for the runtime (80 MiB), together over it.
+    const r = await run(
+      'tmphog',
+      `const fs = await import('node:' + 'fs')
+       export async function run() {
+         const held = Buffer.alloc(20 * 1024 * 1024, 1)
+         for (let i = 0; i < 28; i++) fs.appendFileSync('/tmp/fill', held.subarray(0, 1024 * 1024))
+         await new Promise((resolve) => setTimeout(resolve, 1500))
+         return held.length
+       }`,
+      { memoryMb: 32, filesystem: true },
+    )
+    expect(r.error).toBe('memory')
+  })
+
+  it('without the filesystem permission no path is writable, not even to a child process outside Node’s permission model: /, /tmp, /dev, /dev/shm', async () => {
+    const src = `const cp = await import('node:' + 'child_process')
+       export function run() {
+         const out = {}
+         for (const p of ['/probe', '/tmp/probe', '/dev/probe', '/dev/shm/probe', '/run/probe', '/skill/probe']) {
+           const r = cp.spawnSync('/bin/sh', ['-c', 'head -c 1M /dev/zero > ' + p], { encoding: 'utf8' })
+           out[p] = r.status === 0 ? 'written' : r.stderr.trim().replace(/^.*: /, '')
+         }
+         // Device nodes still work: writing to /dev/null is not storing anything.
+         out['/dev/null'] = cp.spawnSync('/bin/sh', ['-c', 'echo x > /dev/null']).status === 0 ? 'written' : 'refused'
+         return out
+       }`
+    const r = await run('nowrite', src, { allowSpawn: true })
+    expect(r.error, r.stderr).toBeUndefined()
+    const seen = resultOf(r.output) as Record<string, string>
+    for (const p of ['/probe', '/tmp/probe', '/dev/probe', '/dev/shm/probe', '/run/probe', '/skill/probe']) expect(seen[p], p).toMatch(/Read-only file system/)
+    expect(seen['/dev/null']).toBe('written')
+    // With the permission, /tmp alone is writable.
+    const granted = resultOf((await run('somewrite', src, { allowSpawn: true, filesystem: true })).output) as Record<string, string>
+    expect(granted['/tmp/probe']).toBe('written')
+    expect(granted['/probe']).toMatch(/Read-only file system/)
+    expect(granted['/dev/shm/probe']).toMatch(/Read-only file system/)
+  })
+
   it('is killed at its memory limit', async () => {
     const r = await run('hog', 'export function run() { const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random())) }', { memoryMb: 32 })
     expect(r.error).toBe('memory')

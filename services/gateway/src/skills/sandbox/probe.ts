@@ -6,7 +6,7 @@
 // but cannot create namespaces (user namespaces disabled, a systemd unit's
 // RestrictNamespaces=, a seccomp filter) fails here, not at the first run.
 import { spawn } from 'node:child_process'
-import { nodeBind, sandboxBaseArgs } from './runSkill.js'
+import { nodeBind, PROBE_TMP, sandboxArgs } from './runSkill.js'
 
 export type SandboxStatus = { available: true } | { available: false; message: string }
 
@@ -28,7 +28,7 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
   return new Promise((resolve) => {
     let child
     try {
-      child = spawn(bwrap, [...sandboxBaseArgs(), ...nodeBind(node), node, '-e', PROBE_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] })
+      child = spawn(bwrap, [...sandboxArgs(PROBE_TMP, nodeBind(node)), node, '-e', PROBE_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] })
     } catch (err) {
       resolve({ available: false, message: sandboxUnavailableMessage(`cannot start ${bwrap}: ${(err as Error).message}`) })
       return

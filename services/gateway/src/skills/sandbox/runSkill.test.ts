@@ -1,7 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bwrapArgs, nodeBind, permissionFlag } from './runSkill.js'
+import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, sandboxArgs } from './runSkill.js'
 
 const run = { skillRoot: '/srv/skills/s', entry: 'index.js', input: null, apiSocket: '/run/x.sock', limits: { memoryMb: 64, timeoutMs: 1000, allowSpawn: false, filesystem: false } }
 
@@ -31,5 +31,23 @@ describe('the sandbox on each supported Node', () => {
     const at = args.findIndex((a, i) => a === '--ro-bind' && args[i + 1] === process.execPath)
     if (nodeBind(process.execPath).length === 0) expect(at).toBe(-1)
     else expect(at).toBeGreaterThan(args.indexOf('--tmpfs'))
+  })
+
+  it('/tmp is a tmpfs of the memory budget, read-only without the filesystem permission; /dev and / are remounted read-only after every bind', () => {
+    const at = (args: string[], ...seq: string[]) => args.findIndex((_, i) => seq.every((a, j) => args[i + j] === a))
+    const closed = bwrapArgs(run)
+    expect(at(closed, '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp')).toBeGreaterThan(-1)
+    expect(at(closed, '--remount-ro', '/tmp')).toBeGreaterThan(-1)
+    const open = bwrapArgs({ ...run, limits: { ...run.limits, memoryMb: 16, filesystem: true } })
+    expect(at(open, '--size', String(16 * 1024 * 1024), '--tmpfs', '/tmp')).toBeGreaterThan(-1)
+    expect(at(open, '--remount-ro', '/tmp')).toBe(-1)
+    for (const args of [closed, open]) {
+      const lastBind = Math.max(...['--ro-bind', '--bind'].map((b) => args.lastIndexOf(b)))
+      expect(at(args, '--remount-ro', '/dev')).toBeGreaterThan(lastBind)
+      expect(at(args, '--remount-ro', '/')).toBeGreaterThan(lastBind)
+    }
+    // The probe mounts what a run does, so an old bubblewrap without --size fails at start, not at the first run.
+    expect(at(sandboxArgs(PROBE_TMP, []), '--size', String(1024 * 1024), '--tmpfs', '/tmp')).toBeGreaterThan(-1)
+    expect(at(sandboxArgs(PROBE_TMP, []), '--remount-ro', '/')).toBeGreaterThan(-1)
   })
 })

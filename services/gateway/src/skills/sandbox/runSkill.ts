@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statfsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -54,22 +54,44 @@ const SYSTEM_DIRS = ['/usr', '/lib', '/lib64', '/bin']
 
 /**
  * A Node outside the system directories (e.g. an LTS unpacked elsewhere) is
- * bound read-only at its own path; placed after sandboxBaseArgs' /tmp tmpfs,
+ * bound read-only at its own path; placed after sandboxArgs' /tmp tmpfs,
  * which would otherwise hide one that lives under /tmp.
  */
 export function nodeBind(node: string): string[] {
   return SYSTEM_DIRS.some((d) => node.startsWith(`${d}/`)) ? [] : ['--ro-bind', node, node]
 }
 
+/** The sandbox's /tmp: a tmpfs of at most `bytes`, writable only when `writable`. */
+export interface TmpMount {
+  bytes: number
+  writable: boolean
+}
+
+const MIB = 1024 * 1024
+
+/** The start-up probe writes nothing: a small read-only /tmp, mounted as a run's is. */
+export const PROBE_TMP: TmpMount = { bytes: MIB, writable: false }
+
+/**
+ * A run's /tmp holds at most its memory budget (memoryMb): tmpfs pages are
+ * memory that no process's resident size shows. Writable only with the
+ * filesystem permission: Node's permission model does not bind the child
+ * processes allowSpawn lets a skill start, the mount does.
+ */
+export function tmpMountFor(limits: SandboxLimits): TmpMount {
+  return { bytes: Math.max(MIB, Math.floor(limits.memoryMb * MIB)), writable: limits.filesystem }
+}
+
 /**
  * The sandbox, in two layers. bubblewrap: new user, PID, IPC, UTS, cgroup and
  * network namespaces (the network one has no route out), only /usr, /lib*,
- * the skill root (read-only) and the API socket visible, an empty tmpfs /tmp,
- * no data dir and no keys; killed with the gateway. Node's permission model
- * inside: reads only under /skill and the harness, writes nowhere (or only
- * /tmp when the manifest asks for filesystem), no child processes unless
- * allowSpawn, no worker threads, no native addons. Memory: V8's heap limit
- * plus the resident size watched from outside; time: killed at timeoutMs.
+ * the skill root (read-only) and the API socket visible, an empty tmpfs /tmp
+ * no larger than the memory budget, nothing else writable, no data dir and no
+ * keys; killed with the gateway. Node's permission model inside: reads only
+ * under /skill and the harness, writes nowhere (or only /tmp when the
+ * manifest asks for filesystem), no child processes unless allowSpawn, no
+ * worker threads, no native addons. Memory: V8's heap limit plus the
+ * resident size and /tmp watched from outside; time: killed at timeoutMs.
  */
 export function bwrapArgs(run: SandboxRun): string[] {
   const node = run.node ?? process.execPath
@@ -81,11 +103,12 @@ export function bwrapArgs(run: SandboxRun): string[] {
     ...(run.limits.allowSpawn ? ['--allow-child-process'] : []),
   ]
   return [
-    ...sandboxBaseArgs(),
-    ...nodeBind(node),
-    '--ro-bind', run.skillRoot, '/skill',
-    '--ro-bind', HARNESS, '/countersign/harness.mjs',
-    '--bind', run.apiSocket, '/run/countersign.sock',
+    ...sandboxArgs(tmpMountFor(run.limits), [
+      ...nodeBind(node),
+      '--ro-bind', run.skillRoot, '/skill',
+      '--ro-bind', HARNESS, '/countersign/harness.mjs',
+      '--bind', run.apiSocket, '/run/countersign.sock',
+    ]),
     '--chdir', '/skill',
     node,
     ...permission,
@@ -99,18 +122,27 @@ export function bwrapArgs(run: SandboxRun): string[] {
 
 /**
  * What every sandbox has, the start-up probe's included: the system's
- * read-only binaries and libraries, a minimal /dev and an empty /tmp, every
- * namespace new (no network), killed with the gateway, no environment. No
- * /proc: node does not need it, the skill has no business reading it, and a
- * fresh proc mount is what a hardened systemd unit (ProtectKernelTunables=,
- * ProcSubset=) forbids inside a user namespace.
+ * read-only binaries and libraries, a minimal /dev and an empty /tmp of
+ * `tmp.bytes`, then `binds`, every namespace new (no network), killed with
+ * the gateway, no environment. No /proc: node does not need it, the skill has
+ * no business reading it, and a fresh proc mount is what a hardened systemd
+ * unit (ProtectKernelTunables=, ProcSubset=) forbids inside a user namespace.
+ * Nothing is writable but a writable /tmp: bwrap's root and /dev are tmpfs
+ * mounts of their own, unbounded (/dev/shm is a directory of /dev's), so they
+ * are remounted read-only once everything is mounted on them (a mount point
+ * cannot be made afterwards); device nodes such as /dev/null still work.
+ * `--size` needs bubblewrap 0.5 or later: an older one fails the probe.
  */
-export function sandboxBaseArgs(): string[] {
+export function sandboxArgs(tmp: TmpMount, binds: string[]): string[] {
   return [
     ...SYSTEM_DIRS.flatMap((d) => ['--ro-bind-try', d, d]),
     '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
-    '--tmpfs', '/tmp',
+    '--size', String(tmp.bytes), '--tmpfs', '/tmp',
     '--dev', '/dev',
+    ...binds,
+    ...(tmp.writable ? [] : ['--remount-ro', '/tmp']),
+    '--remount-ro', '/dev',
+    '--remount-ro', '/',
     '--unshare-all',
     '--die-with-parent',
     '--new-session',
@@ -119,12 +151,35 @@ export function sandboxBaseArgs(): string[] {
   ]
 }
 
-function descendants(pid: number): number[] {
+function childrenOf(pid: number): number[] {
   try {
-    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    return [pid, ...kids.flatMap(descendants)]
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
   } catch {
-    return [pid]
+    return []
+  }
+}
+
+function descendants(pid: number): number[] {
+  return [pid, ...childrenOf(pid).flatMap(descendants)]
+}
+
+/**
+ * What the run's /tmp holds, in KiB, read (statfs) through the root of a
+ * process inside the sandbox. Only below bwrap's own two processes: the
+ * outer one stays in the gateway's mount namespace, and the inner one forks
+ * the command only once the sandbox's root is in place (before, its /tmp is
+ * the host's). A filesystem larger than the run's /tmp is not it either.
+ * 0 while there is no such process.
+ */
+function tmpUsedKb(bwrapPid: number, tmp: TmpMount): number {
+  const inside = childrenOf(bwrapPid).flatMap(childrenOf)[0]
+  if (inside === undefined) return 0
+  try {
+    const fs = statfsSync(`/proc/${inside}/root/tmp`)
+    if (fs.blocks * fs.bsize > tmp.bytes + fs.bsize) return 0
+    return ((fs.blocks - fs.bfree) * fs.bsize) / 1024
+  } catch {
+    return 0
   }
 }
 
@@ -159,9 +214,11 @@ export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
   }
   const timer = setTimeout(() => kill('timeout'), run.limits.timeoutMs)
   // The node runtime itself needs ~40 MB resident; the limit applies on top of it.
+  // What /tmp holds counts too (its own size limit stops a write that outruns this watch).
   const ceilingKb = (run.limits.memoryMb + 48) * 1024
+  const tmp = tmpMountFor(run.limits)
   const watch = setInterval(() => {
-    if (child.pid && residentKb(descendants(child.pid)) > ceilingKb) kill('memory')
+    if (child.pid && residentKb(descendants(child.pid)) + tmpUsedKb(child.pid, tmp) > ceilingKb) kill('memory')
   }, 25)
   return new Promise((resolve) => {
     child.once('error', (err) => {
