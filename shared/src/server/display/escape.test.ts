@@ -10,6 +10,11 @@ describe('escapeForDisplay', () => {
     expect(escapeForDisplay('zero\u200bwidth\ufeff')).toBe('zero\\u200bwidth\\ufeff')
     expect(escapeForDisplay('iso\u2066late\u2069')).toBe('iso\\u2066late\\u2069')
     expect(escapeForDisplay('c1\u009bx')).toBe('c1\\u009bx')
+    // Found by review: the grapheme joiner and tag characters (a whole hidden sentence) were left as they were.
+    expect(escapeForDisplay('a\u034fb')).toBe('a\\u034fb')
+    expect(escapeForDisplay('ok\u{e0041}\u{e0070}\u{e0070}')).toBe('ok\\u{e0041}\\u{e0070}\\u{e0070}')
+    expect(escapeForDisplay('x\u{1d173}\u{e0100}\u17b4')).toBe('x\\u{1d173}\\u{e0100}\\u17b4')
+    expect(hasHiddenCharacters('pay\u{e0020}')).toBe(true)
   })
 
   it('leaves ordinary text, accents, other scripts and emoji alone', () => {

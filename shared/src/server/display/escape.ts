@@ -2,9 +2,13 @@
  * Characters that make shown text lie: C0/C1 controls (terminal escapes,
  * carriage returns that overwrite a line), bidi controls (U+202E turns
  * "gpj.exe" into "exe.jpg"), zero-width and other invisible format
- * characters, line and paragraph separators.
+ * characters, line and paragraph separators; also the combining grapheme
+ * joiner, Khmer's invisible vowels, musical-notation format characters, tag
+ * characters (U+E0000–E007F, whole hidden sentences) and the supplementary
+ * variation selectors.
  */
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]/gu
+const HIDDEN =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu
 
 /**
  * Any string shown to an operator (card, terminal, audit action text): each
@@ -12,7 +16,10 @@ const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-
  * what the operator reads is what the string contains.
  */
 export function escapeForDisplay(text: string): string {
-  return text.replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return text.replace(HIDDEN, (c) => {
+    const cp = c.codePointAt(0)!
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`
+  })
 }
 
 /** True when escapeForDisplay would change the text. */
