@@ -344,6 +344,15 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     async checkpoint() {
       if (closed) throw new Error('audit log is closed')
       if (!sealer) throw new Error('this audit log has no checkpoint key')
+      // The long part of the chain check (every row since the last checkpoint), before the write
+      // lock is taken; the sealer, inside it, then checks only what came after. Its own errors
+      // are found again there, and reported.
+      try {
+        const anchor = checkpoints?.anchor?.()
+        if (anchor) chainBreakSince.advance(anchor)
+      } catch {
+        /* checked again inside the transaction */
+      }
       const written = await enqueue({ checkpoint: true })
       if (!written.checkpoint) throw new CheckpointRefusedError(`audit checkpoint refused: ${refusedBecause ?? 'not written'}`)
       return written.checkpoint
