@@ -79,23 +79,51 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
     audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
 
+  /** txFate against our own other transactions at that nonce; a fate the node cannot tell is a 502, and nothing is signed. */
+  async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>> {
+    const { chainId } = intent.chain
+    const others = sentTxs.atNonce(chainId, intent.wallet.address, nonce).map((t) => t.txHash as Hex)
+    let fate: TxFate
+    try {
+      fate = await txFate(chains.get(chainId), intent.wallet.address, nonce, txHash, others)
+    } catch (err) {
+      throw rpcFailure(err, chainId)
+    }
+    if (fate === 'unknown') {
+      throw new HttpError(
+        502,
+        simpleErrorBody('rpc_error', `chain ${chainId}: nonce ${nonce} of transaction ${txHash} is used, but the node shows neither it nor another transaction of this wallet's there mined; nothing was signed again, retry later`),
+      )
+    }
+    return fate
+  }
+
+  /**
+   * The nonce for a new transaction: the planned one (NonceBook), unless the
+   * node's pending count is below it and our transaction at that count is
+   * gone from the node (evicted from its pool, a node restart): then that
+   * nonce is free again and is taken, so the wallet does not stall behind a
+   * gap no later transaction can cross. The intent whose transaction was
+   * dropped is signed anew on its retry (that transaction is then dead).
+   */
+  async function nonceFor(intent: TxIntent, pending: number, planned: number): Promise<number> {
+    if (pending >= planned) return planned
+    const chain = chains.get(intent.chain.chainId)
+    for (const ours of sentTxs.atNonce(intent.chain.chainId, intent.wallet.address, pending)) {
+      const known = await chain.client.getTransaction({ hash: ours.txHash as Hex }).then(
+        () => true,
+        () => false,
+      )
+      if (known) return planned
+    }
+    return pending
+  }
+
   async function broadcastAndRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, phases: PhaseTimer | null) {
     const chain = chains.get(intent.chain.chainId)
     const outcome = await broadcastSignedTx(chain, signed.signedTx, signed.txHash)
     phases?.mark('broadcast')
-    sentTxs.save(
-      {
-        intentId: intent.id,
-        chainId: intent.chain.chainId,
-        wallet: intent.wallet.address,
-        txRequestHash,
-        nonce: signed.nonce,
-        txHash: signed.txHash,
-        signedTx: signed.signedTx,
-        broadcastOk: outcome.ok,
-      },
-      clock(),
-    )
+    sentTxs.save(sentRecord(intent, txRequestHash, signed, outcome.ok), clock())
     if (outcome.ok) {
       for (const c of specOf(intent.action).counterparties(intent)) {
         if (VALUE_RECEIVING_ROLES.includes(c.role)) knownRecipients.add(intent.chain.chainId, intent.wallet.address, c.address, clock())
@@ -130,9 +158,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       if (prior.txRequestHash !== built.txRequestHash) {
         throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
       }
-      const fate = await txFate(chain, intent.wallet.address, prior.nonce, prior.txHash as Hex).catch((err: unknown) => {
-        throw rpcFailure(err, intent.chain.chainId)
-      })
+      const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
       if (fate !== 'dead') {
         return queue.run(intent.chain.chainId, intent.wallet.address, () =>
           broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }, req.phases),
@@ -163,6 +189,17 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
 
     const sent = queue.run(intent.chain.chainId, intent.wallet.address, async (nonces) => {
       req.phases?.mark('wallet-queue')
+      // A call for the same intent ahead of this one in the queue (a client's retry that overlapped
+      // its first call) may have signed it meanwhile: that transaction is the answer, not a new one.
+      const meanwhile = sentTxs.byIntent(intent.id)
+      if (meanwhile && meanwhile.txHash !== prior?.txHash) {
+        if (meanwhile.txRequestHash !== built.txRequestHash) {
+          throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
+        }
+        if ((await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)) !== 'dead') {
+          return broadcastAndRecord(intent, meanwhile.txRequestHash, { signedTx: meanwhile.signedTx as Hex, txHash: meanwhile.txHash as Hex, nonce: meanwhile.nonce }, req.phases)
+        }
+      }
       const tx = built.txRequest
       // Nonce, fees and the gas estimate are independent reads: one round trip to the node, not two.
       const [reads, estimated] = await Promise.allSettled([
@@ -198,7 +235,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       const params: SignParams = {
         intent,
         txRequest: tx,
-        nonce: nonces.next(pending),
+        nonce: await nonceFor(intent, pending, nonces.next(pending)),
         gas: gas.toString(),
         maxFeePerGas: fees.maxFeePerGas.toString(),
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
@@ -224,14 +261,11 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       // The signer had signed this intent before (we never saw the reply, or
       // its broadcast failed) at a nonce that is not the one we just gave.
       if (signed.repeated && signed.nonce !== params.nonce) {
-        let fate: TxFate
-        try {
-          fate = await txFate(chain, intent.wallet.address, signed.nonce, signed.txHash)
-        } catch (err) {
-          throw rpcFailure(err, intent.chain.chainId)
-        }
-        if (fate === 'dead') signed = await sign({ ...params, replaces: signed.txHash })
+        if ((await fateOf(intent, signed.nonce, signed.txHash)) === 'dead') signed = await sign({ ...params, replaces: signed.txHash })
       }
+      // Recorded before the broadcast: a gateway killed while the node takes the transaction still
+      // knows at restart what it sent, and a retry sends that one again instead of judging anew.
+      sentTxs.save(sentRecord(intent, built.txRequestHash, signed, false), clock())
       const result = await broadcastAndRecord(intent, built.txRequestHash, signed, req.phases)
       if (result.broadcast) nonces.used(signed.nonce)
       return result
@@ -240,4 +274,17 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     await settleAll([policyAudited, sent])
     return sent
   })
+}
+
+function sentRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, broadcastOk: boolean) {
+  return {
+    intentId: intent.id,
+    chainId: intent.chain.chainId,
+    wallet: intent.wallet.address,
+    txRequestHash,
+    nonce: signed.nonce,
+    txHash: signed.txHash,
+    signedTx: signed.signedTx,
+    broadcastOk,
+  }
 }

@@ -33,6 +33,8 @@ export function openGatewayDb(file: string): Database.Database {
       broadcast_ok     INTEGER NOT NULL,
       updated_at       INTEGER NOT NULL
     );
+    -- Our transactions at a nonce: what proves another took it, and what fills a gap the node dropped.
+    CREATE INDEX IF NOT EXISTS sent_txs_by_nonce ON sent_txs (chain_id, wallet, nonce);
   `)
   return db
 }

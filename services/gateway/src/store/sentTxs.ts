@@ -19,6 +19,8 @@ export interface SentTx {
  */
 export interface SentTxs {
   byIntent(intentId: string): SentTx | undefined
+  /** This wallet's transactions (the current one of each intent) at `nonce`. */
+  atNonce(chainId: number, wallet: string, nonce: number): SentTx[]
   save(tx: SentTx, nowMs: number): void
 }
 
@@ -35,6 +37,7 @@ interface Row {
 
 export function createSentTxs(db: Database.Database): SentTxs {
   const get = db.prepare<[string], Row>('SELECT * FROM sent_txs WHERE intent_id = ?')
+  const atNonce = db.prepare<[number, string, number], Row>('SELECT * FROM sent_txs WHERE chain_id = ? AND wallet = ? AND nonce = ?')
   const upsert = db.prepare(`
     INSERT INTO sent_txs (intent_id, chain_id, wallet, tx_request_hash, nonce, tx_hash, signed_tx, broadcast_ok, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -43,19 +46,26 @@ export function createSentTxs(db: Database.Database): SentTxs {
   return {
     byIntent(intentId) {
       const r = get.get(intentId)
-      return r && {
-        intentId: r.intent_id,
-        chainId: r.chain_id,
-        wallet: r.wallet,
-        txRequestHash: r.tx_request_hash,
-        nonce: r.nonce,
-        txHash: r.tx_hash,
-        signedTx: r.signed_tx,
-        broadcastOk: r.broadcast_ok === 1,
-      }
+      return r && toSentTx(r)
+    },
+    atNonce(chainId, wallet, nonce) {
+      return atNonce.all(chainId, wallet.toLowerCase(), nonce).map(toSentTx)
     },
     save(t, nowMs) {
       upsert.run(t.intentId, t.chainId, t.wallet.toLowerCase(), t.txRequestHash, t.nonce, t.txHash, t.signedTx, t.broadcastOk ? 1 : 0, nowMs)
     },
+  }
+}
+
+function toSentTx(r: Row): SentTx {
+  return {
+    intentId: r.intent_id,
+    chainId: r.chain_id,
+    wallet: r.wallet,
+    txRequestHash: r.tx_request_hash,
+    nonce: r.nonce,
+    txHash: r.tx_hash,
+    signedTx: r.signed_tx,
+    broadcastOk: r.broadcast_ok === 1,
   }
 }
