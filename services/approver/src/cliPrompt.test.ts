@@ -1,11 +1,12 @@
 // The terminal prompt on a real pseudo-terminal (util-linux `script`, from
 // Debian's essential bsdutils), with stdout redirected as under `npm start`,
 // so that the prompt asks on /dev/tty.
-import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 
@@ -44,5 +45,98 @@ process.exit(0)
     // Every prompt was shown on the terminal and timed out unanswered.
     expect(outcomes).toEqual(['no answer in time; the request stays pending on the dashboard'])
     expect(last - first).toBeLessThanOrEqual(2)
+  })
+
+  it('never answers a prompt with what was typed while no prompt was showing (a typed-ahead y approved the next request unseen)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cli-typeahead-'))
+    const script = path.join(dir, 'prompts.mjs')
+    const events = path.join(dir, 'events.jsonl')
+    const typedBeforeB = path.join(dir, 'typed-before-b')
+    const typedBeforeD = path.join(dir, 'typed-before-d')
+    writeFileSync(
+      script,
+      `import { appendFileSync, existsSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createTerminalPrompt } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
+import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
+import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
+import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
+const summary = summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable())
+const request = (requestId) => ({ requestId, quorum: null, summary })
+const ask = createTerminalPrompt(3000)
+const outcome = (asked) => asked.then((yes) => (yes ? 'approved' : 'denied'), (err) => err.message)
+const record = (name, result) => appendFileSync(${JSON.stringify(events)}, JSON.stringify({ name, result }) + '\\n')
+const waitForFile = async (file) => { while (!existsSync(file)) await sleep(20) }
+// A: nobody answers; it times out.
+record('A', await outcome(ask(request('A'), new AbortController().signal)))
+// The test types "y<Enter>" now, while nothing is asked.
+await waitForFile(${JSON.stringify(typedBeforeB)})
+record('B', await outcome(ask(request('B'), new AbortController().signal)))
+// C: decided elsewhere (the dashboard) while shown.
+const elsewhere = new AbortController()
+const c = outcome(ask(request('C'), elsewhere.signal))
+await sleep(200)
+elsewhere.abort()
+record('C', await c)
+// The test types "y" without Enter now, while nothing is asked; Enter comes once D is shown.
+await waitForFile(${JSON.stringify(typedBeforeD)})
+record('D', await outcome(ask(request('D'), new AbortController().signal)))
+process.exit(0)
+`,
+    )
+    const terminal = spawn('script', ['-qec', `${process.execPath} ${script} > ${path.join(dir, 'out.txt')} 2>&1`, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] })
+    let screen = ''
+    terminal.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()))
+    const recorded = () => (existsSync(events) ? readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { name: string; result: string }) : [])
+    const resultOf = (name: string) => recorded().find((event) => event.name === name)?.result
+    const prompts = () => screen.split('approve? [y/n]').length - 1
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 20) {
+        if (waited > 20_000) throw new Error(`timed out; screen so far:\n${screen}`)
+        await sleep(20)
+      }
+    }
+    // What is typed reaches the terminal (its echo is on the screen) before the next prompt is shown.
+    const type = async (keys: string, echo: string) => {
+      const before = screen.length
+      terminal.stdin.write(keys)
+      await until(() => screen.slice(before).includes(echo))
+    }
+    try {
+      await until(() => resultOf('A') !== undefined)
+      await type('y\r', 'y')
+      writeFileSync(typedBeforeB, '')
+      await until(() => prompts() >= 2)
+      // The typed-ahead line did not answer B: half a second after B is shown it still waits...
+      await sleep(500)
+      const bBeforeAnswer = resultOf('B')
+      // ...and a fresh answer decides it.
+      await type('y\r', 'y')
+      await until(() => resultOf('B') !== undefined)
+      await until(() => resultOf('C') !== undefined)
+      await type('y', 'y')
+      writeFileSync(typedBeforeD, '')
+      await until(() => prompts() >= 4)
+      await sleep(200)
+      // Enter completes the line begun before D was shown: an empty answer now, not a yes.
+      terminal.stdin.write('\r')
+      await sleep(300)
+      terminal.stdin.write('n\r')
+      await until(() => resultOf('D') !== undefined)
+      expect({ bBeforeAnswer, outcomes: recorded(), ignoredNotices: screen.split('(ignored what was typed before this request was shown)').length - 1 }).toEqual({
+        bBeforeAnswer: undefined,
+        // B and D say that something typed before them was thrown away.
+        ignoredNotices: 2,
+        outcomes: [
+          { name: 'A', result: 'no answer in time; the request stays pending on the dashboard' },
+          { name: 'B', result: 'approved' },
+          { name: 'C', result: '(decided elsewhere or expired)' },
+          { name: 'D', result: 'denied' },
+        ],
+      })
+    } finally {
+      terminal.stdin.end()
+      terminal.kill()
+    }
   })
 })

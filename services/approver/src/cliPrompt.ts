@@ -1,4 +1,4 @@
-import { openSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { ReadStream, WriteStream } from 'node:tty'
 import type { TerminalPrompt } from './channels/terminalChannel.js'
 import { cardText } from './card/cardText.js'
@@ -10,6 +10,48 @@ import type { PendingRequest } from './requests/pendingRequests.js'
 export function formatPrompt(request: PendingRequest): string {
   const lines = cardText(renderCard(request.summary, request.quorum ? quorumText(request.quorum) : null), { requestId: request.requestId, indent: '  ' })
   return ['', '━━━━ countersign: approval requested ━━━━', ...lines].join('\n') + '\n'
+}
+
+/** The terminal the prompt asks on; fd is the descriptor input reads. */
+type Terminal = { input: NodeJS.ReadStream; output: NodeJS.WriteStream; fd: number }
+
+/**
+ * Throws away everything typed on the terminal so far; true when there was
+ * something. Between prompts nobody reads the terminal, so a line typed then
+ * (and a word typed without Enter) waits in the kernel's tty buffer, or in the
+ * stream's own buffer, and used to answer the next prompt the moment it was
+ * shown: a "y" for a request nobody had seen. Node has no tcflush, so the
+ * kernel's buffer is read empty through a second, non-blocking descriptor of
+ * the same terminal, in raw mode for that moment so that a half-typed line is
+ * readable too. It all happens synchronously, before the card is written:
+ * nothing typed after it can be lost, nothing typed before it can count.
+ * Throws when the terminal cannot be reopened (no /proc) or read (hung up):
+ * the prompt is then not asked rather than asked with stale input.
+ */
+function discardTypedAhead({ input, fd }: Terminal): boolean {
+  let discarded = false
+  while (input.read() !== null) discarded = true
+  const drain = openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
+  const wasRaw = input.isRaw
+  try {
+    input.setRawMode(true)
+    const chunk = Buffer.alloc(4096)
+    while (readAvailable(drain, chunk) > 0) discarded = true
+  } finally {
+    input.setRawMode(wasRaw)
+    closeSync(drain)
+  }
+  return discarded
+}
+
+/** Bytes read from a non-blocking descriptor; 0 when none are waiting (EAGAIN) or at end of input. */
+function readAvailable(fd: number, into: Buffer): number {
+  try {
+    return readSync(fd, into)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return 0
+    throw err
+  }
 }
 
 /**
@@ -24,19 +66,19 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
   // time): opened per prompt, its descriptors were never closed, and a busy
   // approver ran out of them. A terminal that goes away (EIO after a hang-up)
   // drops it, and the next prompt opens it again.
-  let terminal: { input: NodeJS.ReadStream; output: NodeJS.WriteStream } | null = null
-  const streams = () => {
-    if (process.stdin.isTTY && process.stdout.isTTY) return { input: process.stdin as NodeJS.ReadStream, output: process.stdout as NodeJS.WriteStream }
+  let terminal: Terminal | null = null
+  const drop = (opened: Terminal) => {
+    if (terminal === opened) terminal = null
+    opened.input.destroy()
+    opened.output.destroy()
+  }
+  const streams = (): Terminal => {
+    if (process.stdin.isTTY && process.stdout.isTTY) return { input: process.stdin as NodeJS.ReadStream, output: process.stdout as NodeJS.WriteStream, fd: 0 }
     if (terminal) return terminal
     const fd = openSync('/dev/tty', 'r+')
-    const opened = { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream }
-    const lost = () => {
-      if (terminal === opened) terminal = null
-      opened.input.destroy()
-      opened.output.destroy()
-    }
-    opened.input.on('error', lost)
-    opened.output.on('error', lost)
+    const opened = { input: new ReadStream(fd) as NodeJS.ReadStream, output: new WriteStream(fd) as NodeJS.WriteStream, fd }
+    opened.input.on('error', () => drop(opened))
+    opened.output.on('error', () => drop(opened))
     terminal = opened
     return opened
   }
@@ -45,14 +87,23 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
       () =>
         new Promise<boolean>((resolve, reject) => {
           if (signal.aborted) return reject(new Error('request already settled'))
-          let io: ReturnType<typeof streams>
+          let io: Terminal
           try {
             io = streams()
           } catch (err) {
             return reject(new Error(`no terminal to ask on: ${(err as Error).message}`))
           }
           const { input, output } = io
+          let typedAhead: boolean
+          try {
+            typedAhead = discardTypedAhead(io)
+          } catch (err) {
+            // Most likely a terminal that went away: the next prompt opens it again.
+            if (io === terminal) drop(io)
+            return reject(new Error(`cannot clear what was typed before this request: ${(err as Error).message}`))
+          }
           output.write(formatPrompt(request))
+          if (typedAhead) output.write('(ignored what was typed before this request was shown)\n')
           // A quorum request is approved by named operators only; whoever sits here has no name, but may still stop it.
           const quorum = request.quorum !== null
           output.write(
