@@ -9,7 +9,7 @@ import WebSocket from 'ws'
 import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { waitFor } from './support/processes.js'
-import { importKey, Stack } from './support/stack.js'
+import { addFastKeys, importKey, Stack } from './support/stack.js'
 import { nativeIntent } from './support/intents.js'
 
 let anvil: Anvil
@@ -140,8 +140,11 @@ describe('pending requests: one per intent, kept decisions', () => {
 describe('flooding cannot freeze approvals', () => {
   const TTL_MS = 45_000
   let stack: Stack
+  /** Wallets the signer holds keys for: only such wallets get a request, so the caps are tried with them. */
+  let held: Address[]
   beforeAll(async () => {
     stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, maxRiskScore: 100 }, env: { SERVICE_APPROVAL_TTL_MS: String(TTL_MS) } })
+    held = await addFastKeys(stack.dataDir, 142)
     await stack.start({ approver: true })
   })
   afterAll(() => stack?.stop())
@@ -149,7 +152,21 @@ describe('flooding cannot freeze approvals', () => {
   const ask = (address: Address) => stack.post('/v1/tx/approve-request', nativeIntent('1000', { wallet: { address } }))
   const freshWallet = () => privateKeyToAccount(generatePrivateKey()).address
 
-  it('600 approve-requests from 120 wallets: 429 beyond the caps, a fresh wallet still reaches the dashboard within 1 s, and everything expires', async () => {
+  it('500 approve-requests of 1 wei for 100 wallets the signer holds no key for are refused before the approver (they once filled all 500 pending places for 300 s); a held wallet is still asked', async () => {
+    const madeUp = Array.from({ length: 100 }, freshWallet)
+    const answers = await Promise.all(madeUp.flatMap((w) => Array.from({ length: 5 }, () => stack.post('/v1/tx/approve-request', nativeIntent('1', { wallet: { address: w } })))))
+    expect(answers.filter((r) => r.status !== 403)).toEqual([])
+    expect(answers[0]!.body).toEqual({ error: 'policy_denied', decision: 'deny', reasons: [`the signer holds no key for wallet ${madeUp[0]}`], policyVersion: '1' })
+    expect((await stack.get('/v1/approvals/pending')).body.pending).toEqual([])
+    // The real wallet's request reaches the operator (it was 429 too_many_pending).
+    const real = nativeIntent('1', { wallet: { address: held[141]! } })
+    const waiting = stack.post('/v1/tx/approve-request', real)
+    const p = await pendingFor(stack, real)
+    expect((await stack.decide(p.requestId, false)).status).toBe(200)
+    expect(await waiting).toMatchObject({ status: 403, body: { approved: false, reason: 'user_declined' } })
+  }, 120_000)
+
+  it('600 approve-requests from 120 held wallets: 429 beyond the caps, a fresh wallet still reaches the dashboard within 1 s, and everything expires', async () => {
     const feed = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
     const arrived = new Map<string, number>()
     feed.on('message', (m) => {
@@ -163,7 +180,7 @@ describe('flooding cannot freeze approvals', () => {
     feed.send(JSON.stringify({ type: 'auth', token: stack.operatorToken }))
 
     // 60 wallets send 7 (5 wait, 2 are refused by the per-wallet cap), 60 wallets send 3.
-    const wallets = Array.from({ length: 120 }, freshWallet)
+    const wallets = held.slice(0, 120)
     const answered: Array<{ status: number; body: any }> = []
     const flood = wallets.flatMap((w, n) => Array.from({ length: n < 60 ? 7 : 3 }, () => ask(w).then((r) => (answered.push(r), r))))
     expect(flood).toHaveLength(600)
@@ -175,15 +192,15 @@ describe('flooding cannot freeze approvals', () => {
     expect(answered[0]!.body).toMatchObject({ error: 'too_many_pending', message: expect.stringContaining('at most 5') })
 
     // While 480 callers wait, a new wallet's request reaches the dashboard at once.
-    const fresh = nativeIntent('1000', { wallet: { address: freshWallet() } })
+    const fresh = nativeIntent('1000', { wallet: { address: held[120]! } })
     const sentAt = Date.now()
     const freshAsk = stack.post('/v1/tx/approve-request', fresh)
     await waitFor(() => arrived.get(fresh.id) ?? null, { timeoutMs: 5000, what: 'the fresh request on the dashboard feed' })
     expect(arrived.get(fresh.id)! - sentAt).toBeLessThan(1000)
 
     // 500 in all: of 20 more wallets, 19 fit and the last is refused.
-    const more = await Promise.all(Array.from({ length: 20 }, () => {
-      const i = nativeIntent('1000', { wallet: { address: freshWallet() } })
+    const more = await Promise.all(held.slice(121, 141).map((address) => {
+      const i = nativeIntent('1000', { wallet: { address } })
       return Promise.race([stack.post('/v1/tx/approve-request', i), new Promise<{ status: number; body: any }>((r) => setTimeout(() => r({ status: 0, body: null }), 3000))])
     }))
     expect(more.filter((r) => r.status === 429)).toHaveLength(1)

@@ -271,7 +271,7 @@ describe('auto mode', () => {
       // Every phase of each route, in order, each a duration in ms; the phases add up to the total.
       const phasesOf = (header: string | null) => (header ?? '').split(', ').map((m) => { const [name, dur] = m.split(';dur='); return { name, ms: Number(dur) } })
       const approvePhases = phasesOf(res.headers.get('server-timing'))
-      expect(approvePhases.map((p) => p.name)).toEqual(['build', 'preflight', 'audit', 'token-facts', 'approval', 'audit-built', 'total'])
+      expect(approvePhases.map((p) => p.name)).toEqual(['wallet-check', 'build', 'preflight', 'audit', 'token-facts', 'approval', 'audit-built', 'total'])
       const signPhases = phasesOf(sent.headers.get('server-timing'))
       expect(signPhases.map((p) => p.name)).toEqual(['build', 'risk', 'wallet-queue', 'chain', 'audit', 'signer', 'broadcast', 'audit-broadcast', 'total'])
       for (const phases of [approvePhases, signPhases]) {
@@ -295,8 +295,14 @@ describe('auto mode', () => {
     await importKey(stack.dataDir, anvilAccounts[2].privateKey)
     try {
       await stack.start({ approver: true })
+      const wallet = { address: anvilAccounts[2].address as Address }
+      // The gateway learns the signer's wallets (an allowed intent needs no approval): it still asks the approver about them while the signer is away.
+      expect((await stack.post('/v1/tx/approve-request', nativeIntent('0', { wallet }))).body).toMatchObject({ approved: true, approvalRequired: false })
       await stack.signer.stop()
-      const intent = nativeIntent(parseEther('0.1').toString(), { wallet: { address: anvilAccounts[2].address as Address } })
+      // A wallet the signer never listed cannot be told apart from a made-up one now: refused by the gateway, nothing asked.
+      const unknown = await stack.post('/v1/tx/approve-request', nativeIntent(parseEther('0.1').toString(), { wallet: { address: '0x000000000000000000000000000000000000dEaD' } }))
+      expect(unknown).toMatchObject({ status: 503, body: { error: 'signer_unavailable', message: expect.stringContaining('the signer could not be asked whether it holds a key') } })
+      const intent = nativeIntent(parseEther('0.1').toString(), { wallet })
       const started = Date.now()
       const refused = await stack.post('/v1/tx/approve-request', intent)
       expect(Date.now() - started).toBeLessThan(10_000)

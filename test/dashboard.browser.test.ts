@@ -159,6 +159,8 @@ describe('approval dashboard in Chromium', () => {
     const holder = anvilAccounts[2]
     const tusd = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: holder.privateKey, name: 'Test USD', symbol: 'TUSD', decimals: 6, supply: 1_000_000_000n })
     const spoofStack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, tokenLimits: { [tusd]: { requireApprovalAbove: '0' } } } })
+    // The holder's key is the signer's: approve-request asks no operator about a wallet the signer cannot sign for.
+    await importKey(spoofStack.dataDir, holder.privateKey)
     await spoofStack.start({ approver: true })
     const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } })
     try {

@@ -12,14 +12,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { parseEther } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { parseEther, type Address } from 'viem'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { responseChecker } from './support/contract.js'
 import { clone, FUZZ_RECIPIENT, fuzzSettings, mutate, oddBodyText, oddPathSegment, oddValues, seededRandom } from './support/fuzz.js'
 import { intentFor } from './support/intents.js'
 import { waitFor } from './support/processes.js'
-import { importKey, Stack } from './support/stack.js'
+import { addFastKeys, importKey, Stack } from './support/stack.js'
 
 const { seed: SEED, rounds: ROUNDS } = fuzzSettings(400)
 
@@ -43,12 +42,20 @@ afterAll(async () => {
   }
 })
 
-async function start(setup: Setup): Promise<Stack> {
+/** The stack, and the wallets its signer holds keys for (requests are made only for those). */
+interface Started {
+  stack: Stack
+  wallets: Address[]
+}
+
+async function start(setup: Setup): Promise<Started> {
   const anvil = await startAnvil({ chainId: 8453 })
   const quorum = setup.needed > 1 ? { requireQuorumAbove: { valueWei: '0', approvals: setup.needed } } : {}
   const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1_000_000, requireApprovalAbove: { valueWei: '0' }, ...quorum } })
   running.push({ stack, anvil })
   await importKey(stack.dataDir, anvilAccounts[0].privateKey)
+  // Five requests may wait per wallet, and a round makes at most one: with a wallet per five rounds, taken in turn, that cap is never met.
+  const wallets = await addFastKeys(stack.dataDir, Math.max(10, Math.ceil(ROUNDS / 5)))
   const env: Record<string, string> = { SERVICE_APPROVAL_MODE: 'web' }
   if (Object.keys(setup.operators).length > 0) {
     const file = path.join(stack.dataDir, 'operators.json')
@@ -58,10 +65,10 @@ async function start(setup: Setup): Promise<Stack> {
     env.SERVICE_OPERATORS_FILE = file
   }
   await stack.start({ approver: true, approverEnv: env })
-  return stack
+  return { stack, wallets }
 }
 
-async function fuzzDecides(stack: Stack, setup: Setup): Promise<void> {
+async function fuzzDecides({ stack, wallets }: Started, setup: Setup): Promise<void> {
   const contract = responseChecker((await fetch(`${stack.url}/v1/openapi.json`).then((r) => r.json())) as Parameters<typeof responseChecker>[0])
   const rng = seededRandom(SEED)
   const tokens = Object.keys(setup.operators).length > 0 ? setup.operators : { operator: stack.operatorToken }
@@ -79,8 +86,8 @@ async function fuzzDecides(stack: Stack, setup: Setup): Promise<void> {
 
   for (let round = 0; round < ROUNDS && problems.length < 20; round++) {
     if (rng.chance(0.25)) {
-      // A new request on a wallet of its own (five may wait per wallet); approve-request blocks until it is decided.
-      const wallet = privateKeyToAccount(generatePrivateKey()).address
+      // A new request, on the next of the signer's wallets (five may wait per wallet); approve-request blocks until it is decided.
+      const wallet = wallets[waiting.length % wallets.length]!
       const intent = intentFor(wallet, { type: 'transfer_native', to: FUZZ_RECIPIENT, amount: parseEther('0.01').toString() })
       waiting.push({ intentId: intent.id, answer: stack.post('/v1/tx/approve-request', intent) as Waiting['answer'] })
       continue

@@ -3,7 +3,11 @@ import { execFile } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import type { Address } from 'viem'
+import { generatePrivateKey } from 'viem/accounts'
 import { createRpcClient, GRANT_SOCKET, intentHash, normalizeIntent, type GrantResult, type TxIntent } from '@countersign/shared'
+import { Keystore } from '../../services/signer/src/keystore/keystore.js'
+import { FAST_SCRYPT } from '../../services/signer/src/keystore/testkeys.testkit.js'
 import { freePort, repoRoot, spawnService, tempDataDir, waitFor, type ServiceProcess } from './processes.js'
 
 const run = promisify(execFile)
@@ -30,6 +34,18 @@ export async function importKey(dataDir: string, privateKey: string, passphrase 
   const code = await new Promise<number | null>((r) => child.once('exit', r))
   if (code !== 0) throw new Error(`key import failed (${code}): ${err}`)
   return out.trim()
+}
+
+/**
+ * Gives the signer `count` fresh keys, written straight into the keystore with
+ * the cheapest scrypt a key file may have: for tests that need many wallets
+ * the signer holds (the key CLI's production scrypt would take minutes for a
+ * hundred). The signer unlocks them when it starts. Their addresses, checksummed.
+ */
+export async function addFastKeys(dataDir: string, count: number, passphrase = PASSPHRASE): Promise<Address[]> {
+  const keystore = new Keystore(path.join(dataDir, 'keystore'))
+  const saved = await Promise.all(Array.from({ length: count }, () => keystore.save(generatePrivateKey(), passphrase, { scrypt: FAST_SCRYPT })))
+  return saved.map((entry) => entry.address as Address)
 }
 
 export function writePolicy(dataDir: string, policy: Record<string, unknown>): string {

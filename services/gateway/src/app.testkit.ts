@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import {
   approverMethods,
+  signerMethods,
   defaultPolicyConfig,
   defaultRouterTable,
   openAuditLog,
@@ -11,6 +12,7 @@ import {
   type PolicyConfig,
 } from '@countersign/shared'
 import type { RouteOptions } from 'fastify'
+import { WALLET } from '@countersign/shared/testing/intents'
 import { buildGatewayApp } from './app.js'
 import { createChainClients } from './chain/chainClients.js'
 import type { RunPreflight } from './routes/approveRequest.js'
@@ -41,6 +43,12 @@ export function testClock(startMs = Date.UTC(2026, 10, 22, 12, 0, 0)): TestClock
   return clock
 }
 
+/** The inject tests' signer: lists WALLET, the intent factories' wallet, and signs nothing. */
+async function signerHoldingTestWallet(method: string): Promise<unknown> {
+  if (method === signerMethods.accounts) return [{ address: WALLET, label: null, dev: false, unlocked: true, backend: 'keystore' }]
+  throw new Error('no signer in inject tests')
+}
+
 export async function makeTestGateway(
   opts: {
     policy?: Partial<PolicyConfig>
@@ -61,6 +69,8 @@ export async function makeTestGateway(
     approverHttpSocket?: string
     /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
     approver?: (method: string, params: unknown) => Promise<unknown>
+    /** Answers the signer's methods (default: accounts lists the intent factories' WALLET; every other call fails). */
+    signer?: (method: string, params: unknown) => Promise<unknown>
   } = {},
 ) {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'cs-gw-'))
@@ -77,7 +87,8 @@ export async function makeTestGateway(
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
     swapRoutes: createSwapRoutes(db),
-    signer: { call: async () => { throw new Error('no signer in inject tests') } },
+    // A signer that holds the key of the wallet the intent factories use (approve-request asks it first); it signs nothing.
+    signer: { call: async <T>(method: string, params: unknown): Promise<T> => (opts.signer ?? signerHoldingTestWallet)(method, params) as Promise<T> },
     // The approver's answer to verifyOperatorToken, for the operator routes;
     // every other approver call fails (inject tests have no approver).
     approver: {

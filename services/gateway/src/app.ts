@@ -43,6 +43,7 @@ import { preflightRoutes } from './routes/preflight.js'
 import { installServerTiming } from './serverTiming.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
+import { createSignerWallets } from './pipeline/signerWallets.js'
 import { settleAll } from './pipeline/settleAll.js'
 import type { KnownRecipients } from './store/knownRecipients.js'
 import type { SwapRoutes } from './store/swapRoutes.js'
@@ -215,6 +216,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     waiters,
     tokenFacts,
     skillCalls,
+    signerWallets: createSignerWallets(deps.signer, clock),
     preflight: deps.preflight ?? approvalPreflight,
   })
   await app.register(approverProxyRoutes, { approverSocket: deps.approverHttpSocket })

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { approverMethods, createAjv, noPreflight, requestApprovalParamsSchema, RpcError, type AuditLog, type TxIntent } from '@countersign/shared'
-import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { approverMethods, createAjv, noPreflight, requestApprovalParamsSchema, RpcError, RpcUnavailableError, signerMethods, type AuditLog, type TxIntent } from '@countersign/shared'
+import { actions, makeIntent, WALLET } from '@countersign/shared/testing/intents'
 import { makeTestGateway } from '../app.testkit.js'
 import type { RunPreflight } from './approveRequest.js'
 
@@ -182,6 +182,111 @@ describe('POST /v1/tx/approve-request: answers from the approver of another shap
       expect(unhandled).toEqual([])
     } finally {
       process.off('unhandledRejection', onUnhandled)
+    }
+  })
+})
+
+describe('POST /v1/tx/approve-request: only for a wallet the signer holds a key for', () => {
+  const TOKEN = '6f1c3d52-8a4e-4b7f-9d0e-2c5a1b3e4f60'
+  const MADE_UP = '0x000000000000000000000000000000000000dEaD'
+  const ADDED = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
+  const account = (address: string) => ({ address, label: null, dev: false, unlocked: true, backend: 'keystore' })
+
+  /** A gateway whose approver grants at once and whose signer lists `held()`; counts what each was asked. */
+  async function gatewayWithSigner(held: () => string[] | Error) {
+    const asked = { requestApproval: 0, accounts: 0, preflight: 0 }
+    const g = await makeTestGateway({
+      policy: { requireApprovalAbove: { valueWei: '1' } },
+      preflight: (audit) => {
+        const clean = cleanPreflight(audit)
+        return async (intent, built) => {
+          asked.preflight += 1
+          return clean(intent, built)
+        }
+      },
+      signer: async (method) => {
+        if (method !== signerMethods.accounts) throw new Error(`unexpected signer call ${method}`)
+        asked.accounts += 1
+        const list = held()
+        if (list instanceof Error) throw list
+        return list.map(account)
+      },
+      approver: async (method) => {
+        if (method === approverMethods.approvalUpdates) return { cursor: 'c0', reset: false, outcomes: [] }
+        asked.requestApproval += 1
+        return { state: 'decided', outcome: { approved: true, requestId: 'r-1', txRequestHash: `0x${'00'.repeat(32)}`, approvalTokenId: TOKEN } }
+      },
+    })
+    return { g, asked }
+  }
+  const approveRequest = (g: Gw, wallet: string) =>
+    g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: makeIntent({ action: actions.native(), wallet: wallet as `0x${string}`, nowMs: g.clock() }) })
+
+  it('a made-up wallet is 403 policy_denied naming it, audited, before the preflight and without asking the approver (100 of them once filled its 500 pending places); the signer\'s wallet still gets its token', async () => {
+    const { g, asked } = await gatewayWithSigner(() => [WALLET])
+    gw = g
+    const refused = await approveRequest(g, MADE_UP)
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json()).toEqual({ error: 'policy_denied', decision: 'deny', reasons: [`the signer holds no key for wallet ${MADE_UP}`], policyVersion: '1' })
+    expect(asked).toEqual({ requestApproval: 0, accounts: 1, preflight: 0 })
+    const intentId = g.audit.list({ limit: 5 })[0]!.intentId
+    expect(g.audit.list({ limit: 5, intentId }).map((e) => [e.event, e.data])).toEqual([
+      ['approve_request_created', { intentId, decision: 'deny', reasons: [`the signer holds no key for wallet ${MADE_UP}`], reasonCodes: ['no_signer_key'] }],
+    ])
+
+    const held = await approveRequest(g, WALLET)
+    expect(held.statusCode).toBe(200)
+    expect(held.json()).toMatchObject({ approved: true, approvalRequired: true, approvalTokenId: TOKEN })
+    expect(asked).toMatchObject({ requestApproval: 1, preflight: 1 })
+  })
+
+  it('the list is asked again after 30 s, and at once for a wallet it did not name: a key the signer gained meanwhile is found', async () => {
+    let listed: string[] = [WALLET]
+    const { g, asked } = await gatewayWithSigner(() => listed)
+    gw = g
+    expect((await approveRequest(g, WALLET)).statusCode).toBe(200)
+    expect((await approveRequest(g, WALLET)).statusCode).toBe(200)
+    expect(asked.accounts).toBe(1)
+    g.clock.advance(30_000)
+    expect((await approveRequest(g, WALLET)).statusCode).toBe(200)
+    expect(asked.accounts).toBe(2)
+    // The signer restarted with one more key (it lists addresses as it likes; they compare without case).
+    listed = [WALLET, ADDED.toLowerCase()]
+    expect((await approveRequest(g, ADDED)).statusCode).toBe(200)
+    expect(asked).toMatchObject({ accounts: 3, requestApproval: 4 })
+  })
+
+  it('a signer that cannot be asked: 503 signer_unavailable for a wallet it never listed, nothing asked; a wallet it listed before still goes to the operator', async () => {
+    let answer: string[] | Error = [WALLET]
+    const { g, asked } = await gatewayWithSigner(() => answer)
+    gw = g
+    expect((await approveRequest(g, WALLET)).statusCode).toBe(200)
+    g.clock.advance(60_000)
+    for (const down of [new RpcUnavailableError('connect ECONNREFUSED signer.sock', false), new Error('no answer')]) {
+      answer = down
+      const unknown = await approveRequest(g, MADE_UP)
+      expect(unknown.statusCode).toBe(503)
+      expect(unknown.json()).toEqual({ error: 'signer_unavailable', message: expect.stringContaining(`whether it holds a key for wallet ${MADE_UP}`) })
+      expect((await approveRequest(g, WALLET)).statusCode).toBe(200)
+    }
+    expect(asked.requestApproval).toBe(3)
+  })
+
+  it('an accounts answer of another shape is treated as no answer: 503, never a guess', async () => {
+    for (const odd of [null, { address: WALLET }, [{ address: 'me' }], [{}]]) {
+      gw = await makeTestGateway({
+        policy: { requireApprovalAbove: { valueWei: '1' } },
+        preflight: cleanPreflight,
+        signer: async () => odd,
+        approver: async () => {
+          throw new Error('the approver must not be asked')
+        },
+      })
+      const res = await approveRequest(gw, WALLET)
+      expect(res.statusCode, JSON.stringify(odd)).toBe(503)
+      expect(res.json()).toEqual({ error: 'signer_unavailable', message: expect.stringContaining('the signer answered accounts with') })
+      await gw.close()
+      gw = undefined
     }
   })
 })

@@ -30,6 +30,7 @@ import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/p
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
+import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -38,7 +39,7 @@ import { policyDecisionSchema, txHashSchema } from './contractParts.js'
 export const approveRequestRouteSchema = {
   operationId: 'approveRequest',
   description:
-    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers).',
+    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers).',
   body: txIntentSchema,
   response: {
     200: described(
@@ -62,7 +63,7 @@ export const approveRequestRouteSchema = {
       ),
     ),
     400: validationErrorSchema,
-    403: described('Policy denied, or declined / expired / withdrawn', {
+    403: described('Policy denied (also: the signer holds no key for the wallet), or declined / expired / withdrawn', {
       anyOf: [
         policyDeniedSchema,
         closed({
@@ -79,7 +80,7 @@ export const approveRequestRouteSchema = {
     429: described('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all', simpleErrorSchema),
     502: described('no_rpc_client: no RPC is configured for the chain (nothing is pending)', simpleErrorSchema),
     503: described(
-      'approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); signer_unavailable: the approver approves by itself (SERVICE_APPROVAL_MODE=auto) and the signer could not issue the token. Nothing was approved either way; retry later',
+      'approver_unavailable: the approver is not reachable, or it cannot gather the quorum of named operators the policy asks for (requireQuorumAbove; the message says how many it needs and has); signer_unavailable: the signer could not be asked whether it holds a key for the wallet (and never listed it before), or the approver approves by itself (SERVICE_APPROVAL_MODE=auto) and the signer could not issue the token. Nothing was approved either way; retry later',
       simpleErrorSchema,
     ),
   },
@@ -103,6 +104,8 @@ export interface ApproveRequestOptions {
   tokenFacts: TokenFactsReader
   /** The skill sandbox runner's calls in progress (its approve-requests carry their headers, nobody else's do). */
   skillCalls: SkillCalls
+  /** The wallets the signer holds keys for: no request is made for any other. */
+  signerWallets: SignerWallets
 }
 
 /** The skill that submitted the intent, when the request is a runner's call (the runner stamps metadata.source "skill:<name>"). */
@@ -119,6 +122,33 @@ function onceAborted(signal: AbortSignal, then: () => void): () => void {
   }
   signal.addEventListener('abort', then, { once: true })
   return () => signal.removeEventListener('abort', then)
+}
+
+/** approve-request's reason for a wallet the signer cannot sign for. */
+const noSignerKeyReason = (wallet: string): string => `the signer holds no key for wallet ${wallet}`
+
+/**
+ * Refuses, before anything else runs, an intent whose wallet the signer holds
+ * no key for: it could never be signed, and its request would take one of
+ * the approver's pending places (5 per wallet, 500 in all) for 300 s, so
+ * made-up wallets filled the queue and real requests got 429. 403
+ * policy_denied naming the wallet, audited like the other early denials; 503
+ * signer_unavailable when the signer cannot say (nothing is asked then
+ * either: no token could be minted or used without it).
+ */
+async function requireSignerKey(wallets: SignerWallets, audit: AuditLog, intent: TxIntent): Promise<void> {
+  const wallet = intent.wallet.address
+  let held: boolean
+  try {
+    held = await wallets.holds(wallet)
+  } catch (err) {
+    if (!(err instanceof SignerWalletsUnknownError)) throw err
+    throw new HttpError(503, simpleErrorBody('signer_unavailable', `the signer could not be asked whether it holds a key for wallet ${wallet} (${err.message}); nothing was asked, retry later`))
+  }
+  if (held) return
+  const reason = noSignerKeyReason(wallet)
+  await audit.append({ intentId: intent.id, event: 'approve_request_created', data: { decision: 'deny', reasons: [reason], reasonCodes: ['no_signer_key'] } })
+  throw new HttpError(403, policyDeniedBody([reason]))
 }
 
 const approverUnavailable = () => new HttpError(503, simpleErrorBody('approver_unavailable', 'the approver is not reachable; nothing was approved, retry later'))
@@ -145,6 +175,8 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
 
   app.post('/v1/tx/approve-request', { schema: approveRequestRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
+    await requireSignerKey(opts.signerWallets, audit, intent)
+    req.phases?.mark('wallet-check')
     const built = await opts.buildIntent(intent)
     req.phases?.mark('build')
     const { findings: preflight, recorded } = await opts.preflight(intent, built)

@@ -74,7 +74,7 @@ export const policyDeniedBody = (reasons: readonly string[]): PolicyDeniedBody =
 })
 export const policyDeniedSchema = typedSchema<PolicyDeniedBody>()({
   description:
-    'Reason texts in rule order. Audit reason codes: chain_not_allowed, token_not_in_allowlist, contract_not_in_allowlist, recipient_not_in_allowlist (also for an approve spender), value_exceeds_max, approval_exceeds_max (also an approve above the token maxAmount), unlimited_approval_denied, rate_limit_exceeded, risk_score_too_high, deadline_passed; gas_cost_exceeds_max when estimated gas times max fee exceeds constraints.maxGasWei. Approval reasons: value_above_approval_threshold, token_amount_above_approval_threshold, unlimited_approval, simulation_unavailable.',
+    'Reason texts in rule order. Audit reason codes: chain_not_allowed, token_not_in_allowlist, contract_not_in_allowlist, recipient_not_in_allowlist (also for an approve spender), value_exceeds_max, approval_exceeds_max (also an approve above the token maxAmount), unlimited_approval_denied, rate_limit_exceeded, risk_score_too_high, deadline_passed; gas_cost_exceeds_max when estimated gas times max fee exceeds constraints.maxGasWei; no_signer_key when approve-request finds that the signer holds no key for the wallet. Approval reasons: value_above_approval_threshold, token_amount_above_approval_threshold, unlimited_approval, simulation_unavailable.',
   type: 'object',
   additionalProperties: false,
   required: ['error', 'decision', 'reasons', 'policyVersion'],
