@@ -10,7 +10,7 @@ import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { waitFor } from './support/processes.js'
 import { addFastKeys, importKey, Stack } from './support/stack.js'
-import { nativeIntent } from './support/intents.js'
+import { BOB, nativeIntent } from './support/intents.js'
 
 let anvil: Anvil
 
@@ -65,10 +65,11 @@ describe('approval token binding', () => {
     const theft = await stack.post('/v1/tx/sign-and-send', { intent: own, approvalTokenId: stolen })
     expect(theft.status).toBe(403)
     expect(theft.body.error).toBe('invalid_approval_token')
-    // The victim's intent id with one edited field is another intent too.
+    // The victim's intent id with one edited field is another intent too: the gateway refuses it before the signer sees it
+    // (the victim's request holds the id for the victim's intent), and the token would not fit it anyway.
     const edited = await stack.post('/v1/tx/sign-and-send', { intent: { ...victim, preferences: { speed: 'fast' } }, approvalTokenId: stolen })
-    expect(edited.status).toBe(403)
-    expect(edited.body.error).toBe('invalid_approval_token')
+    expect(edited.status).toBe(409)
+    expect(edited.body.error).toBe('intent_conflict')
 
     // The victim's own sign-and-send still succeeds with its token.
     const sent = await stack.post('/v1/tx/sign-and-send', { intent: victim, approvalTokenId: approved.body.approvalTokenId })
@@ -84,6 +85,49 @@ describe('approval token binding', () => {
     const events = ((await stack.get('/v1/approvals/history?limit=100')).body.events as Array<{ event: string; intentId: string; data: { reason?: string } }>)
     expect(events.filter((e) => e.event === 'signature_created' && (e.intentId === victim.id || e.intentId === own.id))).toHaveLength(1)
     expect(events.find((e) => e.event === 'signing_denied' && e.intentId === own.id)?.data.reason).toBe('invalid_approval_token')
+  })
+})
+
+describe('a waiting request holds its intent id', () => {
+  let stack: Stack
+  const wallet = { address: anvilAccounts[2].address as Address }
+  beforeAll(async () => {
+    stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, anvilAccounts[2].privateKey)
+    await stack.start({ approver: true })
+  })
+  afterAll(() => stack?.stop())
+
+  it('an attacker who reads a pending intent id cannot sign a 0 amount under it; the approved intent is signed and mined, also after a gateway restart', async () => {
+    const victim = nativeIntent(parseEther('0.01').toString(), { wallet })
+    // This call does not outlive the gateway restart below (a 503, or the connection closed); the victim asks again after it.
+    const asked = stack.post('/v1/tx/approve-request', victim).catch(() => null)
+    // The attacker reads the id from the public pending list and sends the same id and wallet with amount 0, which policy allows without approval.
+    const p = await pendingFor(stack, victim)
+    const zero: TxIntent = { ...victim, id: p.summary.intentId, action: { type: 'transfer_native', to: BOB, amount: '0' } }
+    const attack = await stack.post('/v1/tx/sign-and-send', { intent: zero })
+    expect(attack.status).toBe(409)
+    expect(attack.body).toEqual({ error: 'intent_conflict', message: expect.stringContaining(victim.id) })
+    expect((await stack.post('/v1/tx/build', zero)).status).toBe(409)
+
+    // A gateway restart keeps the hold (gateway.db).
+    await stack.gateway.stop()
+    await stack.startGateway()
+    expect((await stack.post('/v1/tx/sign-and-send', { intent: zero })).status).toBe(409)
+
+    // The operator approves; the victim (asking again after the restart, as a client does) gets the token, signs and the transfer is mined.
+    expect((await stack.decide(p.requestId, true)).status).toBe(200)
+    await asked
+    const approved = await stack.post('/v1/tx/approve-request', victim)
+    expect(approved.body).toMatchObject({ approved: true, approvalRequired: true })
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: victim, approvalTokenId: approved.body.approvalTokenId })
+    expect(sent.status).toBe(200)
+    expect(sent.body.broadcast).toBe(true)
+    await waitFor(async () => ((await stack.get(`/v1/tx/${sent.body.txHash}`)).status === 200) || null, { what: 'the receipt' })
+
+    // Nothing was ever signed for the 0 amount.
+    const events = (await stack.get('/v1/approvals/history?limit=100')).body.events as Array<{ event: string; intentId: string; data: { txHash?: string } }>
+    expect(events.filter((e) => e.event === 'signature_created' && e.intentId === victim.id).map((e) => e.data.txHash)).toEqual([sent.body.txHash])
   })
 })
 

@@ -21,6 +21,7 @@ import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
+import { createIntentReservations } from './store/intentReservations.js'
 import { createSkillRegistry } from './skills/registry.js'
 import type { FileReport, ScanFile } from './skills/scan/pool.js'
 import type { SandboxStatus } from './skills/sandbox/probe.js'
@@ -87,6 +88,7 @@ export async function makeTestGateway(
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
     swapRoutes: createSwapRoutes(db),
+    intentReservations: createIntentReservations(db),
     // A signer that holds the key of the wallet the intent factories use (approve-request asks it first); it signs nothing.
     signer: { call: async <T>(method: string, params: unknown): Promise<T> => (opts.signer ?? signerHoldingTestWallet)(method, params) as Promise<T> },
     // The approver's answer to verifyOperatorToken, for the operator routes;

@@ -44,11 +44,13 @@ import { installServerTiming } from './serverTiming.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
 import { createSignerWallets } from './pipeline/signerWallets.js'
+import { createReservedIntents } from './pipeline/reservedIntents.js'
 import { settleAll } from './pipeline/settleAll.js'
 import type { KnownRecipients } from './store/knownRecipients.js'
 import type { SwapRoutes } from './store/swapRoutes.js'
 import type { RateLimitStore } from './store/rateLimits.js'
 import type { SentTxs } from './store/sentTxs.js'
+import type { IntentReservations } from './store/intentReservations.js'
 
 export interface GatewayDeps {
   host: string
@@ -58,6 +60,8 @@ export interface GatewayDeps {
   sentTxs: SentTxs
   knownRecipients: KnownRecipients
   swapRoutes: SwapRoutes
+  /** Intent ids held by approval requests (gateway.db). */
+  intentReservations: IntentReservations
   /** The aggregator swap API; no key means every aggregator swap uses the v3 router. */
   aggregator?: AggregatorConfig
   policy: PolicyConfig
@@ -188,7 +192,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     routers: deps.routers,
   })
   await app.register(healthRoutes, { clock, startedAtMs: clock() })
-  await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent })
+  // An approval request holds its intent id: build, approve-request and sign-and-send refuse another body under it.
+  const reserved = createReservedIntents(deps.intentReservations, clock)
+  await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent, reserved })
   await app.register(signAndSendRoutes, {
     audit: deps.audit,
     policyGate,
@@ -201,6 +207,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     clock,
     assessRisk,
     policy: deps.policy,
+    reserved,
   })
   // Known only to this process: the approve-requests the skill sandbox runner makes (app.inject below).
   const skillCalls = createSkillCalls()
@@ -217,6 +224,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     tokenFacts,
     skillCalls,
     signerWallets: createSignerWallets(deps.signer, clock),
+    reserved,
     preflight: deps.preflight ?? approvalPreflight,
   })
   await app.register(approverProxyRoutes, { approverSocket: deps.approverHttpSocket })

@@ -18,6 +18,7 @@ import { openRateLimitStore } from './store/rateLimits.js'
 import { createKnownRecipients } from './store/knownRecipients.js'
 import { createSentTxs } from './store/sentTxs.js'
 import { createSwapRoutes } from './store/swapRoutes.js'
+import { createIntentReservations } from './store/intentReservations.js'
 import { createScanPool } from './skills/scan/pool.js'
 import { createSkillRegistry } from './skills/registry.js'
 import { probeSandbox } from './skills/sandbox/probe.js'
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     sentTxs: createSentTxs(db),
     knownRecipients: createKnownRecipients(db),
     swapRoutes: createSwapRoutes(db),
+    intentReservations: createIntentReservations(db),
     policy,
     routers,
     chains,

@@ -31,6 +31,7 @@ import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaite
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
+import type { ReservedIntents } from '../pipeline/reservedIntents.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -76,7 +77,7 @@ export const approveRequestRouteSchema = {
         }),
       ],
     }),
-    409: described('intent_conflict: this intent id already has an approval request (or decision) for a different body', simpleErrorSchema),
+    409: described('intent_conflict: this intent id already has an approval request (or decision) for a different body; the gateway holds the id for the request and the token it may grant (600 s from each time the approver is asked), across restarts', simpleErrorSchema),
     429: described('too_many_pending: the wallet has 5 requests waiting, or 500 wait in all', simpleErrorSchema),
     502: described('no_rpc_client: no RPC is configured for the chain (nothing is pending)', simpleErrorSchema),
     503: described(
@@ -106,6 +107,8 @@ export interface ApproveRequestOptions {
   skillCalls: SkillCalls
   /** The wallets the signer holds keys for: no request is made for any other. */
   signerWallets: SignerWallets
+  /** Intent ids held by approval requests: a request holds its id before the approver hears of it. */
+  reserved: ReservedIntents
 }
 
 /** The skill that submitted the intent, when the request is a runner's call (the runner stamps metadata.source "skill:<name>"). */
@@ -175,6 +178,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
 
   app.post('/v1/tx/approve-request', { schema: approveRequestRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body)
+    opts.reserved.refuseAnotherBody(intent)
     await requireSignerKey(opts.signerWallets, audit, intent)
     req.phases?.mark('wallet-check')
     const built = await opts.buildIntent(intent)
@@ -250,7 +254,11 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
         ...(skill ? { skill } : {}),
         ...(call ? { owner: call.owner } : {}),
       })
-      const ask = () => approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
+      // Each ask (a retry after an approver restart too) holds the id first: once the request shows on the pending list, no other body can take it.
+      const ask = () => {
+        opts.reserved.holdForApproval(intent)
+        return approver.call<ApprovalTicket>(approverMethods.requestApproval, params)
+      }
       let outcome: ApprovalOutcome | null
       req.phases?.mark('token-facts')
       try {

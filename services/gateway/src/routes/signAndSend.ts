@@ -29,6 +29,7 @@ import type { PhaseTimer } from '../serverTiming.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
+import type { ReservedIntents } from '../pipeline/reservedIntents.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
 import type { KnownRecipients } from '../store/knownRecipients.js'
 import type { SentTxs } from '../store/sentTxs.js'
@@ -43,7 +44,7 @@ export const signAndSendRouteSchema = {
     200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
     400: validationErrorSchema,
     403: described('policy_denied (the policy error body), approval_required (with txRequestHash), invalid_approval_token or signing_failed', signingRefusedSchema),
-    409: described('intent_conflict: the intent id was signed for another transaction', simpleErrorSchema),
+    409: described('intent_conflict: the intent id was signed for another transaction, or an approval request holds it for a different body (until that request and its token expire; nothing is signed)', simpleErrorSchema),
     502: noRpcOrRpcError,
     503: described(
       "signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet's key is on a PKCS#11 token the signer cannot reach now; or the signer did not answer in time (the signature may or may not exist). Retrying the same intent is always safe: signing is idempotent",
@@ -71,6 +72,7 @@ export interface SignAndSendOptions {
   assessRisk: AssessAtSignTime
   /** For its maxGasCostWei, checked against the fees the node quotes. */
   policy: Pick<PolicyConfig, 'maxGasCostWei'>
+  reserved: ReservedIntents
 }
 
 export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, opts) => {
@@ -144,6 +146,8 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
 
   app.post('/v1/tx/sign-and-send', { schema: signAndSendRouteSchema }, async (req, reply) => {
     const intent = normalizeIntent(req.body.intent)
+    // Another body under the id of an intent an operator is deciding (or decided) is never signed: first come would own the id.
+    opts.reserved.refuseAnotherBody(intent)
     const { approvalTokenId } = req.body
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)

@@ -1,0 +1,50 @@
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openGatewayDb } from './gatewayDb.js'
+import { createIntentReservations } from './intentReservations.js'
+
+const T0 = Date.UTC(2026, 10, 23, 12, 0, 0)
+const ID = '7d1b9c4e-5f3a-4e2b-8c6d-0a9e8f7b6c5d'
+const MINE = `0x${'aa'.repeat(32)}`
+const OTHER = `0x${'bb'.repeat(32)}`
+
+const toClose: Array<{ close(): unknown }> = []
+afterEach(() => {
+  for (const c of toClose.splice(0)) c.close()
+})
+
+function openAt(file: string) {
+  const db = openGatewayDb(file)
+  toClose.push(db)
+  return { db, reservations: createIntentReservations(db) }
+}
+
+describe('intent reservations (gateway.db)', () => {
+  it('a live hold refuses another hash and nothing changes; the same hash extends it, never shortens it; an expired hold is free and dropped', () => {
+    const { db, reservations } = openAt(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-hold-')), 'gateway.db'))
+    expect(reservations.reserve(ID, MINE, T0, T0 + 600_000)).toBe(true)
+    expect(reservations.reserve(ID, OTHER, T0 + 1, T0 + 600_001)).toBe(false)
+    expect(reservations.heldForAnother(ID, OTHER, T0 + 1)).toBe(true)
+    expect(reservations.heldForAnother(ID, MINE, T0 + 1)).toBe(false)
+    // Asked again later (an approver restart): the hold runs from then; an earlier end is ignored.
+    expect(reservations.reserve(ID, MINE, T0 + 100_000, T0 + 700_000)).toBe(true)
+    expect(reservations.reserve(ID, MINE, T0 + 100_001, T0 + 200_000)).toBe(true)
+    expect(reservations.heldForAnother(ID, OTHER, T0 + 699_999)).toBe(true)
+    expect(reservations.heldForAnother(ID, OTHER, T0 + 700_000)).toBe(false)
+    expect(reservations.reserve(ID, OTHER, T0 + 700_000, T0 + 1_300_000)).toBe(true)
+    expect(reservations.heldForAnother(ID, MINE, T0 + 700_001)).toBe(true)
+    // Expired rows go when anything is reserved: the table does not grow with old requests.
+    reservations.reserve('0d6f2a3b-1c4e-4f5a-9b8c-7d6e5f4a3b2c', MINE, T0 + 2_000_000, T0 + 2_600_000)
+    expect(db.prepare('SELECT count(*) AS n FROM intent_reservations').get()).toEqual({ n: 1 })
+  })
+
+  it('a hold is in the file: the database opened again still has it', () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-hold-')), 'gateway.db')
+    const first = openAt(file)
+    first.reservations.reserve(ID, MINE, T0, T0 + 600_000)
+    first.db.close()
+    expect(openAt(file).reservations.heldForAnother(ID, OTHER, T0 + 599_999)).toBe(true)
+  })
+})
