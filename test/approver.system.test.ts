@@ -229,6 +229,7 @@ describe('while the approver is down', () => {
       expect(await pending.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })
       expect((await stack.decide(randomUUID(), true)).status).toBe(503)
       const ws = new WebSocket(`ws://127.0.0.1:${stack.port}/v1/approvals/ws`)
+      ws.on('error', () => undefined) // the refused handshake, and terminate() before an open, are reported as errors too
       const refused = await new Promise<number>((resolve) => {
         ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0))
         ws.once('open', () => {
