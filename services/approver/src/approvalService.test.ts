@@ -264,6 +264,32 @@ describe('approval requests', () => {
     expect(s.events().filter((e) => e === 'approval_requested')).toHaveLength(1)
   })
 
+  it('a decision taken while the request is still being recorded is waited for, not answered as withdrawn', async () => {
+    let release!: () => void
+    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
+    let recorded!: () => void
+    const s = setup({
+      granter: slow,
+      wrapAudit: (a) => ({
+        ...a,
+        append: async (e, o) => {
+          if (e.event === 'approval_requested') await new Promise<void>((r) => (recorded = r))
+          return a.append(e, o)
+        },
+      }),
+    })
+    const asked = s.request()
+    await new Promise((r) => setTimeout(r, 10))
+    const [p] = s.pending.list()
+    // The operator decides (the token is being minted) before approval_requested is committed.
+    const deciding = s.service.decide(p!.requestId, true, 'web')
+    recorded()
+    expect(await asked).toMatchObject({ state: 'pending', requestId: p!.requestId })
+    release()
+    await deciding
+    expect(await s.request()).toMatchObject({ state: 'decided', outcome: { approved: true, requestId: p!.requestId } })
+  })
+
   it("an operator's approval is written, and its token handed on, only once the signer has the token on disk; a failed fsync there leaves the request pending", async () => {
     let durable!: { resolve: () => void; reject: (e: Error) => void }
     const held: Granter = {

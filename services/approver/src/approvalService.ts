@@ -382,6 +382,9 @@ export function createApprovalService(deps: {
       // A channel may have decided while it was shown the request (present may resolve after deciding).
       const now = kept.get(intent.id)
       if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
+      // An operator's decision still being carried out (its token minted) took it off the pending list:
+      // the caller waits for that outcome like any other, it was not withdrawn.
+      if (deciding.get(intent.id) === entry) return ticketOf(entry)
       return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: withdrawn(entry) }
     },
 
