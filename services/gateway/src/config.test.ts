@@ -30,3 +30,18 @@ describe('SERVICE_SKILL_CONCURRENCY', () => {
     for (const bad of ['0', '33', '-1', '1.5', 'two', '1e1']) expect(() => parseSkillConcurrency(bad), bad).toThrow(/SERVICE_SKILL_CONCURRENCY must be a whole number from 1 to 32/)
   })
 })
+
+describe('SERVICE_AGGREGATOR_URL', () => {
+  it('refuses user:password in the URL at start (the key goes in AGGREGATOR_API_KEY), without showing them', () => {
+    let err: unknown
+    try {
+      loadGatewayConfig({ SERVICE_AGGREGATOR_URL: 'https://alice:S3CRET@agg.example/swap/v6.0' })
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeInstanceOf(ConfigError)
+    expect((err as Error).message).toMatch(/^SERVICE_AGGREGATOR_URL must be an http:\/\/ or https:\/\/ URL without user:password/)
+    expect((err as Error).message).not.toContain('S3CRET')
+    expect(loadGatewayConfig({ SERVICE_AGGREGATOR_URL: 'https://agg.example/swap/v6.0' }).aggregator.baseUrl).toBe('https://agg.example/swap/v6.0')
+  })
+})

@@ -66,6 +66,17 @@ const httpUrl: VariableSpec<string> = {
   shown: urlForMessages,
 }
 
+/** For services whose key goes in a header: credentials in the URL are refused (fetch refuses them too, quoting the URL). */
+const httpUrlWithoutCredentials: VariableSpec<string> = {
+  ...spec('an http:// or https:// URL without user:password (the API key goes in AGGREGATOR_API_KEY)', (raw) => {
+    const parsed = httpUrl.parse(raw)
+    if (parsed === undefined) return undefined
+    const url = new URL(parsed)
+    return url.username || url.password ? undefined : parsed
+  }),
+  shown: urlForMessages,
+}
+
 /** Resolved against the working directory when relative. */
 const anyPath = spec('a path (relative to the working directory unless absolute)', (raw) => (raw.includes('\0') ? undefined : path.resolve(raw)))
 const absolutePath = spec('an absolute path', (raw) => (path.isAbsolute(raw) && !raw.includes('\0') ? raw : undefined))
@@ -101,7 +112,7 @@ export const VARIABLES = {
   SERVICE_PORT: port,
   'SERVICE_RPC_URL_{chainId}': httpUrl,
   BASE_RPC_URL: httpUrl,
-  SERVICE_AGGREGATOR_URL: httpUrl,
+  SERVICE_AGGREGATOR_URL: httpUrlWithoutCredentials,
   SERVICE_SKILLS_DIR: anyPath,
   SERVICE_SKILL_PUBLISHERS: commaList('a comma-separated list of addresses (0x followed by 40 hex digits, EIP-55 checksummed when mixed-case)'),
   SERVICE_SKILL_CONCURRENCY: wholeNumber(1, 32),

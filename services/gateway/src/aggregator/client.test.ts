@@ -58,6 +58,13 @@ describe('fetchAggregatorQuote', () => {
     expect(elsewhere.seen).toEqual([])
   })
 
+  it('a URL fetch refuses (credentials in it) is described without quoting it: the password reaches no description, log or audit row', async () => {
+    const err = await quote('https://alice:S3CRET@127.0.0.1:9/swap/v6.0').catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(AggregatorUnavailable)
+    expect((err as Error).message).toBe('aggregator unreachable: the request could not be made (TypeError)')
+    expect((err as Error).message).not.toContain('S3CRET')
+  })
+
   it('stops reading an answer past the size of a swap answer, declared or streamed, and drops the rest unread', async () => {
     const declared = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(10 * 1024 * 1024) })

@@ -81,8 +81,14 @@ export async function fetchAggregatorQuote(config: AggregatorConfig, intent: TxI
   }
 }
 
+/**
+ * In words that never quote the request's URL: fetch's own messages can (a
+ * URL it refuses is named whole, credentials and all), and this text reaches
+ * the build's description, the log and the audit log.
+ */
 function describeFetchError(err: unknown, timeoutMs: number): string {
   const e = err as Error & { cause?: { message?: string } }
   if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
-  return e.cause?.message ? `${e.message} (${e.cause.message})` : e.message
+  // The cause is the socket's error (ECONNREFUSED 127.0.0.1:9, ENOTFOUND host): a host, never a path.
+  return e.cause?.message ? `fetch failed (${e.cause.message})` : `the request could not be made (${e.name})`
 }
