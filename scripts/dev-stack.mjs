@@ -28,18 +28,28 @@ async function portFree(port) {
 export async function startDevChain({ port, log }) {
   if (!(await portFree(port))) throw new Error(`port ${port} is taken; set SERVICE_DEV_CHAIN_PORT to a free port for the dev chain`)
   const bin = path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
-  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(DEV_CHAIN_ID), '--silent'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // anvil needs nothing of the launcher's environment, which holds .env's secrets.
+  const child = spawn(bin, ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(DEV_CHAIN_ID), '--silent'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+  })
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
   const rpcUrl = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`anvil exited: ${stderr}`)
-    try {
-      const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
-      if (r.ok) break
-    } catch {}
-    if (i > 400) throw new Error('anvil did not start within 10 s')
-    await new Promise((r) => setTimeout(r, 25))
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`anvil exited: ${stderr}`)
+      try {
+        const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+        if (r.ok) break
+      } catch {}
+      if (i > 400) throw new Error('anvil did not start within 10 s')
+      await new Promise((r) => setTimeout(r, 25))
+    }
+  } catch (err) {
+    // Not left running: nobody else knows of it yet, and it would hold the port for the next start.
+    child.kill('SIGKILL')
+    throw err
   }
   log(`dev chain: anvil on ${rpcUrl} (chain id ${DEV_CHAIN_ID}), pid ${child.pid}`)
   return { rpcUrl, child }

@@ -84,13 +84,23 @@ function watch(name, child) {
 process.on('SIGINT', () => stopAll(0, 'interrupted'))
 process.on('SIGTERM', () => stopAll(0, 'terminated'))
 
+/** SERVICE_DEV_CHAIN_PORT: 1..65535, default 8545 (0 would give anvil a port nobody could name). */
+function devChainPort(raw) {
+  if (raw === undefined || raw.trim() === '') return 8545
+  if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 65535) {
+    process.stderr.write(`countersign: SERVICE_DEV_CHAIN_PORT must be a port number from 1 to 65535; got "${raw}"\n`)
+    process.exit(1)
+  }
+  return Number(raw)
+}
+
 let dev = null
 /** Environment only the signer gets: in dev mode, the one chain its dev key may sign for. */
 const signerEnv = {}
 if (isDevMode(env)) {
   try {
     say('no SERVICE_RPC_URL_* configured: starting the development stack (local chain, throwaway key)')
-    const chain = await startDevChain({ port: Number(env.SERVICE_DEV_CHAIN_PORT || 8545), log: say })
+    const chain = await startDevChain({ port: devChainPort(env.SERVICE_DEV_CHAIN_PORT), log: say })
     watch('anvil', chain.child)
     const key = await ensureDevKey({ root, dataDir, log: say })
     await fundOnDevChain(chain.rpcUrl, key.address)
@@ -179,7 +189,7 @@ if (!stopping && !(gatewayUp && signerUp)) {
       constraints: { maxGasWei: '1000000000000000', deadline: now + 3600, maxSlippageBps: 0 },
     }
     lines.push(
-      `  dev wallet:     ${dev.wallet} (throwaway key, local chain ${dev.rpcUrl} only)`,
+      `  dev wallet:     ${dev.wallet} (throwaway key, local chain ${dev.rpcUrl} only; its transactions carry Base's chain id 8453: never fund this address on Base)`,
       '  try it:         npm run demo        (in another terminal: a guided tour of the API)',
       '  or submit a transfer yourself and approve it on the dashboard:',
       `    curl -s -X POST http://127.0.0.1:${port}/v1/tx/approve-request -H 'content-type: application/json' \\`,

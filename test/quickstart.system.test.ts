@@ -33,6 +33,8 @@ beforeAll(async () => {
     SERVICE_PORT: String(await freePort()),
     SERVICE_APPROVER_PORT: String(await freePort()),
     SERVICE_DEV_CHAIN_PORT: String(await freePort()),
+    // A secret of the gateway's: the dev chain must not get it (below).
+    AGGREGATOR_API_KEY: 'quickstart-secret-key',
   }
   const started = run('scripts/start.mjs')
   launcher = started.child
@@ -61,6 +63,10 @@ describe('zero-config start and the demo', () => {
     expect(dev.contracts.swapRouter02).toMatch(/^0x[0-9a-fA-F]{40}$/)
     // The dev key lives apart from the real keystore and is marked dev.
     expect(existsSync(path.join(dataDir, 'keystore'))).toBe(false)
+    // anvil runs with PATH and HOME only, none of the launcher's secrets.
+    const anvilPid = Number(/dev chain: anvil on \S+ \(chain id 8453\), pid (\d+)/.exec(output)![1])
+    const anvilEnv = readFileSync(`/proc/${anvilPid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => kv.split('=')[0])
+    expect(anvilEnv.sort()).toEqual(['HOME', 'PATH'])
   })
 
   it('npm run demo completes: approval, ERC-20 transfer, swap, receipts, audit trail', async () => {
@@ -145,6 +151,21 @@ describe('a bad setting', () => {
     expect(out).not.toContain('development stack')
     expect(out).not.toMatch(/\n\s+at /) // no stack trace
     expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
+  })
+
+  it('SERVICE_DEV_CHAIN_PORT=0 is refused before the dev chain starts (anvil was left running on a port nobody knew)', async () => {
+    const dir = tempDataDir()
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_DEV_CHAIN_PORT: '0' },
+      cwd: repoRoot,
+    })
+    killOnExit(child)
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1)
+    expect(out).toContain('SERVICE_DEV_CHAIN_PORT must be a port number from 1 to 65535; got "0"')
+    expect(out).not.toContain('dev chain: anvil on')
   })
 })
 
