@@ -36,7 +36,7 @@ const heldElsewhere = (intent: TxIntent) =>
 export function createReservedIntents(reservations: IntentReservations, clock: Clock): ReservedIntents {
   return {
     refuseAnotherBody(intent) {
-      if (reservations.heldForAnother(intent.id, intentHash(intent), clock())) throw heldElsewhere(intent)
+      if (reservations.heldForAnother(intent.id, () => intentHash(intent), clock())) throw heldElsewhere(intent)
     },
     holdForApproval(intent) {
       const now = clock()

@@ -35,6 +35,12 @@ describe('intent reservations (gateway.db)', () => {
     expect(reservations.heldForAnother(ID, OTHER, T0 + 700_000)).toBe(false)
     expect(reservations.reserve(ID, OTHER, T0 + 700_000, T0 + 1_300_000)).toBe(true)
     expect(reservations.heldForAnother(ID, MINE, T0 + 700_001)).toBe(true)
+    // The intent is hashed only for an id that is held (a build of any other id pays nothing).
+    const unhashable = () => {
+      throw new Error('hashed an intent whose id nobody holds')
+    }
+    expect(reservations.heldForAnother('3f2e1d0c-9b8a-4766-8554-433221100fed', unhashable, T0 + 700_001)).toBe(false)
+    expect(reservations.heldForAnother(ID, unhashable, T0 + 1_300_000)).toBe(false)
     // Expired rows go when anything is reserved: the table does not grow with old requests.
     reservations.reserve('0d6f2a3b-1c4e-4f5a-9b8c-7d6e5f4a3b2c', MINE, T0 + 2_000_000, T0 + 2_600_000)
     expect(db.prepare('SELECT count(*) AS n FROM intent_reservations').get()).toEqual({ n: 1 })

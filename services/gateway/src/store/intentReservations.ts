@@ -9,8 +9,12 @@ import type Database from 'better-sqlite3'
  * belongs to whoever signs first.
  */
 export interface IntentReservations {
-  /** Whether `intentId` is held, at `nowMs`, for an intent other than `intentHash`. */
-  heldForAnother(intentId: string, intentHash: string, nowMs: number): boolean
+  /**
+   * Whether `intentId` is held, at `nowMs`, for an intent other than
+   * `intentHash` (a function is called only when the id is held: hashing the
+   * whole intent on every build would cost more than the lookup).
+   */
+  heldForAnother(intentId: string, intentHash: string | (() => string), nowMs: number): boolean
   /**
    * Holds `intentId` for `intentHash` until `untilMs` (a live hold of the
    * same hash is extended, never shortened); false, and nothing changed, when
@@ -35,18 +39,23 @@ export function createIntentReservations(db: Database.Database): IntentReservati
   const hold = db.prepare<[string, string, number]>(
     'INSERT INTO intent_reservations (intent_id, intent_hash, expires_at) VALUES (?, ?, ?) ON CONFLICT (intent_id) DO UPDATE SET intent_hash = excluded.intent_hash, expires_at = excluded.expires_at',
   )
+  // When no hold can be live any more (none made for 600 s), a build asks nothing of the database.
+  let lastExpiry = db.prepare<[], { last: number | null }>('SELECT max(expires_at) AS last FROM intent_reservations').get()?.last ?? 0
   // One transaction: the check and the write cannot be split by another request's.
   const reserve = db.transaction((intentId: string, intentHash: string, nowMs: number, untilMs: number): boolean => {
     dropExpired.run(nowMs)
     const held = live.get(intentId, nowMs)
     if (held && held.intent_hash !== intentHash) return false
-    hold.run(intentId, intentHash, Math.max(untilMs, held?.expires_at ?? 0))
+    const expiresAt = Math.max(untilMs, held?.expires_at ?? 0)
+    hold.run(intentId, intentHash, expiresAt)
+    lastExpiry = Math.max(lastExpiry, expiresAt)
     return true
   })
   return {
     heldForAnother(intentId, intentHash, nowMs) {
+      if (nowMs >= lastExpiry) return false
       const held = live.get(intentId, nowMs)
-      return held !== undefined && held.intent_hash !== intentHash
+      return held !== undefined && held.intent_hash !== (typeof intentHash === 'function' ? intentHash() : intentHash)
     },
     reserve: (intentId, intentHash, nowMs, untilMs) => reserve(intentId, intentHash, nowMs, untilMs),
   }
