@@ -2,8 +2,6 @@
 // processes and a real anvil chain with a real ERC-20 (TUSD).
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { erc20Abi, parseEther, type Address } from 'viem'
@@ -22,6 +20,7 @@ import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
 import { intentFor } from './support/intents.js'
 import { repoRoot, tempDataDir, waitFor } from './support/processes.js'
+import { startRpcProxy } from './support/rpcProxy.js'
 import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -166,28 +165,9 @@ async function pendingRequest(on: Stack, i: TxIntent) {
   )
 }
 
-/**
- * A JSON-RPC proxy to anvil whose eth_simulateV1 fails as a broken node's would: nothing can be simulated, everything else works.
- * The gateway sends calls made together as one batch: each call of a batch is answered on its own.
- */
-async function noSimulationProxy(target: string): Promise<{ url: string; server: Server }> {
-  type Call = { id: number; method: string }
-  const answer = async (call: Call): Promise<unknown> =>
-    call.method === 'eth_simulateV1'
-      ? { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'simulation backend unavailable' } }
-      : (await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })).json()
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (d) => (body += d))
-    req.on('end', async () => {
-      const calls = JSON.parse(body) as Call | Call[]
-      const answers = Array.isArray(calls) ? await Promise.all(calls.map(answer)) : await answer(calls)
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
-}
+/** A node whose eth_simulateV1 fails as a broken node's would: nothing can be simulated, everything else works. */
+const noSimulationProxy = (target: string) =>
+  startRpcProxy(target, (call) => (call.method === 'eth_simulateV1' ? { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'simulation backend unavailable' } } : undefined))
 
 describe('risk at sign time', () => {
   it('a direct sign-and-send over maxRiskScore is 403 policy_denied with the risk reason, as approve-request is', async () => {

@@ -3,59 +3,24 @@
 // that lags, a retry that overlaps its first call, a gateway killed between
 // the broadcast and its record, a transaction the node drops from its pool.
 // The tests share one chain and run in order.
-import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address, type Hex } from 'viem'
-import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET, type SignResult, type TxIntent } from '@countersign/shared'
-import path from 'node:path'
-import { anvilAccounts, fundAccount, rpc, startAnvil, type Anvil } from './support/anvil.js'
-import { BOB, intentFor } from './support/intents.js'
-import { freePort } from './support/processes.js'
-import { importKey, Stack } from './support/stack.js'
+import type { TxIntent } from '@countersign/shared'
+import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken, erc20Balance } from './support/contracts.js'
-
-type Call = { jsonrpc: string; id: unknown; method: string; params: any[] }
-type Hook = (call: Call) => Promise<unknown | undefined> | unknown | undefined // return a result to lie, undefined to forward
+import { BOB, intentFor } from './support/intents.js'
+import { resultOf, startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
+import { importKey, Stack } from './support/stack.js'
 
 let chain: Anvil
 let stack: Stack
-let proxy: http.Server
+let node: RpcProxy
 let TOKEN: Address
-let hook: Hook = () => undefined
-const log: string[] = []
-
-async function forward(call: Call): Promise<unknown> {
-  const res = await fetch(chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })
-  return res.json()
-}
-async function answer(call: Call): Promise<unknown> {
-  log.push(call.method)
-  const lie = await hook(call)
-  if (lie !== undefined) return lie === null || (lie as any).__result === null ? { jsonrpc: '2.0', id: call.id, result: null } : lie
-  return forward(call)
-}
-
-async function startProxy(): Promise<string> {
-  const port = await freePort()
-  proxy = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (d) => (body += d))
-    req.on('end', async () => {
-      const parsed = JSON.parse(body)
-      const out = Array.isArray(parsed) ? await Promise.all(parsed.map(answer)) : await answer(parsed)
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify(out))
-    })
-  })
-  await new Promise<void>((r) => proxy.listen(port, '127.0.0.1', r))
-  return `http://127.0.0.1:${port}`
-}
 
 const owner = anvilAccounts[2]
 const WALLET = owner.address as Address
 const transfer = (wei: bigint | number, o: Partial<TxIntent> = {}): TxIntent =>
   intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: String(wei) }, { maxGasWei: parseEther('0.01').toString(), extra: o })
-const nonceOf = (tag: 'latest' | 'pending') => rpc<string>(chain.rpcUrl, 'eth_getTransactionCount', [WALLET, tag]).then(Number)
 const receiptOf = (hash: string) => rpc<{ status: string } | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash])
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 async function sentToBob(): Promise<Array<{ hash: Hex; nonce: number; value: bigint }>> {
@@ -70,9 +35,9 @@ async function sentToBob(): Promise<Array<{ hash: Hex; nonce: number; value: big
 
 beforeAll(async () => {
   chain = await startAnvil({ chainId: 8453 })
-  const url = await startProxy()
+  node = await startRpcProxy(chain.rpcUrl)
   TOKEN = await deployTestToken({ rpcUrl: chain.rpcUrl, chainId: 8453, deployerKey: owner.privateKey as Hex, name: 'Test', symbol: 'TST', decimals: 6, supply: 1_000_000n })
-  stack = new Stack({ rpcUrls: { 8453: url }, policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: parseEther('1000').toString() }, tokenAllowlist: [TOKEN], contractAllowlist: [TOKEN] } })
+  stack = new Stack({ rpcUrls: { 8453: node.url }, policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: parseEther('1000').toString() }, tokenAllowlist: [TOKEN], contractAllowlist: [TOKEN] } })
   expect(await importKey(stack.dataDir, owner.privateKey)).toBe(WALLET)
   await stack.start()
 }, 120_000)
@@ -80,28 +45,27 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop()
   await chain?.stop()
-  proxy?.close()
+  node?.server.close()
 })
 
 describe('after the signer: one intent, one transaction, whatever the node or a crash does', () => {
   it('a node whose receipt lags does not make a retry sign and send a mined intent again', async () => {
-    hook = () => undefined
+    node.answer(undefined)
     const a = transfer(1_111_111)
     const first = await stack.post('/v1/tx/sign-and-send', { intent: a })
     expect((await receiptOf(first.body.txHash))?.status).toBe('0x1')
     // The node (or the one behind a load balancer that answers receipts) has not indexed the receipt yet.
-    hook = (c) => (c.method === 'eth_getTransactionReceipt' && c.params[0] === first.body.txHash ? { jsonrpc: '2.0', id: c.id, result: null } : undefined)
+    node.answer((c) => (c.method === 'eth_getTransactionReceipt' && c.params[0] === first.body.txHash ? resultOf(c, null) : undefined))
     const retry = await stack.post('/v1/tx/sign-and-send', { intent: a })
-    hook = () => undefined
+    node.answer(undefined)
     const mined = (await sentToBob()).filter((t) => t.value === 1_111_111n)
     expect(mined.length).toBe(1)
     // The transaction index still shows it in a block: that is the answer.
     expect(retry).toMatchObject({ status: 200, body: { txHash: first.body.txHash } })
     // A node that shows it nowhere (receipt and transaction both missing): nothing is signed, 502.
-    hook = (c) =>
-      (c.method === 'eth_getTransactionReceipt' || c.method === 'eth_getTransactionByHash') && c.params[0] === first.body.txHash ? { jsonrpc: '2.0', id: c.id, result: null } : undefined
+    node.answer((c) => ((c.method === 'eth_getTransactionReceipt' || c.method === 'eth_getTransactionByHash') && c.params[0] === first.body.txHash ? resultOf(c, null) : undefined))
     const blind = await stack.post('/v1/tx/sign-and-send', { intent: a })
-    hook = () => undefined
+    node.answer(undefined)
     expect(blind.status).toBe(502)
     expect(blind.body).toMatchObject({ error: 'rpc_error', message: expect.stringContaining('nothing was signed again') })
     expect((await sentToBob()).filter((t) => t.value === 1_111_111n)).toHaveLength(1)
@@ -109,25 +73,22 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     expect(await stack.post('/v1/tx/sign-and-send', { intent: a })).toMatchObject({ status: 200, body: { txHash: first.body.txHash } })
   })
 
-
   it('a retry that overlaps its first call (a client timeout) gets the transaction the first call sent, not "would fail"', async () => {
     const bal = await erc20Balance(chain.rpcUrl, TOKEN, WALLET)
     const a = intentFor(WALLET, { type: 'transfer', asset: { kind: 'erc20', address: TOKEN }, to: BOB, amount: bal.toString() } as never)
     let delayed = false
-    hook = async (c) => {
-      if (c.method === 'eth_sendRawTransaction' && !delayed) {
-        delayed = true
-        const r = await forward(c)
-        await sleep(1500) // a slow node answer: the first call is still in the wallet queue
-        return r
-      }
-      return undefined
-    }
+    node.answer(async (c, forward) => {
+      if (c.method !== 'eth_sendRawTransaction' || delayed) return undefined
+      delayed = true
+      const r = await forward()
+      await sleep(1500) // a slow node answer: the first call is still in the wallet queue
+      return r
+    })
     const p1 = stack.post('/v1/tx/sign-and-send', { intent: a })
     await sleep(400)
     const r2 = await stack.post('/v1/tx/sign-and-send', { intent: a })
     const r1 = await p1
-    hook = () => undefined
+    node.answer(undefined)
     expect(r1.status).toBe(200)
     expect(r2).toMatchObject({ status: 200, body: { txHash: r1.body.txHash } })
   })
@@ -137,28 +98,26 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     const a = intentFor(WALLET, { type: 'transfer', asset: { kind: 'erc20', address: TOKEN }, to: BOB, amount: bal.toString() } as never)
     let held: (() => void) | undefined
     let sentHash: string | undefined
-    hook = async (c) => {
-      if (c.method === 'eth_sendRawTransaction' && !held) {
-        const r: any = await forward(c)
-        sentHash = r.result
-        await new Promise<void>((res) => (held = res))
-        return r
-      }
-      return undefined
-    }
+    node.answer(async (c, forward) => {
+      if (c.method !== 'eth_sendRawTransaction' || held) return undefined
+      const r = (await forward()) as { result: string }
+      sentHash = r.result
+      await new Promise<void>((res) => (held = res))
+      return r
+    })
     const p1 = stack.post('/v1/tx/sign-and-send', { intent: a }).catch((e) => ({ status: 0, body: String(e) }))
     while (!sentHash) await sleep(20)
     stack.gateway.child.kill('SIGKILL')
     await stack.gateway.exited()
     held!()
-    hook = () => undefined
+    node.answer(undefined)
     await stack.startGateway()
     const retry = await stack.post('/v1/tx/sign-and-send', { intent: a })
     expect(retry).toMatchObject({ status: 200, body: { txHash: sentHash } })
   })
 
   it('a transaction the node drops from its pool leaves no gap: the next one takes its nonce and mines; the dropped intent is signed anew on its retry', async () => {
-    hook = () => undefined
+    node.answer(undefined)
     await rpc(chain.rpcUrl, 'evm_setAutomine', [false])
     try {
       const a = transfer(2_222_221)
@@ -169,7 +128,6 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       const c = await stack.post('/v1/tx/sign-and-send', { intent: transfer(2_222_223) })
       await rpc(chain.rpcUrl, 'evm_mine', [])
       await rpc(chain.rpcUrl, 'evm_mine', [])
-      const tx = await rpc<any>(chain.rpcUrl, 'eth_getTransactionByHash', [b.body.txHash])
       expect(await receiptOf(b.body.txHash)).not.toBeNull()
       expect(await receiptOf(c.body.txHash)).not.toBeNull()
       // The dropped intent's retry: its transaction is dead (B took its nonce), so it is signed again and mines.
