@@ -1,7 +1,8 @@
 // The transaction's life after the signer, against anvil behind a JSON-RPC
 // node that lies or stalls where a test says (found by review): a receipt
 // that lags, a retry that overlaps its first call, a gateway killed between
-// the broadcast and its record, a transaction the node drops from its pool.
+// the broadcast and its record, a transaction the node drops from its pool,
+// and an intent that needed approval whose transaction was lost.
 // The tests share one chain and run in order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address, type Hex } from 'viem'
@@ -139,6 +140,73 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       expect((await sentToBob()).filter((t) => t.value === 2_222_221n)).toHaveLength(1)
     } finally {
       await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
+    }
+  })
+
+  it('an intent that needed approval whose transaction was lost: sign-and-send says a new approval is needed, approve-request asks again (not the kept decision with the spent token), and the intent is signed again once', async () => {
+    const approving = anvilAccounts[4]
+    const W = approving.address as Address
+    // Every native transfer needs an approval; the approver grants it at once.
+    const auto = new Stack({ rpcUrls: { 8453: chain.rpcUrl }, policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: '1' } }, env: { SERVICE_APPROVAL_MODE: 'auto' } })
+    expect(await importKey(auto.dataDir, approving.privateKey)).toBe(W)
+    const pay = (wei: number) => intentFor(W, { type: 'transfer_native', to: BOB, amount: String(wei) }, { maxGasWei: parseEther('0.01').toString() })
+    const approveAndSend = async (intent: TxIntent) => {
+      const approved = await auto.post('/v1/tx/approve-request', intent)
+      expect(approved).toMatchObject({ status: 200, body: { approved: true, approvalRequired: true } })
+      const sent = await auto.post('/v1/tx/sign-and-send', { intent, approvalTokenId: approved.body.approvalTokenId })
+      expect(sent.status).toBe(200)
+      return { token: approved.body.approvalTokenId as string, hash: sent.body.txHash as Hex }
+    }
+    await auto.start({ approver: true })
+    await rpc(chain.rpcUrl, 'evm_setAutomine', [false])
+    try {
+      const a = pay(3_333_331)
+      const first = await approveAndSend(a)
+      await rpc(chain.rpcUrl, 'anvil_dropTransaction', [first.hash])
+      // Another approved intent of the wallet takes the lost one's nonce and is mined.
+      const b = await approveAndSend(pay(3_333_332))
+      await rpc(chain.rpcUrl, 'evm_mine', [])
+      expect(await receiptOf(b.hash)).not.toBeNull()
+
+      // The retry with the token the lost transaction used: refused, and told how to go on.
+      const retry = await auto.post('/v1/tx/sign-and-send', { intent: a, approvalTokenId: first.token })
+      expect(retry.status).toBe(403)
+      expect(retry.body.error).toBe('invalid_approval_token')
+      expect(retry.body.message).toContain(`transaction ${first.hash}`)
+      expect(retry.body.message).toContain('call POST /v1/tx/approve-request with the same intent')
+
+      // approve-request asks again: a new request and token, not the decision kept with the spent one.
+      const again = await auto.post('/v1/tx/approve-request', a)
+      expect(again).toMatchObject({ status: 200, body: { approved: true, approvalRequired: true } })
+      expect(again.body.approvalTokenId).not.toBe(first.token)
+      const replaced = await auto.post('/v1/tx/sign-and-send', { intent: a, approvalTokenId: again.body.approvalTokenId })
+      expect(replaced.status).toBe(200)
+      expect(replaced.body.txHash).not.toBe(first.hash)
+      await rpc(chain.rpcUrl, 'evm_mine', [])
+      expect(await receiptOf(replaced.body.txHash)).not.toBeNull()
+      // A retry of the whole thing now gets what was sent: the kept approval of the replacement, the mined transaction.
+      expect((await auto.post('/v1/tx/approve-request', a)).body.approvalTokenId).toBe(again.body.approvalTokenId)
+      expect(await auto.post('/v1/tx/sign-and-send', { intent: a, approvalTokenId: again.body.approvalTokenId })).toMatchObject({ status: 200, body: { txHash: replaced.body.txHash } })
+
+      // What the operator (and the log) were told: the second request names the transaction it replaces, first among its reasons.
+      const events = (await auto.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id).reverse()
+      const requested = events.filter((e: { event: string }) => e.event === 'approval_requested')
+      expect(requested).toHaveLength(2)
+      expect(requested[0].data).not.toHaveProperty('replacing')
+      expect(requested[1].data.replacing).toBe(first.hash)
+      expect(events.filter((e: { event: string }) => e.event === 'signature_replaced')).toHaveLength(1)
+      // One payment of this amount on chain.
+      const paid = []
+      const latest = Number(await rpc<string>(chain.rpcUrl, 'eth_blockNumber'))
+      for (let n = 0; n <= latest; n++) {
+        const block = await rpc<any>(chain.rpcUrl, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, true])
+        for (const tx of block.transactions) if (tx.from.toLowerCase() === W.toLowerCase() && BigInt(tx.value) === 3_333_331n) paid.push(tx.hash)
+      }
+      expect(paid).toEqual([replaced.body.txHash])
+      expect(await auto.auditVerify()).toMatch(/^audit chain OK/)
+    } finally {
+      await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
+      await auto.stop()
     }
   })
 })

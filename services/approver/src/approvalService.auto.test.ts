@@ -313,6 +313,53 @@ describe('auto mode', () => {
   })
 })
 
+describe('signing an intent again after its transaction was lost (requestApproval replacing)', () => {
+  const LOST = `0x${'ab'.repeat(32)}`
+  const LOST_AGAIN = `0x${'cd'.repeat(32)}`
+  const replacing = (s: ReturnType<typeof setup>, lost: string) =>
+    s.service.requestApproval({ intent: s.intent, preflight: { ...noPreflight(), riskScore: 7 }, policyReasons: ['lost transaction'], replacing: lost })
+
+  it('passes over the approval kept from before (its token went into the lost transaction) and has a new one granted, once per lost transaction', async () => {
+    const s = setup()
+    const first = await s.request()
+    if (first.state !== 'decided' || !first.outcome.approved) throw new Error('expected an approval')
+    // A plain retry still gets the kept decision: the intent may well be mined.
+    expect(await s.request()).toEqual(first)
+    expect(s.grants).toHaveLength(1)
+
+    const again = await replacing(s, LOST)
+    if (again.state !== 'decided' || !again.outcome.approved) throw new Error('expected a new approval')
+    expect(again.outcome.approvalTokenId).not.toBe(first.outcome.approvalTokenId)
+    expect(again.outcome.requestId).not.toBe(first.outcome.requestId)
+    expect(s.grants).toHaveLength(2)
+    const requested = s.rows().filter((e) => e.event === 'approval_requested')
+    expect(requested).toHaveLength(2)
+    expect(requested[1]!.data).toMatchObject({ requestId: again.outcome.requestId, replacing: LOST })
+    expect(requested[0]!.data).not.toHaveProperty('replacing')
+
+    // The same replacement asked again (a client's retry) gets the approval given for it; no third token.
+    expect(await replacing(s, LOST)).toEqual(again)
+    expect(await s.request()).toEqual(again)
+    expect(s.grants).toHaveLength(2)
+    // The replacement lost in its turn: asked again once more.
+    const third = await replacing(s, LOST_AGAIN)
+    if (third.state !== 'decided' || !third.outcome.approved) throw new Error('expected a third approval')
+    expect(s.grants).toHaveLength(3)
+  })
+
+  it('still answers with a refusal kept for the intent, and still refuses another body under the id', async () => {
+    const s = setup({ auto: false })
+    const ticket = await s.request()
+    if (ticket.state !== 'pending') throw new Error('expected a pending request')
+    await s.service.decide(ticket.requestId, false, 'web')
+    const declined = await replacing(s, LOST)
+    expect(declined).toMatchObject({ state: 'decided', outcome: { approved: false, reason: 'user_declined', requestId: ticket.requestId } })
+    await expect(
+      s.service.requestApproval({ intent: { ...s.intent, metadata: { source: 'another body' } }, preflight: noPreflight(), policyReasons: [], replacing: LOST }),
+    ).rejects.toMatchObject({ reason: 'intent_conflict' })
+  })
+})
+
 describe('a request the audit log does not hold', () => {
   it('presented to operators: a failed approval_requested commit takes it off the list, so nobody can decide it, and asking again starts afresh', async () => {
     const s = setup({ auto: false })

@@ -72,6 +72,18 @@ export interface ApprovalService {
 /** How many unawaited audit events (expiries, withdrawals) a long audit.db outage may leave waiting in memory. */
 export const MAX_UNRECORDED_EVENTS = 10_000
 
+/**
+ * Whether a request to sign an intent again (its transaction was lost,
+ * `replacing`) passes over the decision kept for the intent: an approval
+ * given before it, whose token went into the lost transaction and which the
+ * signer now refuses. An approval given for this same replacement, and any
+ * refusal, still answer it.
+ */
+function supersededByReplacement(decided: { outcome: ApprovalOutcome; replacing: string | null }, replacing: string | undefined): boolean {
+  if (replacing === undefined || !decided.outcome.approved) return false
+  return decided.replacing?.toLowerCase() !== replacing.toLowerCase()
+}
+
 export function createApprovalService(deps: {
   pending: PendingRequests
   granter: Granter
@@ -128,7 +140,7 @@ export function createApprovalService(deps: {
   /** The one place a request ends: the gateway hears of it, every channel stops showing it, a decision is kept. */
   function end(p: PendingRequest, outcome: ApprovalOutcome, how: RequestEnd, keepUntil?: number): void {
     feed.push(outcome)
-    if (keepUntil !== undefined) kept.keep(p.intent.id, p.intentHash, outcome, keepUntil)
+    if (keepUntil !== undefined) kept.keep(p.intent.id, p.intentHash, outcome, keepUntil, p.replacing)
     for (const c of channels) {
       try {
         c.withdraw(p.requestId, how)
@@ -349,7 +361,7 @@ export function createApprovalService(deps: {
       const decided = kept.get(intent.id)
       if (decided) {
         if (decided.intentHash !== hash) throw conflict()
-        return { state: 'decided', outcome: decided.outcome }
+        if (!supersededByReplacement(decided, params.replacing)) return { state: 'decided', outcome: decided.outcome }
       }
       const existing = pending.byIntent(intent.id) ?? deciding.get(intent.id)
       if (existing) {
@@ -369,11 +381,18 @@ export function createApprovalService(deps: {
         )
       }
       const summary = summarise(params, deps.routers)
-      const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null, params.owner ?? null)
+      const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null, { owner: params.owner ?? null, replacing: params.replacing ?? null })
       const requested: AuditAppend = {
         intentId: intent.id,
         event: 'approval_requested',
-        data: { requestId: entry.requestId, action: summary.action, riskScore: summary.riskScore, mode: deps.mode, ...(entry.quorum ? { quorum: entry.quorum.required } : {}) },
+        data: {
+          requestId: entry.requestId,
+          action: summary.action,
+          riskScore: summary.riskScore,
+          mode: deps.mode,
+          ...(entry.quorum ? { quorum: entry.quorum.required } : {}),
+          ...(entry.replacing ? { replacing: entry.replacing } : {}),
+        },
       }
       const approver = entry.quorum ? undefined : channels.find((c) => c.approvesAtOnce)?.approvesAtOnce
       if (approver) return approveAtOnce(entry, requested, approver)

@@ -45,6 +45,7 @@ import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
 import { createSignerWallets } from './pipeline/signerWallets.js'
 import { createReservedIntents } from './pipeline/reservedIntents.js'
+import { createSentTxFates } from './chain/sentTxFates.js'
 import { settleAll } from './pipeline/settleAll.js'
 import type { KnownRecipients } from './store/knownRecipients.js'
 import type { SwapRoutes } from './store/swapRoutes.js'
@@ -194,6 +195,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(healthRoutes, { clock, startedAtMs: clock() })
   // An approval request holds its intent id: build, approve-request and sign-and-send refuse another body under it.
   const reserved = createReservedIntents(deps.intentReservations, clock)
+  // What became of what was sent: sign-and-send replaces a transaction that can never be mined, approve-request asks again for one that needed approval.
+  const fates = createSentTxFates(deps.sentTxs, chains)
   await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent, reserved })
   await app.register(signAndSendRoutes, {
     audit: deps.audit,
@@ -208,6 +211,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     assessRisk,
     policy: deps.policy,
     reserved,
+    fates,
   })
   // Known only to this process: the approve-requests the skill sandbox runner makes (app.inject below).
   const skillCalls = createSkillCalls()
@@ -225,6 +229,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     skillCalls,
     signerWallets: createSignerWallets(deps.signer, clock),
     reserved,
+    fates,
     preflight: deps.preflight ?? approvalPreflight,
   })
   await app.register(approverProxyRoutes, { approverSocket: deps.approverHttpSocket })

@@ -6,7 +6,7 @@
 // (pending, or the decision when there already is one), and the gateway
 // learns decisions by polling approvalUpdates, one short call for all its
 // waiting clients. So any number of waiting requests never holds the socket.
-import { addressSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
+import { addressSchema, txHashSchema, txIntentSchema, txRequestSchema, uuidSchema } from '../schemas/index.js'
 import type { TxIntent, TxRequest } from '../types.js'
 
 export const APPROVER_SOCKET = 'approver.sock'
@@ -89,6 +89,14 @@ export interface RequestApprovalParams {
    * the larger of the two, so a policy file missing on one side never lowers it.
    */
   quorum?: number
+  /**
+   * Set when the intent was signed and sent before and that transaction can
+   * never be mined (another of the wallet's own took its nonce): its hash.
+   * The token it used is consumed, so a decision kept from before does not
+   * answer this request (unless it was itself given for this replacement);
+   * the operator is asked again.
+   */
+  replacing?: string
 }
 
 export type ApprovalOutcome =
@@ -212,6 +220,7 @@ export const requestApprovalParamsSchema = {
     skill: { type: 'string', minLength: 1, maxLength: 128 },
     owner: uuidSchema,
     quorum: { type: 'integer', minimum: 2, maximum: 100 },
+    replacing: txHashSchema,
   },
 } as const
 

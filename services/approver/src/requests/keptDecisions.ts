@@ -3,6 +3,8 @@ import type { ApprovalOutcome, Clock } from '@countersign/shared'
 interface Kept {
   intentHash: string
   outcome: ApprovalOutcome
+  /** The lost transaction the decided request was to replace (its `replacing`); null for a first signature. */
+  replacing: string | null
   until: number
 }
 
@@ -17,11 +19,11 @@ export class KeptDecisions {
 
   constructor(private readonly clock: Clock) {}
 
-  keep(intentId: string, intentHash: string, outcome: ApprovalOutcome, until: number): void {
-    this.byIntent.set(intentId, { intentHash, outcome, until })
+  keep(intentId: string, intentHash: string, outcome: ApprovalOutcome, until: number, replacing: string | null = null): void {
+    this.byIntent.set(intentId, { intentHash, outcome, replacing, until })
   }
 
-  get(intentId: string): { intentHash: string; outcome: ApprovalOutcome } | undefined {
+  get(intentId: string): { intentHash: string; outcome: ApprovalOutcome; replacing: string | null } | undefined {
     const k = this.byIntent.get(intentId)
     if (!k) return undefined
     if (k.until <= this.clock()) {

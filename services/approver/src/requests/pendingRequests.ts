@@ -15,6 +15,8 @@ export interface PendingRequest {
   quorum: QuorumVotes | null
   /** The skill runner's call that created it (requestApproval `owner`): the only one that may withdraw it. Null for everyone else's. */
   owner: string | null
+  /** requestApproval `replacing`: the lost transaction of this intent this request would sign again; null for a first signature. */
+  replacing: string | null
 }
 
 export interface PendingLimits {
@@ -52,9 +54,25 @@ export class PendingRequests {
     return null
   }
 
-  add(intent: TxIntent, intentHash: string, summary: ApprovalSummary, quorum: QuorumVotes | null = null, owner: string | null = null): PendingRequest {
+  add(
+    intent: TxIntent,
+    intentHash: string,
+    summary: ApprovalSummary,
+    quorum: QuorumVotes | null = null,
+    made: { owner?: string | null; replacing?: string | null } = {},
+  ): PendingRequest {
     const now = this.clock()
-    const entry: PendingRequest = { requestId: randomUUID(), intent, intentHash, summary, createdAt: now, expiresAt: now + this.limits.ttlMs, quorum, owner }
+    const entry: PendingRequest = {
+      requestId: randomUUID(),
+      intent,
+      intentHash,
+      summary,
+      createdAt: now,
+      expiresAt: now + this.limits.ttlMs,
+      quorum,
+      owner: made.owner ?? null,
+      replacing: made.replacing ?? null,
+    }
     this.entries.set(entry.requestId, entry)
     this.byIntentId.set(intent.id, entry.requestId)
     return entry

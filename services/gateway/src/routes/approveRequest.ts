@@ -32,6 +32,7 @@ import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
+import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -109,6 +110,8 @@ export interface ApproveRequestOptions {
   signerWallets: SignerWallets
   /** Intent ids held by approval requests: a request holds its id before the approver hears of it. */
   reserved: ReservedIntents
+  /** Whether this intent was sent before in a transaction that can never be mined. */
+  fates: Pick<SentTxFates, 'deadSignatureOf'>
 }
 
 /** The skill that submitted the intent, when the request is a runner's call (the runner stamps metadata.source "skill:<name>"). */
@@ -243,11 +246,15 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       const skill = skillOf(call, intent)
       // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
       const quorum = policyGate.quorumFor(intent)
+      // Sent before and lost for good (its nonce went to another of ours): the token it used is consumed, so the
+      // decision kept for it would hand back a token the signer refuses. The operator is asked again, and told why.
+      const dead = await opts.fates.deadSignatureOf(intent, built.txRequestHash)
       // Within the bounds the approver's schema sets: much of this comes from contracts the client chose.
       const params = fitApprovalParams({
         intent,
         preflight,
-        policyReasons: decision.reasons,
+        policyReasons: dead ? [replacementReason(dead), ...decision.reasons] : decision.reasons,
+        ...(dead ? { replacing: dead.txHash } : {}),
         ...(quorum !== null ? { quorum } : {}),
         ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
         ...(facts ? { tokenFacts: facts } : {}),

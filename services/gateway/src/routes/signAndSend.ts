@@ -17,7 +17,7 @@ import {
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure, rpcMessage } from '../chain/chainClients.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
-import { txFate, type TxFate } from '../chain/txFate.js'
+import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
@@ -73,6 +73,8 @@ export interface SignAndSendOptions {
   /** For its maxGasCostWei, checked against the fees the node quotes. */
   policy: Pick<PolicyConfig, 'maxGasCostWei'>
   reserved: ReservedIntents
+  /** What became of the transactions sent before (sent_txs against the chain). */
+  fates: SentTxFates
 }
 
 export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, opts) => {
@@ -81,24 +83,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
   const denied = async (intent: TxIntent, reason: string, context: Record<string, unknown>) =>
     audit.append({ intentId: intent.id, event: 'signing_denied', data: { reason, ...context } })
 
-  /** txFate against our own other transactions at that nonce; a fate the node cannot tell is a 502, and nothing is signed. */
-  async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>> {
-    const { chainId } = intent.chain
-    const others = sentTxs.atNonce(chainId, intent.wallet.address, nonce).map((t) => t.txHash as Hex)
-    let fate: TxFate
-    try {
-      fate = await txFate(chains.get(chainId), intent.wallet.address, nonce, txHash, others)
-    } catch (err) {
-      throw rpcFailure(err, chainId)
-    }
-    if (fate === 'unknown') {
-      throw new HttpError(
-        502,
-        simpleErrorBody('rpc_error', `chain ${chainId}: nonce ${nonce} of transaction ${txHash} is used, but the node shows neither it nor another transaction of this wallet's there mined; nothing was signed again, retry later`),
-      )
-    }
-    return fate
-  }
+  const { fateOf } = opts.fates
 
   /**
    * The nonce for a new transaction: the planned one (NonceBook), unless the
@@ -265,7 +250,14 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       // The signer had signed this intent before (we never saw the reply, or
       // its broadcast failed) at a nonce that is not the one we just gave.
       if (signed.repeated && signed.nonce !== params.nonce) {
-        if ((await fateOf(intent, signed.nonce, signed.txHash)) === 'dead') signed = await sign({ ...params, replaces: signed.txHash })
+        if ((await fateOf(intent, signed.nonce, signed.txHash)) === 'dead') {
+          const dead = { txHash: signed.txHash, nonce: signed.nonce }
+          try {
+            signed = await sign({ ...params, replaces: dead.txHash })
+          } catch (err) {
+            throw replacementRefusal(err, dead) ?? err
+          }
+        }
       }
       // Recorded before the broadcast: a gateway killed while the node takes the transaction still
       // knows at restart what it sent, and a retry sends that one again instead of judging anew.
@@ -278,6 +270,21 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     await settleAll([policyAudited, sent])
     return sent
   })
+}
+
+/**
+ * The signer checks a replacement's token like a first signature's (it cannot
+ * see the chain, so a lying gateway gains no second mineable transaction of an
+ * approved intent), and the token the lost transaction used is consumed. Says
+ * so, and how to get the new approval: approve-request asks an operator again
+ * for an intent whose transaction can never be mined.
+ */
+function replacementRefusal(err: unknown, dead: { txHash: Hex; nonce: number }): HttpError | null {
+  if (!(err instanceof HttpError) || err.statusCode !== 403) return null
+  const code = err.body.error
+  if (code !== 'invalid_approval_token' && code !== 'approval_required') return null
+  const message = `${replacementReason(dead)}. Signing it again needs a new approval: call POST /v1/tx/approve-request with the same intent, then sign-and-send with its approvalTokenId (the signer said: ${err.body.message ?? code})`
+  return new HttpError(403, { ...err.body, message })
 }
 
 function sentRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, broadcastOk: boolean) {

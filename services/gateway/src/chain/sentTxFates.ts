@@ -1,0 +1,63 @@
+import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
+import { HttpError } from '@countersign/shared/http/errors'
+import type { Hex, TxIntent } from '@countersign/shared'
+import { rpcFailure, type ChainClients } from './chainClients.js'
+import { txFate, type TxFate } from './txFate.js'
+import type { SentTxs } from '../store/sentTxs.js'
+
+/** A signed transaction of an intent that can never be mined: another of the wallet's own took its nonce. */
+export interface DeadSignature {
+  txHash: Hex
+  nonce: number
+}
+
+export interface SentTxFates {
+  /** txFate against the wallet's own other transactions at that nonce; a fate the node cannot tell is a 502 (nothing is signed then). */
+  fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>>
+  /**
+   * The intent's transaction as sent before, when it was built for the same
+   * transaction (txRequestHash) and can never be mined; null when there is
+   * none, it can still be (or was) mined, or the node cannot tell now.
+   */
+  deadSignatureOf(intent: TxIntent, txRequestHash: string): Promise<DeadSignature | null>
+}
+
+/** What the gateway knows of the intents it sent (sent_txs) and what the chain says became of them. */
+export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentTxFates {
+  async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>> {
+    const { chainId } = intent.chain
+    const others = sentTxs.atNonce(chainId, intent.wallet.address, nonce).map((t) => t.txHash as Hex)
+    let fate: TxFate
+    try {
+      fate = await txFate(chains.get(chainId), intent.wallet.address, nonce, txHash, others)
+    } catch (err) {
+      throw rpcFailure(err, chainId)
+    }
+    if (fate === 'unknown') {
+      throw new HttpError(
+        502,
+        simpleErrorBody('rpc_error', `chain ${chainId}: nonce ${nonce} of transaction ${txHash} is used, but the node shows neither it nor another transaction of this wallet's there mined; nothing was signed again, retry later`),
+      )
+    }
+    return fate
+  }
+
+  return {
+    fateOf,
+    async deadSignatureOf(intent, txRequestHash) {
+      const prior = sentTxs.byIntent(intent.id)
+      if (!prior || prior.txRequestHash !== txRequestHash) return null
+      try {
+        return (await fateOf(intent, prior.nonce, prior.txHash as Hex)) === 'dead' ? { txHash: prior.txHash as Hex, nonce: prior.nonce } : null
+      } catch {
+        // Not known to be dead: the request goes on as for any intent, and sign-and-send looks again.
+        return null
+      }
+    },
+  }
+}
+
+/** What the operator reads first on a request to sign an intent again (approve-request) and what sign-and-send answers without a new approval. */
+export function replacementReason(dead: DeadSignature): string {
+  return `this intent was signed and sent before (transaction ${dead.txHash}, nonce ${dead.nonce}), and that transaction can never be mined: another transaction of this wallet's was mined at its nonce. Approving signs the same transaction again at a new nonce; the approval given before was used by the transaction that was lost`
+}
