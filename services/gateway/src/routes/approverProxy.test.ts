@@ -7,7 +7,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
+import { randomUUID } from 'node:crypto'
+import Fastify from 'fastify'
 import { makeTestGateway } from '../app.testkit.js'
+import { APPROVER_TIMEOUT_MS, approverProxyRoutes } from './approverProxy.js'
 
 let gw: Awaited<ReturnType<typeof makeTestGateway>> | undefined
 afterEach(async () => {
@@ -93,10 +96,38 @@ describe('the dashboard proxy', () => {
       gw = await makeTestGateway({ approverHttpSocket: socket })
       const res = await gw.app.inject({ method: 'GET', url: '/v1/approvals/pending' })
       expect(res.statusCode).toBe(503)
-      expect(res.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+      expect(res.json()).toEqual({ error: 'approver_unavailable', message: 'the approver received the request but gave no answer (the approver stopped in the middle of its answer)' })
     } finally {
       approver.closeAllConnections()
       await new Promise((r) => approver.close(r))
     }
+  })
+
+  it("an approver that takes a decide and gives no answer: 503 saying the decision may have been taken, not 'not reachable'; the wait is longer than the approver's own calls to the signer", async () => {
+    let received = 0
+    const approver = http.createServer(() => void (received += 1)) // takes the request, never answers
+    const socket = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-approver-http-')), 'approver-http.sock')
+    await new Promise<void>((r) => approver.listen(socket, r))
+    const app = Fastify()
+    try {
+      await app.register(approverProxyRoutes, { approverSocket: socket, timeoutMs: 300 })
+      const res = await app.inject({ method: 'POST', url: `/v1/approvals/${randomUUID()}/decide`, payload: { approved: true } })
+      expect(received).toBe(1)
+      expect(res.statusCode).toBe(503)
+      expect(res.json().error).toBe('approver_unavailable')
+      expect(res.json().message).toMatch(/^the approver received the request but gave no answer \(the approver did not answer within 0.3 s\): the decision may or may not have been taken; GET \/v1\/approvals\/pending shows whether the request still waits$/)
+      // Nothing listening at all: nothing was decided, and it says so.
+      const none = Fastify()
+      await none.register(approverProxyRoutes, { approverSocket: `${socket}.absent` })
+      const down = await none.inject({ method: 'POST', url: `/v1/approvals/${randomUUID()}/decide`, payload: { approved: true } })
+      expect(down.json()).toEqual({ error: 'approver_unavailable', message: 'the approver is not reachable' })
+      await none.close()
+    } finally {
+      await app.close()
+      approver.closeAllConnections()
+      await new Promise((r) => approver.close(r))
+    }
+    // The approver's decide mints a token and waits for its fsync, two signer calls of up to 10 s each.
+    expect(APPROVER_TIMEOUT_MS).toBeGreaterThan(2 * 10_000)
   })
 })

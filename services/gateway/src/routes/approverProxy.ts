@@ -28,12 +28,23 @@ interface ApproverAnswer {
 
 /** The dashboard page, a pending list of 500 cards or a page of deliveries fit well within this. */
 const MAX_APPROVER_ANSWER_BYTES = 16 * 1024 * 1024
-const APPROVER_TIMEOUT_MS = 10_000
+/**
+ * Longer than the approver can take to carry out a decision: its two calls to
+ * the signer (mint the token, then its fsync) may each wait 10 s. A shorter
+ * wait told the operator "not reachable" about a decision that then went
+ * through.
+ */
+export const APPROVER_TIMEOUT_MS = 30_000
+
+/** The request reached the approver (connected, sent), and then no whole answer came back: what it asked for may have been done. */
+class ApproverSilentError extends Error {}
 
 /** One HTTP request to the approver over its Unix socket; rejects on any failure, a cut-off or over-long answer included. */
-function askApprover(socketPath: string, req: { method: string; path: string; headers: Record<string, string>; body?: string }): Promise<ApproverAnswer> {
+function askApprover(socketPath: string, req: { method: string; path: string; headers: Record<string, string>; body?: string }, timeoutMs: number): Promise<ApproverAnswer> {
   return new Promise((resolve, reject) => {
-    const out = http.request({ socketPath, method: req.method, path: req.path, headers: req.headers, timeout: APPROVER_TIMEOUT_MS }, (res) => {
+    let reached = false
+    const fail = (err: Error) => reject(reached ? new ApproverSilentError(err.message) : err)
+    const out = http.request({ socketPath, method: req.method, path: req.path, headers: req.headers, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = []
       let size = 0
       res.on('data', (chunk: Buffer) => {
@@ -42,11 +53,12 @@ function askApprover(socketPath: string, req: { method: string; path: string; he
         else chunks.push(chunk)
       })
       res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }))
-      res.on('error', reject)
-      res.on('aborted', () => reject(new Error('the approver stopped in the middle of its answer')))
+      res.on('error', fail)
+      res.on('aborted', () => fail(new Error('the approver stopped in the middle of its answer')))
     })
-    out.on('timeout', () => out.destroy(new Error('the approver did not answer in time')))
-    out.on('error', reject)
+    out.on('socket', (socket) => socket.once('connect', () => (reached = true)))
+    out.on('timeout', () => out.destroy(new Error(`the approver did not answer within ${timeoutMs / 1000} s`)))
+    out.on('error', fail)
     out.end(req.body)
   })
 }
@@ -60,7 +72,7 @@ function askApprover(socketPath: string, req: { method: string; path: string; he
  * checked here too, and the OpenAPI document describes them; the approver's
  * answer is passed on as bytes, which fastify does not serialise again.
  */
-export const approverProxyRoutes: TypedRoutes<{ approverSocket: string }> = async (app, { approverSocket }) => {
+export const approverProxyRoutes: TypedRoutes<{ approverSocket: string; timeoutMs?: number }> = async (app, { approverSocket, timeoutMs = APPROVER_TIMEOUT_MS }) => {
   const forward = async (req: FastifyRequest, reply: FastifyReply) => {
     const headers: Record<string, string> = { host: 'localhost' }
     if (req.headers.authorization) headers.authorization = req.headers.authorization
@@ -68,9 +80,12 @@ export const approverProxyRoutes: TypedRoutes<{ approverSocket: string }> = asyn
     if (body !== undefined) headers['content-type'] = 'application/json'
     let res: ApproverAnswer
     try {
-      res = await askApprover(approverSocket, { method: req.method, path: req.url, headers, ...(body !== undefined ? { body } : {}) })
-    } catch {
-      return reply.code(503).send(approverUnavailableBody())
+      res = await askApprover(approverSocket, { method: req.method, path: req.url, headers, ...(body !== undefined ? { body } : {}) }, timeoutMs)
+    } catch (err) {
+      if (!(err instanceof ApproverSilentError)) return reply.code(503).send(approverUnavailableBody())
+      // A decide the approver received may have been carried out: "not reachable" would say it was not.
+      const after = req.method === 'POST' ? ': the decision may or may not have been taken; GET /v1/approvals/pending shows whether the request still waits' : ''
+      return reply.code(503).send(simpleErrorBody('approver_unavailable', `the approver received the request but gave no answer (${err.message})${after}`))
     }
     for (const h of ['content-type', 'content-security-policy', 'x-frame-options']) {
       const v = res.headers[h]
