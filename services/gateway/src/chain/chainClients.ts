@@ -1,4 +1,5 @@
 import { createPublicClient, defineChain, http, type PublicClient } from 'viem'
+import { chainText } from './chainText.js'
 import type { ChainId } from '@countersign/shared'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
@@ -76,5 +77,6 @@ export function rpcFailure(err: unknown, chainId: number): HttpError {
 export function rpcMessage(err: unknown): string {
   const e = err as { shortMessage?: string; details?: string; message?: string }
   const base = e?.shortMessage ?? e?.message ?? String(err)
-  return e?.details && !base.includes(e.details) ? `${base} (${e.details})` : base
+  // A node's message quotes revert strings, which contracts choose.
+  return chainText(e?.details && !base.includes(e.details) ? `${base} (${e.details})` : base)
 }
