@@ -98,6 +98,15 @@ describe('POST /v1/tx/build', () => {
     expect(events[0]!.data).toMatchObject({ decision: 'deny', reasonCodes: ['chain_not_allowed'] })
   })
 
+  it('an intent with a key twice ("amount":"1","amount":"999": a proxy that keeps the first reads another intent than the one signed) is a 400, nothing built or audited', async () => {
+    gw = await makeTestGateway()
+    const intent = makeIntent({ action: actions.native('1'), nowMs: gw.clock() })
+    const payload = JSON.stringify(intent).replace('"amount":"1"', '"amount":"1","amount":"999"')
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'application/json' }, payload })
+    expect(expectValidationShape(res)).toBe('body has the key "amount" twice in one object; send each key once')
+    expect(gw.audit.list({ limit: 10 })).toEqual([])
+  })
+
   it('an intent past its deadline is refused', async () => {
     gw = await makeTestGateway()
     const intent = makeIntent({ nowMs: gw.clock(), deadline: Math.floor(gw.clock() / 1000) - 1 })

@@ -15,6 +15,7 @@ import { createChainClients, type ChainClients } from './chain/chainClients.js'
 import { createWalletQueue } from './chain/walletQueue.js'
 import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
+import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { createPolicyGate } from './pipeline/policyGate.js'
@@ -122,6 +123,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
 
   installErrorHandling(app)
+  installStrictJson(app)
   installHostGuard(app, deps.host)
   installServerTiming(app, deps.serverTiming === true)
 

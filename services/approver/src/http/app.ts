@@ -9,6 +9,7 @@ import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, hi
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
+import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
@@ -67,6 +68,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
   installErrorHandling(app)
+  installStrictJson(app)
   installHostGuard(app, deps.host)
   await app.register(websocket, { options: { maxPayload: 4096 } })
   // A handshake ws refuses is answered in the spec's 400 shape, not ws's own text/html page.
