@@ -107,6 +107,21 @@ describe('POST /v1/tx/build', () => {
     expect(gw.audit.list({ limit: 10 })).toEqual([])
   })
 
+  it('a deadline or timestamp no integer of Unix seconds can hold (1e300, 2^53) is a 400 for every action, as it was for swaps only', async () => {
+    gw = await makeTestGateway()
+    for (const action of [actions.native("1"), actions.transfer(), actions.approve()]) {
+      const intent = makeIntent({ action, nowMs: gw.clock() })
+      for (const payload of [
+        JSON.stringify(intent).replace(/"deadline":\d+/, '"deadline":1e300'),
+        JSON.stringify(intent).replace(/"deadline":\d+/, `"deadline":${2 ** 53}`),
+        JSON.stringify(intent).replace(/"timestamp":\d+/, '"timestamp":1e300'),
+      ]) {
+        const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'application/json' }, payload })
+        expect(expectValidationShape(res)).toMatch(/(deadline|timestamp) must be <= 9007199254740991/)
+      }
+    }
+  })
+
   it('an intent past its deadline is refused', async () => {
     gw = await makeTestGateway()
     const intent = makeIntent({ nowMs: gw.clock(), deadline: Math.floor(gw.clock() / 1000) - 1 })

@@ -23,7 +23,7 @@ export const txIntentSchema = typedSchema<TxIntent>()({
   properties: {
     version: { const: '1' },
     id: uuidSchema,
-    timestamp: { type: 'integer', minimum: 0 },
+    timestamp: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     chain: {
       type: 'object',
       additionalProperties: false,
@@ -47,7 +47,7 @@ export const txIntentSchema = typedSchema<TxIntent>()({
       required: ['maxGasWei', 'deadline', 'maxSlippageBps'],
       properties: {
         maxGasWei: amountSchema,
-        deadline: { type: 'integer', minimum: 0 },
+        deadline: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
         maxSlippageBps: { type: 'integer', minimum: 0, maximum: 10000 },
       },
     },
