@@ -103,7 +103,7 @@ describe('POST /v1/tx/build', () => {
     const intent = makeIntent({ action: actions.native('1'), nowMs: gw.clock() })
     const payload = JSON.stringify(intent).replace('"amount":"1"', '"amount":"1","amount":"999"')
     const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'application/json' }, payload })
-    expect(expectValidationShape(res)).toBe('body has the key "amount" twice in one object; send each key once')
+    expect(expectValidationShape(res)).toBe('body/action/amount is given twice in one object; send each member once')
     expect(gw.audit.list({ limit: 10 })).toEqual([])
   })
 
