@@ -19,7 +19,9 @@ const containerDir = path.join(repo, 'deploy/container')
 const SERVICES = ['signer', 'approver', 'gateway'] as const
 type Service = (typeof SERVICES)[number]
 const SERVICE_UNITS = SERVICES.map((s) => `countersign-${s}.service`)
-const UNITS = [...SERVICE_UNITS, 'countersign.target']
+/** The HTTP ports systemd binds and holds across restarts (socket activation). */
+const SOCKET_UNITS = { gateway: 'countersign-gateway.socket', approver: 'countersign-approver.socket' } as const
+const UNITS = [...SERVICE_UNITS, ...Object.values(SOCKET_UNITS), 'countersign.target']
 const MAX_SIGNER_EXPOSURE = 2.0
 
 const procfile: Array<{ name: string; command: string }> = readProcfile(path.join(repo, 'Procfile'))
@@ -115,7 +117,7 @@ describe('systemd units (deploy/systemd)', () => {
     writeFileSync(path.join(fakeRoot, 'usr/bin/node'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
     const distUnits = path.join(fakeRoot, 'usr/lib/systemd/system')
     mkdirSync(distUnits, { recursive: true })
-    for (const target of ['sysinit.target', 'basic.target', 'shutdown.target', 'multi-user.target', 'network-online.target']) {
+    for (const target of ['sysinit.target', 'basic.target', 'shutdown.target', 'multi-user.target', 'network-online.target', 'sockets.target']) {
       const source = ['/usr/lib/systemd/system', '/lib/systemd/system'].map((d) => path.join(d, target)).find((f) => existsSync(f))
       if (!source) throw new Error(`${target} not found in /usr/lib/systemd/system: is systemd installed?`)
       copyFileSync(source, path.join(distUnits, target))
@@ -179,6 +181,22 @@ describe('systemd units (deploy/systemd)', () => {
     }
     expect(users.size).toBe(3)
     expect(unitValues(path.join(systemdDir, 'countersign.target'), 'Unit', 'Wants').join(' ').split(/\s+/).sort()).toEqual([...SERVICE_UNITS].sort())
+  })
+
+  it("the gateway's and the approver's HTTP ports are systemd sockets (held while the service restarts) on their default loopback addresses; the signer has none", () => {
+    const defaults = { gateway: '127.0.0.1:3100', approver: '127.0.0.1:3101' }
+    for (const [service, socketUnit] of Object.entries(SOCKET_UNITS) as Array<[keyof typeof SOCKET_UNITS, string]>) {
+      const socketFile = path.join(systemdDir, socketUnit)
+      expect(unitValues(socketFile, 'Socket', 'ListenStream')).toEqual([defaults[service]])
+      expect(unitValue(socketFile, 'Socket', 'Accept')).toBe('no')
+      expect(unitValue(socketFile, 'Socket', 'Service')).toBe(`countersign-${service}.service`)
+      // Not PartOf the target: restarting the target must not let go of the port.
+      expect(unitValues(socketFile, 'Unit', 'PartOf')).toEqual([])
+      const serviceFile = path.join(systemdDir, `countersign-${service}.service`)
+      expect(unitValue(serviceFile, 'Unit', 'Requires')).toBe(socketUnit)
+      expect(unitValue(serviceFile, 'Unit', 'After').split(/\s+/)).toContain(socketUnit)
+    }
+    expect(existsSync(path.join(systemdDir, 'countersign-signer.socket'))).toBe(false)
   })
 
   it('the signer has no network, no privileges, its passphrase as a credential, and writes only its own state', () => {

@@ -200,6 +200,12 @@ export interface SpawnServiceOptions {
   cwd?: string
   /** Written to the child's stdin, which is then closed. Without it stdin stays open (child.stdin). */
   stdin?: string
+  /**
+   * A listening socket of the test's own (its file descriptor) handed to the
+   * child as systemd's socket activation does: as fd 3, with LISTEN_FDS=1 and
+   * LISTEN_PID set to the child's pid (a shell sets it, then execs node).
+   */
+  listenFd?: number
 }
 
 function tail(lines: readonly string[], n: number): string {
@@ -222,11 +228,14 @@ export function spawnService(
   if (o.cwd !== undefined && !existsSync(o.cwd)) throw new Error(`spawnService(${o.name}): working directory ${o.cwd} does not exist`)
 
   const baseEnv: Record<string, string | undefined> = o.inheritEnv ? { ...process.env } : { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir() }
-  const child = spawn(process.execPath, [o.entry, ...(o.args ?? [])], {
-    env: { ...baseEnv, ...o.env },
-    cwd: o.cwd ?? repoRoot,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
+  const child =
+    o.listenFd === undefined
+      ? spawn(process.execPath, [o.entry, ...(o.args ?? [])], { env: { ...baseEnv, ...o.env }, cwd: o.cwd ?? repoRoot, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"', process.execPath, o.entry, ...(o.args ?? [])], {
+          env: { ...baseEnv, ...o.env },
+          cwd: o.cwd ?? repoRoot,
+          stdio: ['pipe', 'pipe', 'pipe', o.listenFd],
+        })
   killOnExit(child)
   // A failed spawn (bad cwd, ...) arrives as 'error' and then 'close'; keep it from crashing the test process.
   let spawnError: Error | undefined

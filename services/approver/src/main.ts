@@ -2,6 +2,7 @@
 // The approver process: holds approval requests, serves the dashboard and its
 // live feed, asks on the terminal in cli mode, and asks the signer (over
 // grant.sock, its only power) to mint a token when an operator approves.
+import { listenHttp } from '@countersign/shared/http/activatedSocket'
 import path from 'node:path'
 import {
   BuildError,
@@ -171,7 +172,8 @@ async function main(): Promise<void> {
     webhooks: outbox,
     logger: { level: config.logLevel },
   })
-  await app.listen({ host: config.host, port: config.port })
+  // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
+  await listenHttp(app, { host: config.host, port: config.port })
   const closeSocketListener = await listenOnSocket(app, sockets.approverHttp, sockets.mode)
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : config.port

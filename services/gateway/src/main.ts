@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { listenHttp } from '@countersign/shared/http/activatedSocket'
 import {
   createRpcClient,
   describeFailure,
@@ -92,7 +93,8 @@ async function main(): Promise<void> {
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
-  await app.listen({ host: config.host, port: config.port })
+  // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
+  await listenHttp(app, { host: config.host, port: config.port })
   // Printed whatever the log level, once: the operator must see why skills do not run.
   if (!sandbox.available) process.stderr.write(`countersign gateway: WARNING: ${sandbox.message}\n`)
   app.log.info(
