@@ -85,6 +85,73 @@ describe('countersign-approve watch', () => {
     expect(err).toEqual([])
   })
 
+  it('"a 2" typed for the request shown as [2] decides that request when [1] expires before the line is read; [1] then decides nothing (security review: renumbering)', async () => {
+    let now = Date.now()
+    const clock = () => now
+    audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-approve-cli-')), 'audit.db'))
+    const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
+    const granted: string[] = []
+    const service = createApprovalService({
+      mode: 'web', pending, audit, routers: defaultRouterTable(), clock,
+      granter: { grant: async (b) => { granted.push(b.intentId); return { approvalTokenId: randomUUID(), expiresAt: now + 300_000 } }, durable: async () => undefined },
+    })
+    const web = webChannel(clock)
+    service.addChannel(web)
+    const http = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: TOKEN })
+    await http.listen({ host: '127.0.0.1', port: 0 })
+    closers.push(() => http.close())
+    const url = `http://127.0.0.1:${(http.server.address() as { port: number }).port}`
+    const ask = async (wei: string) => {
+      const intent = makeIntent({ action: actions.native(wei) })
+      await service.requestApproval({ intent, preflight: noPreflight(), policyReasons: ['x'] })
+      return intent.id
+    }
+    // The agent's own request A, about to expire; the operator's B (1 ETH); the agent's C (50 ETH).
+    await ask('1000000000000000')
+    now += 10_000
+    const b = await ask('1000000000000000000')
+    const c = await ask('50000000000000000000')
+
+    const out: string[] = []
+    const err: string[] = []
+    const input = new PassThrough()
+    const done = runApproveCli(['watch', '--url', url], { out: (s) => out.push(s), err: (s) => err.push(s), env: { SERVICE_OPERATOR_TOKEN: TOKEN }, input })
+    await until(() => out.some((o) => o.includes('[2] Transfer 1 ETH (native)') && o.includes('[3] Transfer 50 ETH')), 'the list the operator reads')
+    const listed = out.length
+
+    // While the operator types "a 2" for the 1 ETH request, A reaches its 300 s and is swept.
+    now += 290_001
+    await service.sweep()
+    await until(() => out.slice(listed).some((o) => o.includes('Transfer 50 ETH')), 'the list printed after A ended')
+    input.write('a 2\n')
+    await until(() => out.some((o) => o.startsWith('approved ')) || err.length > 0, 'the decision')
+    // The operator meant B; before, C (50 ETH, then at position 2) was approved.
+    expect(granted, `b=${b} c=${c}`).toEqual([b])
+
+    // What the operator read: A's number now says it ended, B and C kept theirs, and how numbering works.
+    const after = out.slice(listed).find((o) => o.includes('Transfer 50 ETH'))!
+    expect(after).toMatch(/^\[1\] ended \(expired\): Transfer 0\.001 ETH \(native\) to 0x2+ on Base; \[1\] now decides nothing$/m)
+    expect(after).toContain('[2] Transfer 1 ETH (native)')
+    expect(after).toContain('[3] Transfer 50 ETH (native)')
+    expect(after).not.toContain('[1] Transfer')
+    expect(after).toContain('"a N" approves [N], "d N" denies it; numbers stay with their request and are never reused')
+
+    // The ended request's number, and one never shown, decide nothing and say so; C is still waiting.
+    input.write('a 1\n')
+    input.write('d 7\n')
+    input.write('a 3 x\n')
+    await until(() => err.length === 3, 'the three refusals')
+    expect(err).toEqual([
+      expect.stringMatching(/^\[1\] has ended \(expired\): Transfer 0\.001 ETH \(native\) to 0x2+ on Base\. Nothing was decided; numbers are never reused$/),
+      'there is no request [7] in this watch. Nothing was decided',
+      'type "a N" to approve request [N], "d N" to deny it, "q" to quit',
+    ])
+    expect(granted).toEqual([b])
+    expect(pending.list().map((p) => p.intent.id)).toEqual([c])
+    input.end('q\n')
+    expect(await done).toBe(0)
+  })
+
   it('a wrong operator token: the feed refuses it and the command fails', async () => {
     const a = await approver()
     const err: string[] = []

@@ -8,28 +8,29 @@ import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
 import { OperatorError, dataDirOption, describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
 import { cardText } from '../card/cardText.js'
-import type { ApprovalCard } from '../card/renderCard.js'
 import type { QuorumView } from '../quorum/quorumVotes.js'
+import { emptyWatch, target, withEnded, withList, withRequest, type Numbered, type Pending, type Target, type WatchState } from './watchNumbers.js'
 
-const USAGE = `usage: countersign-approve [watch]            live list (the authenticated feed); "a N" approves, "d N" denies, "q" quits
+/** How watch numbers requests (the help; each list the watch prints ends with a one-line reminder). */
+const NUMBERING = `In watch, a request keeps the number it was first shown with until the watch
+ends, and no other request ever gets it: when an earlier request ends, the
+others are not renumbered. "a N" for a request that has ended, or a number
+never shown, decides nothing and says so.`
+
+const USAGE = `usage: countersign-approve [watch]            live list (the authenticated feed); "a N" approves [N], "d N" denies it, "q" quits
        countersign-approve list                 print pending requests once
        countersign-approve approve <requestId>
        countersign-approve deny <requestId>
 
 options: --url URL (default http://127.0.0.1:$SERVICE_PORT or :3100)
          --data-dir DIR (where operator-token lives; default SERVICE_DATA_DIR or ./data)
+
+${NUMBERING}
+
 The operator token comes from SERVICE_OPERATOR_TOKEN or DATA_DIR/operator-token.
 With named operators (SERVICE_OPERATORS_FILE) each uses their own token; the
 watch says whose it is, and a request above the policy's requireQuorumAbove
 shows "Quorum: 1 of 2 approvals (alice)" until enough operators approved.`
-
-interface Pending {
-  requestId: string
-  ttlSeconds: number
-  card: ApprovalCard
-  /** Above the policy's requireQuorumAbove: the named operators' approvals so far. */
-  quorum?: QuorumView
-}
 
 /** The decide route's answer (the approver's DecideResult). */
 interface DecideAnswer {
@@ -87,10 +88,49 @@ function gatewayUrl(text: string): string {
   return text.replace(/\/+$/, '')
 }
 
-/** The pending list with the same card the dashboard and the cli prompt show. */
+/** The pending list with the same card the dashboard and the cli prompt show, numbered by position (list prints it once). */
 export function formatPending(list: Pending[]): string {
+  return formatNumbered(list.map((request, i) => ({ n: i + 1, request })))
+}
+
+/** Each request under its own number. */
+export function formatNumbered(list: Numbered[]): string {
   if (list.length === 0) return 'no pending requests'
-  return list.map((p, n) => cardText(p.card, { requestId: p.requestId, ttlSeconds: p.ttlSeconds, indent: '    ' }).map((line, i) => (i === 0 ? `[${n + 1}] ${line}` : line)).join('\n')).join('\n')
+  return list.map(({ n, request: p }) => cardText(p.card, { requestId: p.requestId, ttlSeconds: p.ttlSeconds, indent: '    ' }).map((line, i) => (i === 0 ? `[${n}] ${line}` : line)).join('\n')).join('\n')
+}
+
+/** What the watch prints after a change: what just ended (its number is not reused), the list, and how to answer. */
+export function formatWatch(s: WatchState, justEnded: number[] = []): string {
+  const ended = justEnded.map((n) => `[${n}] ended (${s.ended.get(n)!.end}): ${s.ended.get(n)!.title}; [${n}] now decides nothing`)
+  const hint = s.shown.length === 0 ? [] : [`"a N" approves [N], "d N" denies it; numbers stay with their request and are never reused`]
+  return [...ended, formatNumbered(s.shown), ...hint].join('\n')
+}
+
+/** The feed message's change to what the watch shows; null for a message that changes no request. */
+function nextWatch(s: WatchState, msg: FeedMessage): WatchState | null {
+  if (msg.type === 'pending') return withList(s, msg.pending ?? [])
+  // A new request, or one whose quorum votes changed: replaced in place, so its number stays.
+  if (msg.type === 'request' && msg.request) return withRequest(s, msg.request)
+  if (msg.type === 'ended' && msg.requestId) return withEnded(s, msg.requestId, END_WORDS.has(msg.end ?? '') ? msg.end : 'ended')
+  return null
+}
+
+/** The approver's RequestEnd values; anything else a feed sends is printed as plain "ended", never as given. */
+const END_WORDS = new Set(['approved', 'denied', 'expired', 'withdrawn'])
+
+interface FeedMessage {
+  type: string
+  pending?: Pending[]
+  request?: Pending
+  requestId?: string
+  end?: string
+  name?: string | null
+}
+
+/** The answer to "a N" / "d N" when N names no waiting request: nothing is decided, and why. */
+function notDecidedText(n: number, t: Exclude<Target, { kind: 'pending' }>): string {
+  if (t.kind === 'ended') return `[${n}] has ended (${t.ended.end}): ${t.ended.title}. Nothing was decided; numbers are never reused`
+  return `there is no request [${n}] in this watch. Nothing was decided`
 }
 
 export async function runApproveCli(argv: string[], io: ApproveIo): Promise<number> {
@@ -165,7 +205,7 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
           io.err(`countersign-approve: the live feed needs the operator token (SERVICE_OPERATOR_TOKEN or ${tokenFile})`)
           return 1
         }
-        let current: Pending[] = []
+        let watch = emptyWatch()
         const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/v1/approvals/ws`)
         // The first message authenticates; the approver sends nothing before it.
         ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })))
@@ -178,21 +218,15 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
           }
         })
         const follow = (text: string) => {
-          const msg = JSON.parse(text) as { type: string; pending?: Pending[]; request?: Pending; requestId?: string; name?: string | null }
+          const msg = JSON.parse(text) as FeedMessage
           // Sent once after the token is accepted: whose token this is (null: the single operator token).
           if (msg.type === 'operator') return io.out(msg.name ? `signed in as ${msg.name}` : 'signed in with the operator token')
-          let next: Pending[]
-          if (msg.type === 'pending') next = msg.pending ?? []
-          // A new request, or one whose quorum votes changed: replaced in place, so its number stays.
-          else if (msg.type === 'request' && msg.request) {
-            const i = current.findIndex((p) => p.requestId === msg.request!.requestId)
-            next = i === -1 ? [...current, msg.request] : current.map((p, n) => (n === i ? msg.request! : p))
-          }
-          else if (msg.type === 'ended') next = current.filter((p) => p.requestId !== msg.requestId)
-          else return
+          const next = nextWatch(watch, msg)
+          if (!next) return
+          const justEnded = [...next.ended.keys()].filter((n) => !watch.ended.has(n))
           // Formatted before it is kept: a request that cannot be shown (throws here) leaves the list as it was.
-          const shown = formatPending(next)
-          current = next
+          const shown = formatWatch(next, justEnded)
+          watch = next
           io.out(`\n${new Date().toLocaleTimeString()}\n${shown}\n> `)
         }
         const closed = new Promise<number>((resolve) => {
@@ -206,11 +240,14 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
         const rl = createInterface({ input: io.input ?? process.stdin })
         const lines = (async () => {
           for await (const line of rl) {
-            const [verb, n] = line.trim().split(/\s+/)
+            const [verb, n, extra] = line.trim().split(/\s+/)
             if (verb === 'q') break
-            const target = current[Number(n) - 1]
-            if ((verb === 'a' || verb === 'd') && target) await decide(target.requestId, verb === 'a')
-            else if (verb) io.err('type "a N" to approve, "d N" to deny, "q" to quit')
+            if ((verb === 'a' || verb === 'd') && n !== undefined && /^[1-9][0-9]{0,8}$/.test(n) && extra === undefined) {
+              // Looked up by the number the request was shown with, never by its place in the list.
+              const t = target(watch, Number(n))
+              if (t.kind === 'pending') await decide(t.request.requestId, verb === 'a')
+              else io.err(notDecidedText(Number(n), t))
+            } else if (verb) io.err('type "a N" to approve request [N], "d N" to deny it, "q" to quit')
           }
           return 0
         })()
