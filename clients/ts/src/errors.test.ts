@@ -143,6 +143,22 @@ describe('errorFromResponse: every error body of the spec', () => {
   })
 })
 
+// A code is whatever text came; the names of Object.prototype's members once found Object's own
+// (a Number constructor, a toString function) and the client threw a Number or a TypeError.
+describe('errorFromResponse: codes that are names of Object.prototype members', () => {
+  it.each([{ error: 'constructor' }, { error: '__proto__' }, { error: 'toString' }, { error: 'hasOwnProperty' }, { approved: false, reason: 'valueOf' }])('%j is a plain CountersignError with that code', (body) => {
+    let e: unknown
+    try {
+      e = errorFromResponse(403, JSON.parse(JSON.stringify(body)))
+    } catch (thrown) {
+      e = thrown
+    }
+    expect(e).toBeInstanceOf(CountersignError)
+    expect((e as CountersignError).constructor).toBe(CountersignError)
+    expect((e as CountersignError).code).toBe(body.error ?? body.reason)
+  })
+})
+
 describe('the client over real HTTP', () => {
   let server: Server
   let url: string

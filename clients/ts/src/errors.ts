@@ -324,8 +324,12 @@ function preview(received: unknown): unknown {
 
 type ErrorClass = new (status: number, body: ErrorBody) => CountersignError
 
-/** Code (the body's `error`, or a decline's `reason`) to class. */
-const BY_CODE: Record<string, ErrorClass> = {
+/**
+ * Code (the body's `error`, or a decline's `reason`) to class. Without a
+ * prototype, and read only through Object.hasOwn: a code is whatever text the
+ * answer carries, and "constructor" or "toString" must not find Object's own.
+ */
+const BY_CODE: Readonly<Record<string, ErrorClass>> = Object.assign(Object.create(null) as Record<string, ErrorClass>, {
   validation_failed: ValidationError,
   policy_denied: PolicyDeniedError,
   user_declined: ApprovalDeclinedError,
@@ -355,7 +359,10 @@ const BY_CODE: Record<string, ErrorClass> = {
   skill_not_found: SkillNotFoundError,
   skill_files_changed: SkillFilesChangedError,
   skill_has_no_entry: SkillHasNoEntryError,
-}
+})
+
+/** The class of a code the service sends; undefined for any other text. */
+const classOf = (code: string): ErrorClass | undefined => (Object.hasOwn(BY_CODE, code) ? BY_CODE[code] : undefined)
 
 /**
  * The error for a non-2xx answer. `body` is the parsed JSON body, or the raw
@@ -365,6 +372,6 @@ const BY_CODE: Record<string, ErrorClass> = {
 export function errorFromResponse(status: number, body: unknown): CountersignError {
   const b: ErrorBody =
     body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as ErrorBody) : { message: typeof body === 'string' && body ? body : `HTTP ${status} without a JSON body` }
-  const Class = BY_CODE[codeOf(status, b)]
+  const Class = classOf(codeOf(status, b))
   return Class ? new Class(status, b) : new CountersignError(status, b)
 }
