@@ -67,11 +67,12 @@ afterAll(async () => {
 })
 
 describe('countersign-mcp over stdio against the real stack', () => {
-  it('offers the eight tools, each input documented for a model', async () => {
+  it('offers the nine tools, each input documented for a model', async () => {
     const { tools } = await mcp.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([
       'countersign_approve',
       'countersign_balance',
+      'countersign_intent_status',
       'countersign_pending',
       'countersign_preflight',
       'countersign_swap',

@@ -15,6 +15,8 @@ export interface McpConfig {
   routers: Partial<Record<ChainId, Address>>
   /** COUNTERSIGN_MAX_GAS_WEI: the intents' maxGasWei; the client's default otherwise. */
   maxGasWei: string | undefined
+  /** COUNTERSIGN_SEND_TIMEOUT_MS: how long one sign-and-send call waits; the client's default (120 s) otherwise. */
+  sendTimeoutMs: number | undefined
 }
 
 export const CHAIN_IDS: readonly ChainId[] = [1, 10, 42161, 8453]
@@ -48,5 +50,8 @@ export function configFromEnv(env: Record<string, string | undefined>): McpConfi
   }
   const maxGasWei = get('COUNTERSIGN_MAX_GAS_WEI')
   if (maxGasWei !== undefined && !/^[0-9]+$/.test(maxGasWei)) throw new ConfigError(`COUNTERSIGN_MAX_GAS_WEI must be a whole number of wei; got "${maxGasWei}"`)
-  return { url: url.replace(/\/+$/, ''), wallet: wallet as Address | undefined, chainId, routers, maxGasWei }
+  const sendTimeout = get('COUNTERSIGN_SEND_TIMEOUT_MS')
+  if (sendTimeout !== undefined && !/^[1-9][0-9]{0,8}$/.test(sendTimeout)) throw new ConfigError(`COUNTERSIGN_SEND_TIMEOUT_MS must be a whole number of milliseconds (1 to 999999999); got "${sendTimeout}"`)
+  const sendTimeoutMs = sendTimeout === undefined ? undefined : Number(sendTimeout)
+  return { url: url.replace(/\/+$/, ''), wallet: wallet as Address | undefined, chainId, routers, maxGasWei, sendTimeoutMs }
 }

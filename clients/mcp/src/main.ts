@@ -13,6 +13,7 @@ Environment:
   COUNTERSIGN_CHAIN_ID           default chain: 1, 10, 42161 or 8453 (default 8453)
   COUNTERSIGN_V3_ROUTER_<id>     swap router of a chain (a local deployment)
   COUNTERSIGN_MAX_GAS_WEI        gas cap of every intent in wei (default 0.01 ETH)
+  COUNTERSIGN_SEND_TIMEOUT_MS    how long one sign-and-send call waits (default 120000)
 Host entry: command "npx", args ["--no-install", "countersign-mcp"], env as above.`
 
 export async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
@@ -30,7 +31,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     }
     throw err
   }
-  const server = createMcpServer({ client: new CountersignClient({ url: config.url }), config })
+  const server = createMcpServer({ client: new CountersignClient({ url: config.url, ...(config.sendTimeoutMs !== undefined ? { sendTimeoutMs: config.sendTimeoutMs } : {}) }), config })
   // The host closed our stdout (it went away): nothing can be answered any more, so leave quietly,
   // not with an unhandled EPIPE and a stack trace.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

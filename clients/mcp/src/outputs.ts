@@ -53,3 +53,13 @@ export const preflightOutput = {
   wallet: z.string(),
   chainId: z.number().int(),
 }
+
+export const intentStatusOutput = {
+  intentId: z.string(),
+  found: z.boolean().describe('Whether countersign recorded a transaction for this intent (among the last 100 history events).'),
+  txHash: z.string().optional(),
+  broadcast: z.boolean().optional().describe('false: signed, but the node did not take it.'),
+  state: z.enum(['pending', 'mined']).optional(),
+  status: z.enum(['success', 'reverted']).optional(),
+  blockNumber: z.number().int().optional(),
+}

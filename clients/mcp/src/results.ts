@@ -1,10 +1,27 @@
 // Tool results: readable text for the model plus the same facts as
 // structured content (the tool's outputSchema). Errors carry the service's
 // code, message and reasons twice: in words, and as a JSON text block
-// {error, status, message, reasons, body} (not as structuredContent, which a
-// client checks against the success schema).
+// {error, status, outcome, message, reasons, body} (not as structuredContent,
+// which a client checks against the success schema).
+//
+// An error's first line says what happened to the transaction, because that
+// decides what the model may do next: the service refused (nothing signed),
+// countersign was not reached or did not answer (nothing signed; safe to try
+// again), or the outcome is unknown (it may have been sent: a new call would
+// be a new request and could pay twice).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ApprovalNotGrantedError, CountersignError, PolicyDeniedError, SentButUnconfirmedError } from '@countersign/client'
+import {
+  ApprovalNotGrantedError,
+  ApprovalWaitTimeoutError,
+  BroadcastFailedError,
+  CountersignError,
+  PolicyDeniedError,
+  RequestTimeoutError,
+  SendOutcomeUnknownError,
+  SentButUnconfirmedError,
+  ServiceUnreachableError,
+  isServiceAnswer,
+} from '@countersign/client'
 
 export function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured }
@@ -12,34 +29,65 @@ export function ok(text: string, structured: Record<string, unknown>): CallToolR
 
 /** A refusal the caller can act on (bad input before anything was sent). */
 export function refused(message: string): CallToolResult {
-  return errorResult(message, { error: 'invalid_input', message })
+  return errorResult(message, { error: 'invalid_input', outcome: 'refused', message })
 }
+
+/**
+ * What became of the request, for a program reading the details:
+ * refused: the service said no; not_done: it was not reached, did not answer
+ * or failed before signing (safe to try again); unknown: the transaction may
+ * have been sent; sent: it was sent and its receipt is not known yet.
+ */
+export type Outcome = 'refused' | 'not_done' | 'unknown' | 'sent'
 
 /** Any error of a tool call, as a tool error result (never a protocol error: the model must see it). */
 export function failed(err: unknown): CallToolResult {
   if (!(err instanceof CountersignError)) {
     const message = err instanceof Error ? err.message : String(err)
-    return errorResult(`countersign tool failed: ${message}`, { error: 'client_error', message })
+    return errorResult(`countersign tool failed: ${message}`, { error: 'client_error', outcome: 'not_done', message })
   }
   const reasons = err instanceof PolicyDeniedError || err instanceof ApprovalNotGrantedError ? err.reasons : []
   const lines = [headline(err)]
-  if (err.serviceMessage && !lines[0]!.includes(err.serviceMessage)) lines.push(`service says: ${err.serviceMessage}`)
+  // Only the service's own words are "the service says"; the client's errors (no answer, outcome unknown) have their message in the headline.
+  if (isServiceAnswer(err) && err.serviceMessage && !lines[0]!.includes(err.serviceMessage)) lines.push(`service says: ${err.serviceMessage}`)
   if (reasons.length) lines.push(err instanceof PolicyDeniedError ? 'reasons:' : 'approval was needed because:', ...reasons.map((r) => `- ${r}`))
-  return errorResult(lines.join('\n'), { error: err.code, status: err.status, message: err.message, reasons, body: err.body })
+  return errorResult(lines.join('\n'), { error: err.code, status: err.status, outcome: outcomeOf(err), message: err.message, reasons, body: err.body })
 }
 
 function errorResult(text: string, details: Record<string, unknown>): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(details) }] }
 }
 
+export function outcomeOf(err: CountersignError): Outcome {
+  if (err instanceof SendOutcomeUnknownError) return 'unknown'
+  if (err instanceof SentButUnconfirmedError || err instanceof BroadcastFailedError) return 'sent'
+  return isServiceAnswer(err) && err.status >= 400 && err.status < 500 ? 'refused' : 'not_done'
+}
+
 function headline(err: CountersignError): string {
+  if (err instanceof SendOutcomeUnknownError) return outcomeUnknown(err)
   if (err instanceof SentButUnconfirmedError) {
-    return `SENT, NOT YET CONFIRMED: transaction ${err.sent.txHash} on chain ${err.chainId} was signed and broadcast, but its receipt could not be read. Do not send this payment again: check it with tx_status.`
+    return `SENT, NOT YET CONFIRMED: transaction ${err.sent.txHash} on chain ${err.chainId} was signed and broadcast, but its receipt could not be read. Do not send this payment again: check it with countersign_tx_status.`
+  }
+  if (err instanceof BroadcastFailedError) {
+    return `SIGNED, BROADCAST FAILED: countersign signed transaction ${err.signResult.txHash} (intent ${err.signResult.intentId}) but the node did not take it. It is probably not on chain; check it with countersign_tx_status before sending this payment again.`
   }
   if (err instanceof PolicyDeniedError) return `countersign policy denied this transaction (${err.code}, HTTP ${err.status}). Nothing was signed.`
   if (err instanceof ApprovalNotGrantedError) {
     const who = err.reason === 'user_declined' ? 'The operator declined this transaction' : err.reason === 'approval_expired' ? 'No operator decided in time; the approval request expired' : `The approval request ended: ${err.reason}`
     return `${who} (${err.code}, intent ${err.intentId ?? '?'}). Nothing was signed.`
   }
-  return `countersign refused: ${err.message}`
+  if (err instanceof ApprovalWaitTimeoutError) return `No approval decision came in time (intent ${err.intentId}). Nothing was signed.`
+  if (err instanceof ServiceUnreachableError) return `countersign could not be reached (${err.message}). Nothing was signed or sent; it is safe to try again once the service is running.`
+  if (err instanceof RequestTimeoutError) return `countersign did not answer in time (${err.message}). Nothing was signed or sent; it is safe to try again.`
+  if (isServiceAnswer(err) && err.status >= 400 && err.status < 500) return `countersign refused: ${err.message}`
+  return `countersign could not carry out the request (${err.message}). Nothing was signed or sent; it is safe to try again later.`
+}
+
+function outcomeUnknown(err: SendOutcomeUnknownError): string {
+  return [
+    `OUTCOME UNKNOWN: this transaction MAY HAVE BEEN SENT. countersign gave no clear answer to signing and broadcasting intent ${err.intentId} on chain ${err.chainId}, even asked again with the same intent (${err.attempts} attempts).`,
+    'Do NOT resend it as a new request (calling this tool again makes a new intent and could pay a second time).',
+    `Check first: countersign_intent_status with intentId "${err.intentId}" shows its transaction once countersign has sent it; if it shows none after a few minutes, tell the user before trying again.`,
+  ].join('\n')
 }

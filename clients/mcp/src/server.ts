@@ -1,4 +1,4 @@
-// The countersign MCP server: eight tools on one client.
+// The countersign MCP server: nine tools on one client.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { ToolContext } from './context.js'
 import { registerApprove } from './tools/approve.js'
@@ -14,7 +14,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
     { name: 'countersign', version: SERVER_VERSION },
     {
       instructions:
-        'countersign signs EVM transactions for you under policy and human approval; you never hold keys. Amounts are always strings of digits in the smallest unit (wei for ETH; 1.5 USDC with 6 decimals is "1500000"). Sending tools may wait minutes for a human operator; they report progress meanwhile. A policy denial or an operator decline comes back as a tool error with the reasons: report them to the user, do not retry with changes meant to get around them.',
+        'countersign signs EVM transactions for you under policy and human approval; you never hold keys. Amounts are always strings of digits in the smallest unit (wei for ETH; 1.5 USDC with 6 decimals is "1500000"). Sending tools may wait minutes for a human operator; they report progress meanwhile. A policy denial or an operator decline comes back as a tool error with the reasons: report them to the user, do not retry with changes meant to get around them. A send whose result says OUTCOME UNKNOWN may have been sent: never send it again as a new request; check it with countersign_intent_status first.',
     },
   )
   for (const register of [registerReads, registerTransfers, registerApprove, registerSwap, registerPreflight]) register(server, ctx)

@@ -9,6 +9,8 @@
 import type { ApprovalResult, PendingApproval, Receipt, SignAndSendResult, TxIntent } from '@countersign/shared'
 import { APPROVAL_REQUEST_TTL_MS } from '@countersign/shared/constants'
 import { checkMs, type CountersignClient } from './client.js'
+import { signAndSendSettled, type SignAndSendRetryOptions } from './signAndSendSettled.js'
+import { sleep } from './sleep.js'
 import { ApproverUnavailableError, BroadcastFailedError, CountersignError, NotFoundError, ReceiptTimeoutError, RequestTimeoutError, SentButUnconfirmedError, ServiceUnreachableError, UnexpectedResponseError } from './errors.js'
 
 /** Short enough for any proxy or host timeout, long enough not to flood the service. */
@@ -46,7 +48,7 @@ export interface WaitForApprovalOptions {
   signal?: AbortSignal
 }
 
-export interface ApproveAndSendOptions extends WaitForApprovalOptions {
+export interface ApproveAndSendOptions extends WaitForApprovalOptions, SignAndSendRetryOptions {
   /** How long to wait for the receipt after broadcast; default 120 s. */
   receiptTimeoutMs?: number
   receiptPollMs?: number
@@ -69,20 +71,6 @@ export class ApprovalWaitTimeoutError extends CountersignError {
 /** Resolves when `signal` aborts (never rejects). */
 const aborted = (signal: AbortSignal) =>
   new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason)
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    const onAbort = () => {
-      clearTimeout(t)
-      reject(signal!.reason)
-    }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 
 /**
  * Resolves with the approve-request result once policy allows the intent or
@@ -178,13 +166,16 @@ export async function waitForReceipt(
 /**
  * The whole pipeline for one intent: approval (waiting for the operator
  * through short attaching retries when policy asks for one), signature and
- * broadcast, then the receipt.
+ * broadcast (asked again with the same intent when no clear answer came; see
+ * signAndSendSettled), then the receipt.
  */
 export async function approveAndSend(client: CountersignClient, intent: TxIntent, o: ApproveAndSendOptions = {}): Promise<SendOutcome> {
   const approval = await waitForApproval(client, intent, o)
   // The service answers a decline with 403; a 200 that is not an approval is not the service's, and nothing is signed on it.
   if (!approval.approved) throw new UnexpectedResponseError('POST /v1/tx/approve-request', 200, 'a 200 answer with approved false', approval)
-  const sent = await client.signAndSend(intent, approval.approvalTokenId, o.signal ? { signal: o.signal } : {})
+  // A sign-and-send without a clear answer is asked again with the same intent and token (never a new intent):
+  // SendOutcomeUnknownError when it stays unclear.
+  const sent = await signAndSendSettled(client, intent, approval.approvalTokenId, o)
   if (!sent.broadcast) throw new BroadcastFailedError(sent)
   let receipt: Receipt
   try {

@@ -29,6 +29,14 @@ import { anyArray, anyObject, approvalShape, pendingListShape, receiptShape, sig
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
 /** Calls that do not wait for a human answer well within this. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+/**
+ * sign-and-send waits longer: the gateway reads the chain several times, asks
+ * the signer and broadcasts, each node call up to 10 s and tried twice, and a
+ * sign-and-send given up on may still have been carried out.
+ */
+export const DEFAULT_SEND_TIMEOUT_MS = 120_000
+/** The most history events the service returns in one answer. */
+const HISTORY_MAX = 100
 /** The largest answer read: every answer of the service is far smaller (history's 100 events, a skill's output). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 /** setTimeout's largest delay; a longer one fires at once. */
@@ -41,6 +49,8 @@ export interface ClientOptions {
   operatorToken?: string
   /** Per-call timeout for calls that do not wait for an operator; default 30 s. */
   requestTimeoutMs?: number
+  /** Timeout of one sign-and-send call; default 120 s. */
+  sendTimeoutMs?: number
   /** Another fetch (a test's, a proxy's); default globalThis.fetch. */
   fetch?: typeof fetch
   /** Answers larger than this are not read (ResponseTooLargeError); default 8 MiB. */
@@ -66,6 +76,7 @@ export class CountersignClient {
   readonly url: string
   private readonly fetchImpl: typeof fetch
   private readonly timeoutMs: number
+  private readonly sendTimeoutMs: number
   private readonly operatorToken: string | undefined
   private readonly maxResponseBytes: number
 
@@ -73,6 +84,7 @@ export class CountersignClient {
     this.url = (opts.url ?? DEFAULT_URL).replace(/\/+$/, '')
     this.fetchImpl = opts.fetch ?? globalThis.fetch
     this.timeoutMs = checkMs('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)
+    this.sendTimeoutMs = checkMs('sendTimeoutMs', opts.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS)
     this.operatorToken = opts.operatorToken
     const max = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     if (!Number.isSafeInteger(max) || max < 1) throw new TypeError(`maxResponseBytes must be a positive whole number, got ${max}`)
@@ -144,8 +156,15 @@ export class CountersignClient {
     return this.request('POST', '/v1/tx/approve-request', intent, { ...o, check: approvalShape })
   }
 
+  /**
+   * One sign-and-send (timeout: sendTimeoutMs unless `timeoutMs` says). A
+   * RequestTimeoutError here does not mean nothing was sent: send the same
+   * intent again (the gateway answers a repeat with the transaction already
+   * sent), as approveAndSend does, never a new one.
+   */
   signAndSend(intent: TxIntent, approvalTokenId?: string, o?: CallOptions): Promise<SignAndSendResult> {
-    return this.request('POST', '/v1/tx/sign-and-send', { intent, ...(approvalTokenId ? { approvalTokenId } : {}) }, { ...o, check: signAndSendShape })
+    const body = { intent, ...(approvalTokenId ? { approvalTokenId } : {}) }
+    return this.request('POST', '/v1/tx/sign-and-send', body, { ...o, timeoutMs: o?.timeoutMs ?? this.sendTimeoutMs, check: signAndSendShape })
   }
 
   /** The receipt; NotFoundError while the transaction is pending or unknown. */
@@ -176,6 +195,20 @@ export class CountersignClient {
 
   history(o: CallOptions & { limit?: number } = {}): Promise<HistoryResult> {
     return this.request('GET', `/v1/approvals/history${query({ limit: o.limit })}`, undefined, o)
+  }
+
+  /**
+   * The transaction sign-and-send sent for an intent, from its newest
+   * tx_broadcast (or broadcast_failed) event among the last 100 of the
+   * history; undefined when none is there (not sent yet, still being sent,
+   * or older than those 100 events).
+   */
+  async findSent(intentId: string, o?: CallOptions): Promise<{ txHash: string; broadcast: boolean; timestamp: number } | undefined> {
+    const { events } = await this.history({ ...o, limit: HISTORY_MAX })
+    const found = (Array.isArray(events) ? events : []).find((e) => e?.intentId === intentId && (e.event === 'tx_broadcast' || e.event === 'broadcast_failed'))
+    const txHash = found?.data?.txHash
+    if (!found || typeof txHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) return undefined
+    return { txHash, broadcast: found.event === 'tx_broadcast', timestamp: found.timestamp }
   }
 
   registerSkill(manifest: Record<string, unknown>, o?: CallOptions): Promise<SkillRegistered> {

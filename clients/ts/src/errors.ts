@@ -251,6 +251,27 @@ export class ServiceUnreachableError extends CountersignError {
     super(0, { error: 'service_unreachable', message: `no answer from ${url}: ${cause instanceof Error ? cause.message : String(cause)}` })
     this.cause = cause
   }
+  /**
+   * True when no connection was made (refused, unknown host, no route): the
+   * request never left, so the service did nothing. False when the connection
+   * broke after it was made (reset, closed): the request may have been
+   * received and carried out.
+   */
+  get neverConnected(): boolean {
+    return connectFailed(this.cause)
+  }
+}
+
+/** Errors of a connection that was never made (Node's net/dns codes, undici's connect timeout). */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** fetch's "fetch failed" carries the socket's error as cause; happy eyeballs an AggregateError of one per address. */
+function connectFailed(err: unknown, depth = 0): boolean {
+  if (depth > 4 || err === null || typeof err !== 'object') return false
+  const { code, errors, cause } = err as { code?: unknown; errors?: unknown; cause?: unknown }
+  if (Array.isArray(errors) && errors.length > 0) return errors.every((e) => connectFailed(e, depth + 1))
+  if (typeof code === 'string') return NOT_CONNECTED.has(code)
+  return connectFailed(cause, depth + 1)
 }
 
 /** A call's own timeout ran out (the caller's signal did not abort it). status is 0. */
@@ -316,6 +337,31 @@ export class SentButUnconfirmedError extends CountersignError {
   }
 }
 
+/**
+ * sign-and-send of this intent got no clear answer, even asked again with the
+ * same intent (a timeout, a connection that broke after the request left, the
+ * signer or a proxy not answering): the transaction MAY have been signed and
+ * broadcast. Do not send a new intent for this payment, which would pay a
+ * second time. Send this same intent again (the gateway answers a repeat with
+ * the transaction it already sent, if any), or look the intent up:
+ * client.findSent(intentId) reads its tx_broadcast event from the history.
+ */
+export class SendOutcomeUnknownError extends CountersignError {
+  override name = 'SendOutcomeUnknownError'
+  constructor(readonly intentId: string, readonly chainId: number, readonly attempts: number, readonly firstFailure: unknown, readonly lastFailure: unknown) {
+    super(0, {
+      error: 'send_outcome_unknown',
+      message: `sign-and-send of intent ${intentId} on chain ${chainId} got no clear answer in ${attempts} attempts (first: ${messageOf(firstFailure)}; last: ${messageOf(lastFailure)}). The transaction may have been signed and broadcast: do not send a new intent for this payment; send this same intent again, which returns the transaction already sent if there is one, or look for the intent's tx_broadcast event in the history (findSent)`,
+      intentId,
+      chainId,
+      attempts,
+    })
+    this.cause = firstFailure
+  }
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err))
+
 /** At most 2,000 characters of what came, for the error body. */
 function preview(received: unknown): unknown {
   const text = typeof received === 'string' ? received : JSON.stringify(received) ?? String(received)
@@ -363,6 +409,9 @@ const BY_CODE: Readonly<Record<string, ErrorClass>> = Object.assign(Object.creat
 
 /** The class of a code the service sends; undefined for any other text. */
 const classOf = (code: string): ErrorClass | undefined => (Object.hasOwn(BY_CODE, code) ? BY_CODE[code] : undefined)
+
+/** Whether the error is an answer of the service itself: a code it sends, not a proxy's page or an unknown text. */
+export const isServiceAnswer = (err: CountersignError): boolean => err.status > 0 && classOf(err.code) !== undefined
 
 /**
  * The error for a non-2xx answer. `body` is the parsed JSON body, or the raw

@@ -3,6 +3,7 @@ export * from './client.js'
 export * from './errors.js'
 export * from './intents.js'
 export * from './approveAndSend.js'
+export * from './signAndSendSettled.js'
 export type {
   Action,
   ActionType,

@@ -1,9 +1,9 @@
-// countersign_balance, countersign_tx_status, countersign_pending: reads, no signature.
+// countersign_balance, countersign_tx_status, countersign_intent_status, countersign_pending: reads, no signature.
 import { NATIVE_TOKEN_ADDRESS, type Address } from '@countersign/client'
 import { z } from 'zod'
 import { chainOf, walletOf, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
-import { balanceOutput, pendingOutput, txStatusOutput } from '../outputs.js'
+import { balanceOutput, intentStatusOutput, pendingOutput, txStatusOutput } from '../outputs.js'
 import { failed, ok } from '../results.js'
 import { address, chainId, decimals, symbol, txHash } from '../schemas.js'
 
@@ -54,6 +54,41 @@ export const registerReads: RegisterTool = (server, ctx) => {
         const r = s.receipt
         const text = `Transaction ${r.txHash}: ${r.status} in block ${r.blockNumber}${r.chainId !== undefined ? ` on chain ${r.chainId}` : ''}, gas used ${r.gasUsed}.`
         return ok(text, { txHash: r.txHash, state: 'mined', status: r.status, blockNumber: r.blockNumber, gasUsed: r.gasUsed, ...(r.chainId !== undefined ? { chainId: r.chainId } : {}), ...(r.from ? { from: r.from } : {}), ...(r.to !== undefined ? { to: r.to } : {}) })
+      } catch (err) {
+        return failed(err)
+      }
+    },
+  )
+
+  // After a send whose outcome is unknown, the model has only the intent id: this finds its transaction.
+  server.registerTool(
+    'countersign_intent_status',
+    {
+      title: 'What was sent for an intent',
+      description:
+        'Whether countersign sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. Looks at the last 100 events of countersign\'s history; "not found" means nothing was sent yet, it is still being sent, or it is older than those events.',
+      inputSchema: { intentId: z.string().uuid('an intent id: a UUID').describe('The intent id (a UUID) from a send tool\'s result.') },
+      outputSchema: intentStatusOutput,
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async (args) => {
+      try {
+        const sent = await ctx.client.findSent(args.intentId)
+        if (!sent) {
+          const text = `No transaction recorded for intent ${args.intentId} in countersign's last 100 history events: nothing was sent yet, it is still being sent (check again in a minute), or it is older than those events.`
+          return ok(text, { intentId: args.intentId, found: false })
+        }
+        if (!sent.broadcast) return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was signed but the node did not take it (not broadcast).`, { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: false })
+        const s = await ctx.client.txStatus(sent.txHash)
+        const where = s.state === 'mined' ? `mined: ${s.receipt.status} in block ${s.receipt.blockNumber}` : 'broadcast, not mined yet (pending)'
+        return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent; ${where}. Do not send this payment again.`, {
+          intentId: args.intentId,
+          found: true,
+          txHash: sent.txHash,
+          broadcast: true,
+          state: s.state,
+          ...(s.state === 'mined' ? { status: s.receipt.status, blockNumber: s.receipt.blockNumber } : {}),
+        })
       } catch (err) {
         return failed(err)
       }

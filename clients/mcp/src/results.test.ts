@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { RequestTimeoutError, SendOutcomeUnknownError, ServiceUnreachableError, errorFromResponse } from '@countersign/client'
+import { failed } from './results.js'
+
+const INTENT = '5b0c7a52-64f3-4d1e-9c49-6f0f3f0a1b2c'
+const words = (r: ReturnType<typeof failed>) => (r.content[0] as { text: string }).text
+const details = (r: ReturnType<typeof failed>) => JSON.parse((r.content[1] as { text: string }).text) as Record<string, unknown>
+
+describe('failed: what happened, in the first line', () => {
+  it('the service saying no is "refused", nothing signed', () => {
+    const r = failed(errorFromResponse(403, { error: 'invalid_approval_token', message: 'token consumed' }))
+    expect(words(r)).toMatch(/^countersign refused: invalid_approval_token \(403\): token consumed/)
+    expect(details(r)).toMatchObject({ error: 'invalid_approval_token', status: 403, outcome: 'refused' })
+  })
+
+  it('countersign not reached is not "refused": nothing happened, safe to try again', () => {
+    const r = failed(new ServiceUnreachableError('http://127.0.0.1:4145', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })))
+    expect(words(r)).toMatch(/^countersign could not be reached .*Nothing was signed or sent; it is safe to try again/)
+    expect(words(r)).not.toMatch(/refused:/)
+    expect(words(r)).not.toMatch(/service says/)
+    expect(details(r)).toMatchObject({ error: 'service_unreachable', outcome: 'not_done' })
+  })
+
+  it('no answer in time (a read) is not "refused" either', () => {
+    const r = failed(new RequestTimeoutError('GET /v1/balance/x/y', 30_000))
+    expect(words(r)).toMatch(/^countersign did not answer in time .*safe to try again/)
+    expect(details(r)).toMatchObject({ error: 'request_timeout', outcome: 'not_done' })
+  })
+
+  it('a 5xx or a proxy page: could not carry it out, not "refused"', () => {
+    expect(words(failed(errorFromResponse(503, { error: 'approver_unavailable', message: 'approver down' })))).toMatch(/^countersign could not carry out the request/)
+    expect(details(failed(errorFromResponse(502, '<html>Bad Gateway</html>')))).toMatchObject({ outcome: 'not_done' })
+  })
+
+  it('outcome unknown: MAY HAVE BEEN SENT, do not resend as a new request, how to check with the intent id', () => {
+    const r = failed(new SendOutcomeUnknownError(INTENT, 8453, 4, new RequestTimeoutError('POST /v1/tx/sign-and-send', 120_000), new RequestTimeoutError('POST /v1/tx/sign-and-send', 120_000)))
+    const text = words(r)
+    expect(text.split('\n')[0]).toMatch(/^OUTCOME UNKNOWN: this transaction MAY HAVE BEEN SENT/)
+    expect(text).toContain(`intent ${INTENT} on chain 8453`)
+    expect(text).toMatch(/Do NOT resend it as a new request/)
+    expect(text).toContain(`countersign_intent_status with intentId "${INTENT}"`)
+    expect(text).not.toMatch(/refused/)
+    expect(details(r)).toMatchObject({ error: 'send_outcome_unknown', outcome: 'unknown', body: { intentId: INTENT, chainId: 8453 } })
+  })
+})
