@@ -197,7 +197,7 @@ describe('countersign-mcp over stdio against the real stack', () => {
     // The agent can see what waits, but cannot decide it.
     const listed = await call('countersign_pending', { wallet: WALLET })
     expect(listed.structured.pending).toEqual([expect.objectContaining({ requestId, action: expect.stringContaining('Transfer 0.1 ETH'), ttlSeconds: expect.any(Number) })])
-    expect(listed.text).toContain(`request ${requestId}: Transfer 0.1 ETH`)
+    expect(listed.text).toMatch(new RegExp(`^- request ${requestId} \\(risk \\d+; \\d+ s left\\): "Transfer 0\\.1 ETH`, 'm'))
     expect((await stack.decide(requestId!, false)).status).toBe(200)
     const result = await pending
     expect(result.isError).toBe(true)

@@ -17,11 +17,14 @@ import {
   CountersignError,
   PolicyDeniedError,
   RequestTimeoutError,
+  ResponseTooLargeError,
   SendOutcomeUnknownError,
   SentButUnconfirmedError,
   ServiceUnreachableError,
+  UnexpectedResponseError,
   isServiceAnswer,
 } from '@countersign/client'
+import { untrustedLine, untrustedList, word } from './untrusted.js'
 
 export function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured }
@@ -48,11 +51,15 @@ export function failed(err: unknown): CallToolResult {
   }
   const reasons = err instanceof PolicyDeniedError || err instanceof ApprovalNotGrantedError ? err.reasons : []
   const lines = [headline(err)]
-  // Only the service's own words are "the service says"; the client's errors (no answer, outcome unknown) have their message in the headline.
-  if (isServiceAnswer(err) && err.serviceMessage && !lines[0]!.includes(err.serviceMessage)) lines.push(`service says: ${err.serviceMessage}`)
-  if (reasons.length) lines.push(err instanceof PolicyDeniedError ? 'reasons:' : 'approval was needed because:', ...reasons.map((r) => `- ${r}`))
+  // What an answer's body says (the service's message can carry a revert string; a proxy's page anything) is quoted
+  // on its own line; the client's own errors (no answer, outcome unknown) are said in the headline.
+  if (err.status > 0 && !clientWords(err) && err.serviceMessage) lines.push(untrustedLine(isServiceAnswer(err) ? 'service says' : 'the answer says', err.serviceMessage))
+  lines.push(...untrustedList(err instanceof PolicyDeniedError ? 'reasons' : 'approval was needed because', reasons))
   return errorResult(lines.join('\n'), { error: err.code, status: err.status, outcome: outcomeOf(err), message: err.message, reasons, body: err.body })
 }
+
+/** Errors for an answer whose message the client wrote itself (what is wrong with the answer), not the answer's body. */
+const clientWords = (err: CountersignError) => err instanceof UnexpectedResponseError || err instanceof ResponseTooLargeError
 
 function errorResult(text: string, details: Record<string, unknown>): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(details) }] }
@@ -74,14 +81,17 @@ function headline(err: CountersignError): string {
   }
   if (err instanceof PolicyDeniedError) return `countersign policy denied this transaction (${err.code}, HTTP ${err.status}). Nothing was signed.`
   if (err instanceof ApprovalNotGrantedError) {
-    const who = err.reason === 'user_declined' ? 'The operator declined this transaction' : err.reason === 'approval_expired' ? 'No operator decided in time; the approval request expired' : `The approval request ended: ${err.reason}`
-    return `${who} (${err.code}, intent ${err.intentId ?? '?'}). Nothing was signed.`
+    const who = err.reason === 'user_declined' ? 'The operator declined this transaction' : err.reason === 'approval_expired' ? 'No operator decided in time; the approval request expired' : `The approval request ended: ${word(err.reason)}`
+    return `${who} (${word(err.code)}, intent ${word(err.intentId ?? '?')}). Nothing was signed.`
   }
   if (err instanceof ApprovalWaitTimeoutError) return `No approval decision came in time (intent ${err.intentId}). Nothing was signed.`
   if (err instanceof ServiceUnreachableError) return `countersign could not be reached (${err.message}). Nothing was signed or sent; it is safe to try again once the service is running.`
   if (err instanceof RequestTimeoutError) return `countersign did not answer in time (${err.message}). Nothing was signed or sent; it is safe to try again.`
-  if (isServiceAnswer(err) && err.status >= 400 && err.status < 500) return `countersign refused: ${err.message}`
-  return `countersign could not carry out the request (${err.message}). Nothing was signed or sent; it is safe to try again later.`
+  if (clientWords(err)) return `countersign's address gave an answer that is not countersign's (${err.message}). Nothing was signed or sent.`
+  // From here on the error is an answer: its body's words go on their own quoted line, never into this one.
+  const what = `${word(err.code)}, HTTP ${err.status}`
+  if (isServiceAnswer(err) && err.status >= 400 && err.status < 500) return `countersign refused this request (${what}). Nothing was signed.`
+  return `countersign could not carry out the request (${what}). Nothing was signed or sent; it is safe to try again later.`
 }
 
 function outcomeUnknown(err: SendOutcomeUnknownError): string {

@@ -10,6 +10,7 @@ import type { PendingInfo, TxIntent } from '@countersign/client'
 import type { ToolContext, ToolExtra } from './context.js'
 import { sendOutput } from './outputs.js'
 import { failed, ok } from './results.js'
+import { untrustedLine, untrustedList } from './untrusted.js'
 import { chainId, note, wallet } from './schemas.js'
 
 /** The inputs every sending tool takes besides its own. */
@@ -74,10 +75,12 @@ export async function sendIntent(ctx: ToolContext, intent: TxIntent, what: strin
       },
     })
     const approvedBy = approval.approvalTokenId ? 'approved by an operator' : 'no approval needed (policy allowed it)'
+    // The description and warnings name tokens by their on-chain symbols: quoted, so a symbol cannot add lines.
     const text = [
       `${receipt.status === 'success' ? 'Done' : 'Mined but REVERTED'}: ${what}.`,
-      `countersign: ${approval.description}`,
-      `approval: ${approvedBy}; risk score ${approval.riskScore}${approval.warnings.length ? `; warnings: ${approval.warnings.join('; ')}` : ''}`,
+      untrustedLine("countersign's description", approval.description),
+      `approval: ${approvedBy}; risk score ${approval.riskScore}`,
+      ...untrustedList('warnings', approval.warnings),
       `tx ${sent.txHash} on chain ${intent.chain.chainId}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`,
     ].join('\n')
     return ok(text, {

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { chainOf, intentOptions, type RegisterTool } from '../context.js'
 import { preflightOutput } from '../outputs.js'
 import { failed, ok } from '../results.js'
+import { untrustedLine, untrustedList, word } from '../untrusted.js'
 import { address, chainId, smallestUnits, wallet, wei } from '../schemas.js'
 import { routerFor } from './swap.js'
 
@@ -39,10 +40,12 @@ export const registerPreflight: RegisterTool = (server, ctx) => {
         const act = (a.type === 'swap_exact_in' || a.type === 'swap_exact_out' ? { ...a, router: a.router ?? routerFor(ctx, chain) } : a) as Action
         const intent = intentFor(act, intentOptions(ctx, args))
         const p = await ctx.client.preflight(intent)
+        // The revert reason is whatever the contract chose to say, and warnings name on-chain symbols: quoted, one line each.
         const lines = [
-          `Simulation ${p.simulationSuccess ? 'succeeded' : `FAILED${p.revertReason ? `: ${p.revertReason}` : ''}`}; risk score ${p.riskScore}/100; gas estimate ${p.gasEstimate}.`,
-          p.balanceDiffs.length ? `Balance changes of ${intent.wallet.address} (smallest units):\n${p.balanceDiffs.map((d) => `- ${d.token}: ${d.change}`).join('\n')}` : 'No balance change predicted.',
-          ...(p.warnings.length ? [`Warnings:\n${p.warnings.map((w) => `- ${w}`).join('\n')}`] : []),
+          `Simulation ${p.simulationSuccess ? 'succeeded' : 'FAILED'}; risk score ${p.riskScore}/100; gas estimate ${word(String(p.gasEstimate))}.`,
+          ...(p.revertReason ? [untrustedLine('revert reason', p.revertReason)] : []),
+          p.balanceDiffs.length ? `Balance changes of ${intent.wallet.address} (smallest units):\n${p.balanceDiffs.map((d) => `- ${word(d.token)}: ${word(d.change)}`).join('\n')}` : 'No balance change predicted.',
+          ...untrustedList('warnings', p.warnings),
         ]
         return ok(lines.join('\n'), {
           simulationSuccess: p.simulationSuccess,

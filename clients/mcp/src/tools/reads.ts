@@ -5,6 +5,7 @@ import { chainOf, walletOf, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
 import { balanceOutput, intentStatusOutput, pendingOutput, txStatusOutput } from '../outputs.js'
 import { failed, ok } from '../results.js'
+import { UNTRUSTED, quoted, word } from '../untrusted.js'
 import { address, chainId, decimals, symbol, txHash } from '../schemas.js'
 
 export const registerReads: RegisterTool = (server, ctx) => {
@@ -108,8 +109,9 @@ export const registerReads: RegisterTool = (server, ctx) => {
       try {
         const { pending } = await ctx.client.pending()
         const mine = args.wallet ? pending.filter((p) => typeof p.summary.wallet === 'string' && p.summary.wallet.toLowerCase() === args.wallet!.toLowerCase()) : pending
-        const lines = mine.map((p) => `- request ${p.requestId}: ${p.summary.action} (risk ${p.summary.riskScore}; ${p.ttlSeconds} s left${p.summary.warnings.length ? `; warnings: ${p.summary.warnings.join('; ')}` : ''})`)
-        const text = mine.length ? `${mine.length} approval request(s) waiting for an operator:\n${lines.join('\n')}` : 'No approval request is waiting.'
+        // What is asked names tokens by their on-chain symbols: quoted, so a symbol cannot add lines.
+        const lines = mine.map((p) => `- request ${word(p.requestId)} (risk ${p.summary.riskScore}; ${p.ttlSeconds} s left): ${quoted(p.summary.action)}${p.summary.warnings.length ? `; warnings: ${p.summary.warnings.map(quoted).join(', ')}` : ''}`)
+        const text = mine.length ? `${mine.length} approval request(s) waiting for an operator; what each asks and its warnings are ${UNTRUSTED}:\n${lines.join('\n')}` : 'No approval request is waiting.'
         return ok(text, {
           pending: mine.map((p) => ({ requestId: p.requestId, action: p.summary.action, riskScore: p.summary.riskScore, warnings: p.summary.warnings, ttlSeconds: p.ttlSeconds, ...(p.summary.intentId ? { intentId: p.summary.intentId } : {}) })),
         })
