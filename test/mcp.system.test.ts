@@ -133,7 +133,9 @@ describe('countersign-mcp over stdio against the real stack', () => {
     const result = await call('countersign_transfer', { token: uni.tokenB, to: CAROL, amount: '12500000', decimals: 6, symbol: 'TUSD' })
     expect(result.isError, result.text).toBeFalsy()
     expect(result.structured).toMatchObject({ status: 'success', approval: { required: false } })
-    expect(result.text).toContain('12500000 (12.5 TUSD, 6 decimals)')
+    // The amount in words is the service's, with the chain's decimals and symbol; the request line keeps smallest units.
+    expect(result.text).toContain(`Done: transfer 12500000 smallest units of token ${uni.tokenB} to ${CAROL}.`)
+    expect(result.text).toMatch(/^countersign's description, with the chain's decimals and symbols \(untrusted[^)]*\): "Transfer 12\.5 TUSD /m)
     expect(await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, CAROL)).toBe(before + 12_500_000n)
   })
 

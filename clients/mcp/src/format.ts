@@ -18,5 +18,13 @@ export function showAmount(amount: string, decimals: number | undefined, symbol?
   return `${amount} (${formatUnits(amount, decimals)}${symbol ? ' ' + symbol : ''}, ${decimals} decimals)`
 }
 
+/**
+ * An amount as the model gave it, in the smallest unit, with no decimals or
+ * symbol: those a model declares are only what it believes, and a result
+ * that states them as fact would repeat a wrong belief back to it. The
+ * service's description of the transaction has the chain's own.
+ */
+export const inSmallestUnits = (amount: string): string => `${amount} smallest units`
+
 /** Native currency amounts are always in wei, 18 decimals. */
 export const showWei = (wei: string): string => showAmount(wei, 18, 'native')

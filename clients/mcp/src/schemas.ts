@@ -11,7 +11,7 @@ export const smallestUnits = (what: string) =>
     .describe(`${what}, as a string of decimal digits in the token's smallest unit (no decimal point). With 6 decimals, 1.5 tokens is "1500000"; with 18 decimals, 1 token is "1000000000000000000".`)
 
 export const decimals = (what: string) =>
-  z.number().int().min(0).max(36).optional().describe(`Decimals of ${what} (USDC 6, most tokens 18). Used to show amounts to people; the service reads the real value from the chain.`)
+  z.number().int().min(0).max(36).optional().describe(`Decimals of ${what} (USDC 6, most tokens 18), as you believe them. The service reads the real value from the chain, warns when yours differs, and describes the transaction with the chain's.`)
 
 export const symbol = (what: string) => z.string().min(1).max(32).optional().describe(`Ticker of ${what}, for display only (the service shows the on-chain symbol to the operator).`)
 

@@ -18,7 +18,7 @@ const intentInputs = { wallet, chainId, note }
 
 export type SendToolArgs<Shape extends ZodRawShapeCompat> = ShapeOutput<Shape & typeof intentInputs>
 
-/** What a sending tool's handler returns: the intent and one line saying it in words, or a refusal. */
+/** What a sending tool's handler returns: the intent and one line saying what was asked, or a refusal. */
 export type PreparedSend = { intent: TxIntent; what: string } | { refusal: CallToolResult }
 
 /**
@@ -61,7 +61,7 @@ export function pendingMessage(info: PendingInfo): string {
   return `waiting for operator approval (request ${info.requestId ?? 'not listed yet'}; ${waited} s so far${ttl})`
 }
 
-/** `what` is one line in words ("transfer 1500000 (1.5 TUSD, 6 decimals) to 0x…"). */
+/** `what` is the request in one line, amounts in smallest units ("transfer 1500000 smallest units of token 0x… to 0x…"). */
 export async function sendIntent(ctx: ToolContext, intent: TxIntent, what: string, extra: ToolExtra): Promise<CallToolResult> {
   const progressToken = extra._meta?.progressToken
   let progress = 0
@@ -78,7 +78,8 @@ export async function sendIntent(ctx: ToolContext, intent: TxIntent, what: strin
     // The description and warnings name tokens by their on-chain symbols: quoted, so a symbol cannot add lines.
     const text = [
       `${receipt.status === 'success' ? 'Done' : 'Mined but REVERTED'}: ${what}.`,
-      untrustedLine("countersign's description", approval.description),
+      // The figures in words are the service's (decimals and symbol read from the chain), not the ones the model declared.
+      untrustedLine("countersign's description, with the chain's decimals and symbols", approval.description),
       `approval: ${approvedBy}; risk score ${approval.riskScore}`,
       ...untrustedList('warnings', approval.warnings),
       `tx ${sent.txHash} on chain ${intent.chain.chainId}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`,

@@ -1,7 +1,7 @@
 // countersign_approve: an ERC-20 allowance.
 import { approve } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
-import { showAmount } from '../format.js'
+import { inSmallestUnits } from '../format.js'
 import { assetOf } from '../asset.js'
 import { address, decimals, smallestUnits, symbol } from '../schemas.js'
 import { registerSendTool } from '../send.js'
@@ -30,7 +30,7 @@ export const registerApprove: RegisterTool = (server, ctx) => {
         spender: args.spender as `0x${string}`,
         amount: args.amount,
       }),
-      what: `approve ${args.spender} to spend ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token}`,
+      what: `approve ${args.spender} to spend ${inSmallestUnits(args.amount)} of token ${args.token}`,
     }),
   )
 }

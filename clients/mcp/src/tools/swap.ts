@@ -3,7 +3,7 @@ import { swapExactIn, swapExactOut, type Address, type ChainId } from '@counters
 import { defaultRouterTable } from '@countersign/shared/builders/routers'
 import { z } from 'zod'
 import { chainOf, intentOptions, type RegisterTool, type ToolContext } from '../context.js'
-import { showAmount } from '../format.js'
+import { inSmallestUnits } from '../format.js'
 import { assetOf } from '../asset.js'
 import { refused } from '../results.js'
 import { address, decimals, smallestUnits, symbol } from '../schemas.js'
@@ -49,17 +49,15 @@ export const registerSwap: RegisterTool = (server, ctx) => {
         tokenOut: assetOf(args.tokenOut, args.symbolOut, args.decimalsOut),
         ...(args.provider ? { provider: args.provider } : {}),
       }
-      const inName = args.symbolIn ?? args.tokenIn
-      const outName = args.symbolOut ?? args.tokenOut
       if (args.side === 'exact_in') {
         if (args.amountIn === undefined || args.minAmountOut === undefined) return { refusal: refused('side "exact_in" needs amountIn and minAmountOut') }
         const intent = swapExactIn({ ...base, amountIn: args.amountIn, minAmountOut: args.minAmountOut })
-        const what = `swap ${showAmount(args.amountIn, args.decimalsIn, args.symbolIn)} of ${inName} for at least ${showAmount(args.minAmountOut, args.decimalsOut, args.symbolOut)} of ${outName}`
+        const what = `swap ${inSmallestUnits(args.amountIn)} of token ${args.tokenIn} for at least ${inSmallestUnits(args.minAmountOut)} of token ${args.tokenOut}`
         return { intent, what }
       }
       if (args.amountOut === undefined || args.maxAmountIn === undefined) return { refusal: refused('side "exact_out" needs amountOut and maxAmountIn') }
       const intent = swapExactOut({ ...base, amountOut: args.amountOut, maxAmountIn: args.maxAmountIn })
-      const what = `buy ${showAmount(args.amountOut, args.decimalsOut, args.symbolOut)} of ${outName} for at most ${showAmount(args.maxAmountIn, args.decimalsIn, args.symbolIn)} of ${inName}`
+      const what = `buy ${inSmallestUnits(args.amountOut)} of token ${args.tokenOut} for at most ${inSmallestUnits(args.maxAmountIn)} of token ${args.tokenIn}`
       return { intent, what }
     },
   )

@@ -1,7 +1,7 @@
 // countersign_transfer (ERC-20) and countersign_transfer_native.
 import { transfer, transferNative } from '@countersign/client'
 import { intentOptions, type RegisterTool } from '../context.js'
-import { showAmount, showWei } from '../format.js'
+import { inSmallestUnits, showWei } from '../format.js'
 import { assetOf } from '../asset.js'
 import { address, decimals, smallestUnits, symbol, wei } from '../schemas.js'
 import { registerSendTool } from '../send.js'
@@ -32,7 +32,7 @@ export const registerTransfers: RegisterTool = (server, ctx) => {
         to: args.to as `0x${string}`,
         amount: args.amount,
       }),
-      what: `transfer ${showAmount(args.amount, args.decimals, args.symbol)} of token ${args.token} to ${args.to}`,
+      what: `transfer ${inSmallestUnits(args.amount)} of token ${args.token} to ${args.to}`,
     }),
   )
 
