@@ -1,5 +1,5 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { openAuditLog } from '../../audit/auditLog.js'
 import { auditKeyFingerprint, signCheckpoint, SIGNER_CHECKPOINT_TABLE, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import { rewriteAuditRow, stripCheckpoints } from '../testing/auditTamper.js'
+import { hasHiddenCharacters } from '../display/escape.js'
 import { runAuditCli } from './cli.js'
 
 function writePublicKey(file: string, key: KeyObject): void {
@@ -100,5 +101,51 @@ describe('countersign-audit verify --db: the anchor never comes from beside the 
     })
     expect(cli(['verify', '--data-dir', l.signer])).toEqual(named)
     expect(cli(['verify', '--db', l.file, '--data-dir', l.signer])).toEqual(named)
+  })
+})
+
+describe('countersign-audit prints nothing from the file raw', () => {
+  const ESC = '\u001b'
+  /** What the reviewer planted: a trigger whose name erases the line and draws a fake OK, then conceals the rest. */
+  const fakeOk = `${ESC}[2K${ESC}[1A${ESC}[2K\raudit chain OK: 5 events${ESC}[8m`
+
+  it('verify: a planted trigger whose name carries terminal escapes is named with them escaped', async () => {
+    const l = await systemdLayout()
+    const db = new Database(l.file)
+    db.exec(`CREATE TRIGGER "x${fakeOk}" BEFORE INSERT ON audit_events WHEN NEW.event = 'signature_created' BEGIN SELECT RAISE(IGNORE); END`)
+    db.close()
+    const r = cli(['verify', '--data-dir', l.signer])
+    expect(r.code).toBe(1)
+    expect(r.text).not.toContain(ESC)
+    expect(r.text).not.toContain('\r')
+    expect(hasHiddenCharacters(r.text.replaceAll('\n', ''))).toBe(false)
+    expect(r.text).toContain('trigger x\\u001b[2K\\u001b[1A')
+    expect(r.text.split('\n').filter((line) => line.startsWith('audit chain OK'))).toEqual([])
+  })
+
+  it('verify: values of a forged checkpoint row and of signer.db are escaped in the problems', async () => {
+    const l = await systemdLayout()
+    rewriteAuditRow(l.file, 5, (d) => ({ ...d, key: `k${fakeOk}` }))
+    rmSync(l.signerDb)
+    writeSignerDb(l.signerDb, { seq: 5, hash: `h\u009b2J\u202e` })
+    const r = cli(['verify', '--data-dir', l.signer])
+    expect(r.code).toBe(1)
+    expect(r.text).toContain('it names key k\\u001b[2K')
+    expect(hasHiddenCharacters(r.text.replaceAll('\n', ''))).toBe(false)
+  })
+
+  it('tail: an event whose data or names carry controls prints one JSON line each, escaped, the same value when parsed', async () => {
+    const l = await systemdLayout()
+    const data = { note: `a\u007fb\u009b2Jc\u202egnp.exe${ESC}[8m`, tag: 'ok\u{e0041}' }
+    const log = openAuditLog(l.file)
+    await log.append({ intentId: `i\u2066x`, event: 'policy_evaluated', data })
+    await log.close()
+    const r = cli(['tail', '-n', '1', '--db', l.file])
+    expect(r.code).toBe(0)
+    expect(r.text.split('\n')).toHaveLength(1)
+    expect(hasHiddenCharacters(r.text)).toBe(false)
+    const shown = JSON.parse(r.text) as { intentId: string; data: Record<string, unknown> }
+    expect(shown.intentId).toBe('i\u2066x')
+    expect(shown.data).toMatchObject(data)
   })
 })

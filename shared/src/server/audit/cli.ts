@@ -11,6 +11,7 @@ import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './ver
 import { dataDirOption, readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
+import { escapeForDisplay, escapeJsonForDisplay } from '../display/escape.js'
 
 const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
@@ -128,7 +129,7 @@ export function runAuditCli(argv: string[], io: Io): number {
     try {
       anchor = { ...loadAuditAnchor(key, state), keyFile: key, signerDbFile: state }
     } catch (err) {
-      io.err(`cannot read the audit anchor (${key}, ${state}): ${(err as Error).message}`)
+      io.err(escapeForDisplay(`cannot read the audit anchor (${key}, ${state}): ${(err as Error).message}`))
       return 2
     }
   }
@@ -136,7 +137,8 @@ export function runAuditCli(argv: string[], io: Io): number {
     return command === 'verify' ? verify(file, anchor, io) : tail(file, n, io)
   } catch (err) {
     // Not an audit log, unreadable, or corrupt beyond SQL: say so, no stack trace.
-    io.err(`cannot read audit log at ${file}: ${(err as Error).message}`)
+    // SQLite's message can quote the file's own names: escaped like every line from file data.
+    io.err(escapeForDisplay(`cannot read audit log at ${file}: ${(err as Error).message}`))
     return 2
   }
 }
@@ -162,7 +164,9 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
     return 0
   }
   // One line a problem, each complete in itself (for grep and alerts), then how many in all.
-  for (const p of result.problems) io.out(`audit chain BROKEN${p.seq === null ? '' : ` at seq ${p.seq}`} (${KIND_TEXT[p.kind]}): ${p.problem}`)
+  // Problems quote the file (names, SQL, hashes): escaped again here, so that
+  // no text from audit.db reaches the terminal raw, whichever check made it.
+  for (const p of result.problems) io.out(escapeForDisplay(`audit chain BROKEN${p.seq === null ? '' : ` at seq ${p.seq}`} (${KIND_TEXT[p.kind]}): ${p.problem}`))
   const unlisted = result.problemCount > result.problems.length ? ` (the first ${result.problems.length} are listed)` : ''
   io.out(`audit chain BROKEN: ${result.problemCount} ${result.problemCount === 1 ? 'problem' : 'problems'} in ${result.rows} events${unlisted}`)
   return 1
@@ -174,7 +178,8 @@ function tail(file: string, n: number, io: Io): number {
   const handle = new Database(file, { readonly: true, fileMustExist: true })
   try {
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)
-    for (const r of rows.reverse()) io.out(JSON.stringify({ seq: r.seq, ...toShownEvent(r) }))
+    // JSON.stringify leaves DEL, C1 (U+009B opens a terminal escape) and bidi characters raw.
+    for (const r of rows.reverse()) io.out(escapeJsonForDisplay(JSON.stringify({ seq: r.seq, ...toShownEvent(r) })))
   } finally {
     handle.close()
   }

@@ -8,6 +8,7 @@
 // the append-only triggers.
 import Database from 'better-sqlite3'
 import { ensureAuditSchema } from '../../audit/schema.js'
+import { escapeForDisplay } from '../display/escape.js'
 
 /** One row of sqlite_master. */
 export interface SchemaObject {
@@ -72,11 +73,16 @@ function acceptedObjects(current: SchemaObject[], found: SchemaObject[]): Schema
   return [...current, LEGACY_TABLE, LEGACY_INTENT_INDEX, ...(legacyTable ? [LEGACY_UNIQUE_ID_INDEX] : [])]
 }
 
-/** The object named in words, with its SQL (shortened) so the operator sees what it does. */
+/**
+ * The object named in words, with its SQL (shortened) so the operator sees
+ * what it does. Every part is the file's own text, which whoever planted the
+ * object chose: escaped, so that a name carrying terminal escapes cannot
+ * draw a line of its own (a fake "audit chain OK") on the operator's screen.
+ */
 function describeObject(o: SchemaObject): string {
-  const on = o.tbl_name !== o.name ? ` on ${o.tbl_name}` : ''
-  const sql = o.sql === null ? '' : `: ${o.sql.replace(/\s+/g, ' ').slice(0, 300)}`
-  return `${o.type} ${o.name}${on}${sql}`
+  const on = o.tbl_name !== o.name ? ` on ${escapeForDisplay(String(o.tbl_name))}` : ''
+  const sql = o.sql === null ? '' : `: ${escapeForDisplay(String(o.sql).replace(/\s+/g, ' ').slice(0, 300))}`
+  return `${escapeForDisplay(String(o.type))} ${escapeForDisplay(String(o.name))}${on}${sql}`
 }
 
 /**

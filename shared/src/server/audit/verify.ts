@@ -3,6 +3,7 @@ import Database from 'better-sqlite3'
 import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
+import { escapeForDisplay } from '../display/escape.js'
 import { rowContentProblem } from './rowChecks.js'
 import { readSchema, schemaProblems } from './schemaCheck.js'
 
@@ -98,7 +99,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
       if (anchor?.latest && r.seq === anchor.latest.seq) {
         latestSeen = true
         if (r.hash !== anchor.latest.hash) {
-          at('anchor_mismatch', `this row is not the signer's latest checkpoint (signer.db has hash ${anchor.latest.hash} for seq ${r.seq}): the log was rewritten`)
+          at('anchor_mismatch', `this row is not the signer's latest checkpoint (signer.db has hash ${shown(anchor.latest.hash)} for seq ${shown(r.seq)}): the log was rewritten`)
         }
       }
       expectedSeq = r.seq + 1
@@ -114,10 +115,19 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
   }
 }
 
+/**
+ * A value read from audit.db or signer.db, as problem texts show it: whoever
+ * can write those files chose it, so its control and bidi characters are
+ * escaped (a hash carrying terminal escapes must not redraw the screen).
+ */
+function shown(value: unknown): string {
+  return escapeForDisplay(String(value))
+}
+
 /** Why the row does not follow the row before it, or null. */
 function linkProblem(r: AuditRow, expectedSeq: number, prevHash: unknown): string | null {
   // A gap explains the broken link that comes with it: one problem, not two.
-  if (r.seq !== expectedSeq) return `expected row ${expectedSeq} next, found ${r.seq} (rows deleted or inserted)`
+  if (r.seq !== expectedSeq) return `expected row ${expectedSeq} next, found ${shown(r.seq)} (rows deleted or inserted)`
   if (r.prev_hash !== prevHash) return 'its link does not match the previous row (a row before it was changed, removed or reordered)'
   return null
 }
@@ -133,13 +143,13 @@ function checkpointProblem(r: AuditRow, publicKey: KeyObject, fingerprint: strin
   const notSigners = (why: string) => ({ kind: 'bad_checkpoint' as const, problem: `${why}: this checkpoint row is not one the signer wrote (forged, or its fields edited)` })
   const cp = readCheckpointData(JSON.parse(r.data))
   if (!cp) return notSigners('it has no {seq, headHash, key, signature}')
-  if (cp.key !== fingerprint) return notSigners(`it names key ${cp.key}, not the audit key ${fingerprint}`)
+  if (cp.key !== fingerprint) return notSigners(`it names key ${shown(cp.key)}, not the audit key ${fingerprint}`)
   if (!checkpointSignatureValid(publicKey, cp.seq, cp.headHash, cp.signature)) return notSigners('its signature does not verify with the audit key')
   if (cp.seq !== r.seq - 1) {
-    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${cp.seq} with it, but it now follows row ${r.seq - 1}: rows were inserted or removed before it, or it was moved` }
+    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${shown(cp.seq)} with it, but it now follows row ${shown(r.seq - 1)}: rows were inserted or removed before it, or it was moved` }
   }
   if (cp.headHash !== r.prev_hash) {
-    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${cp.seq} when its hash was ${cp.headHash}, and it is now ${r.prev_hash}: rows up to ${cp.seq} were changed after they were sealed` }
+    return { kind: 'sealed_rows_changed', problem: `the signer sealed row ${shown(cp.seq)} when its hash was ${shown(cp.headHash)}, and it is now ${shown(r.prev_hash)}: rows up to ${shown(cp.seq)} were changed after they were sealed` }
   }
   return null
 }

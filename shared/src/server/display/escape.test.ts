@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { escapeForDisplay, hasHiddenCharacters } from './escape.js'
+import { escapeForDisplay, escapeJsonForDisplay, hasHiddenCharacters } from './escape.js'
 
 describe('escapeForDisplay', () => {
   it('shows bidi overrides, controls and invisible characters as escapes', () => {
@@ -24,5 +24,16 @@ describe('escapeForDisplay', () => {
     }
     expect(hasHiddenCharacters('x\u202ey')).toBe(true)
     expect(hasHiddenCharacters('x\u202ey')).toBe(true)
+  })
+})
+
+describe('escapeJsonForDisplay', () => {
+  it('writes what JSON.stringify leaves raw (DEL, C1, bidi, tag characters) as JSON escapes: the same value, nothing hidden', () => {
+    const value = { a: 'x\u007fy\u009b31m\u202egnp', b: ['ok\u{e0041}', '\u001b[2K'], plain: 'Zürich 🚀' }
+    const shown = escapeJsonForDisplay(JSON.stringify(value))
+    expect(hasHiddenCharacters(shown)).toBe(false)
+    expect(shown).toContain('\\u009b31m\\u202egnp')
+    expect(shown).toContain('ok\\udb40\\udc41')
+    expect(JSON.parse(shown)).toEqual(value)
   })
 })

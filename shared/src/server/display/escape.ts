@@ -22,6 +22,21 @@ export function escapeForDisplay(text: string): string {
   })
 }
 
+/**
+ * JSON text (JSON.stringify's output) with each hidden or control character
+ * written as its JSON escape (astral ones as a surrogate pair): a JSON reader
+ * gets the same value, a terminal nothing to act on. JSON.stringify escapes
+ * U+0000-001F only, not DEL, C1 controls (U+009B is a terminal's CSI) or bidi
+ * characters. Such characters occur only inside the strings of that output.
+ */
+export function escapeJsonForDisplay(json: string): string {
+  return json.replace(HIDDEN, (c) => {
+    let escaped = ''
+    for (let i = 0; i < c.length; i++) escaped += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`
+    return escaped
+  })
+}
+
 /** True when escapeForDisplay would change the text. */
 export function hasHiddenCharacters(text: string): boolean {
   HIDDEN.lastIndex = 0
