@@ -431,10 +431,15 @@ describe('verifyAuditChain and the CLI', () => {
   it('the CLI refuses a file that is not an audit log without a stack trace', () => {
     const { file } = fresh()
     new Database(file).close()
+    const out: string[] = []
     const err: string[] = []
-    const io = { out: () => {}, err: (s: string) => err.push(s), env: {} }
-    expect(runAuditCli(['verify', '--db', file, '--chain-only'], io)).toBe(2)
-    expect(err.join('\n')).toMatch(/^cannot read audit log at .*no such table: audit_events/)
+    const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s), env: {} }
+    // verify: a log whose table is gone is a broken log (whoever can write the file can drop it).
+    expect(runAuditCli(['verify', '--db', file, '--chain-only'], io)).toBe(1)
+    expect(out).toContain('audit chain BROKEN (schema changed): audit_events is missing: this file holds no audit log (its rows were not read)')
+    expect(out.at(-1)).toBe('audit chain BROKEN: 3 problems in 0 events')
+    expect(runAuditCli(['tail', '--db', file], io)).toBe(2)
+    expect(err).toEqual([`cannot read audit log at ${file}: audit_events is missing: this file holds no audit log (its rows were not read)`])
   })
 
   it('tail prints the newest events as JSON lines, oldest of them first; the data dir comes from SERVICE_DATA_DIR', async () => {

@@ -8,6 +8,7 @@ import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
+import { auditTableProblem, readSchema } from './schemaCheck.js'
 import { dataDirOption, readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
@@ -177,6 +178,9 @@ function tail(file: string, n: number, io: Io): number {
   assertDatabaseFile(file)
   const handle = new Database(file, { readonly: true, fileMustExist: true })
   try {
+    // A view named audit_events could return rows without end, and its newest never (see auditTableProblem).
+    const tableProblem = auditTableProblem(readSchema(handle))
+    if (tableProblem !== null) throw new Error(tableProblem)
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)
     // JSON.stringify leaves DEL, C1 (U+009B opens a terminal escape) and bidi characters raw.
     for (const r of rows.reverse()) io.out(escapeJsonForDisplay(JSON.stringify({ seq: r.seq, ...toShownEvent(r) })))

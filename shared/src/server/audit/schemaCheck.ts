@@ -86,6 +86,26 @@ function describeObject(o: SchemaObject): string {
 }
 
 /**
+ * Why the file's audit_events is not a table countersign made (today's or a
+ * legacy one, its SQL compared exactly), or null when it is. Only such a
+ * table may be read: a view of that name can be anything a query can be,
+ * an endless recursive CTE among them, and reading it never returns; a
+ * table of other columns is no log either. The file's other objects cannot
+ * change what a SELECT of the table returns (triggers act on writes only),
+ * so they are reported (schemaProblems) but the rows are still read.
+ */
+export function auditTableProblem(found: SchemaObject[], current: SchemaObject[] = currentAuditSchema()): string | null {
+  const table = current.find((o) => o.type === 'table' && o.name === 'audit_events')!
+  const named = found.filter((o) => o.name.toLowerCase() === 'audit_events')
+  if (named.some((o) => sameObject(o, table) || sameObject(o, LEGACY_TABLE))) return null
+  const notRead = 'its rows were not read'
+  if (named.length === 0) return `audit_events is missing: this file holds no audit log (${notRead})`
+  const o = named[0]!
+  if (o.type !== 'table') return `audit_events is a ${escapeForDisplay(String(o.type))}, not the audit log's table: a view can return anything, endlessly too (${notRead})`
+  return `table audit_events is not as countersign creates it (its columns or constraints were changed; ${notRead})`
+}
+
+/**
  * Why the file's objects are not the audit log's, in words, one entry each;
  * empty when they are. `found` is the file's sqlite_master.
  */

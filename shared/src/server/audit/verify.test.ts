@@ -1,7 +1,10 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto'
+import { execFile } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { canonicalize } from '../../canonical/jcs.js'
@@ -289,5 +292,56 @@ describe("verify checks the database's objects against the audit log's own", () 
     const current = currentAuditSchema()
     const autoindex = { type: 'index', name: 'sqlite_autoindex_audit_events_1', tbl_name: 'audit_events', sql: null }
     expect(schemaProblems([...current, autoindex], current)).toEqual(['index sqlite_autoindex_audit_events_1 on audit_events is not one countersign creates (it can change what is written to or read from the log)'])
+  })
+})
+
+describe('verify and tail read audit_events only when it is the table countersign makes', () => {
+  const compiledCli = fileURLToPath(new URL('../../../dist/server/audit/cli.js', import.meta.url))
+  const endlessView = `CREATE VIEW audit_events AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
+    SELECT x AS seq, 'a' AS id, 1 AS timestamp, 'i' AS intent_id, 'e' AS event, '{}' AS data, 'p' AS prev_hash, 'h' AS hash FROM c`
+
+  function fileWith(sql: string): string {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-verify-table-')), 'audit.db')
+    const db = new Database(file)
+    db.exec(sql)
+    db.close()
+    return file
+  }
+
+  /** The compiled CLI in a child with a deadline: a walk that never ends must fail the test, not hang it. */
+  async function cliWithin(args: string[]): Promise<{ code: number | null; text: string; killed: boolean }> {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [compiledCli, ...args], { timeout: 10_000 })
+      return { code: 0, text: stdout + stderr, killed: false }
+    } catch (e) {
+      const err = e as { code?: number; killed?: boolean; stdout?: string; stderr?: string }
+      return { code: err.code ?? null, text: `${err.stdout ?? ''}${err.stderr ?? ''}`, killed: err.killed === true }
+    }
+  }
+
+  it('a view over an endless recursive CTE: verify says so at once and reads no row; tail refuses in one line', async () => {
+    const file = fileWith(endlessView)
+    const verified = await cliWithin(['verify', '--db', file, '--chain-only'])
+    expect(verified.killed, 'verify still walking after 10 s').toBe(false)
+    expect(verified.code).toBe(1)
+    expect(verified.text).toContain("audit chain BROKEN (schema changed): audit_events is a view, not the audit log's table")
+    expect(verified.text).toContain('audit chain BROKEN: 4 problems in 0 events')
+    const tailed = await cliWithin(['tail', '--db', file])
+    expect(tailed.killed, 'tail still reading after 10 s').toBe(false)
+    expect(tailed.code).toBe(2)
+    expect(tailed.text.trim()).toBe(`cannot read audit log at ${file}: audit_events is a view, not the audit log's table: a view can return anything, endlessly too (its rows were not read)`)
+  }, 30_000)
+
+  it('a table of other columns, or none, is reported and not read', () => {
+    for (const [sql, problem] of [
+      ['CREATE TABLE audit_events (x); INSERT INTO audit_events VALUES (1)', 'table audit_events is not as countersign creates it'],
+      ['CREATE TABLE other (x)', 'audit_events is missing'],
+      ['CREATE VIEW "AUDIT_EVENTS" AS SELECT 1 AS seq', 'audit_events is a view'],
+    ] as const) {
+      const result = verifyAuditChain(fileWith(sql))
+      expect(result.ok, sql).toBe(false)
+      expect(result.rows).toBe(0)
+      expect(result.ok ? [] : result.problems.map((p) => p.problem).join('\n'), sql).toContain(problem)
+    }
   })
 })
