@@ -3,7 +3,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, statSync, symlinkSync, w
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { OperatorError } from '../operatorError.js'
+import Database from 'better-sqlite3'
+import { describeFailure, OperatorError } from '../operatorError.js'
 import { openAuditLog } from './auditLog.js'
 import { openAuditDb } from './writer.js'
 
@@ -88,5 +89,44 @@ describe('audit.db reached through a symbolic link (one link per process, DESIGN
     }
     expect(statSync(real).mode & 0o777).toBe(0o600)
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
+  })
+})
+
+describe('audit.db whose audit_events is not countersign table', () => {
+  it.each([
+    ['a table of other columns', 'CREATE TABLE audit_events (x)', /table audit_events is not as countersign creates it/],
+    ['a view', "CREATE VIEW audit_events AS SELECT 1 AS seq, 'h' AS hash", /audit_events is a view, not the audit log's table/],
+  ])('%s: openAuditDb and openAuditLog refuse it in one sentence naming the file, and write nothing', (_what, sql, problem) => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-audit-table-')), 'audit.db')
+    const db = new Database(file)
+    db.exec(sql)
+    db.close()
+    for (const open of [() => openAuditDb(file).close(), () => void openAuditLog(file, { fsync: 'grouped' }), () => void openAuditLog(file, { writer: 'worker' })]) {
+      let err: unknown
+      try {
+        open()
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(OperatorError)
+      const shown = describeFailure(err)
+      expect(shown).toContain(`${file} is not a countersign audit log as it stands: `)
+      expect(shown).toMatch(problem)
+      expect(shown).not.toContain('\n')
+    }
+    // Nothing was added to the file (no triggers on the foreign object).
+    const after = new Database(file, { readonly: true })
+    expect(after.prepare('SELECT count(*) AS n FROM sqlite_master').get()).toEqual({ n: 1 })
+    after.close()
+  })
+
+  it('a file without audit_events gets the table', async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-audit-table-')), 'audit.db')
+    const db = new Database(file)
+    db.exec('CREATE TABLE unrelated (x)')
+    db.close()
+    const log = openAuditLog(file)
+    await log.append({ intentId: 'i-1', event: 'first', data: {} })
+    await log.close()
   })
 })

@@ -2,6 +2,8 @@ import Database from 'better-sqlite3'
 import { assertDatabaseFile, createPrivateFileIfMissing, databaseOpenError, databaseTarget } from '../files/privateFiles.js'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
+import { auditTableProblem, hasAuditEvents, readSchema } from './tableCheck.js'
+import { OperatorError } from '../operatorError.js'
 
 /** How long a writer waits for another process's write lock before giving up. */
 export const DEFAULT_AUDIT_BUSY_TIMEOUT_MS = 5000
@@ -31,8 +33,31 @@ export function openAuditDb(file: string, busyTimeoutMs = DEFAULT_AUDIT_BUSY_TIM
   // FULL: a committed event survives power loss, not just a process crash.
   // NORMAL only with a WalSync that fsyncs before anyone relies on the event.
   db.pragma(`synchronous = ${synchronous}`)
-  ensureAuditSchema(db)
+  try {
+    assertAuditTable(db, file)
+    ensureAuditSchema(db)
+  } catch (err) {
+    db.close()
+    throw err
+  }
   return db
+}
+
+/**
+ * A file whose audit_events is not countersign's table (a view, other
+ * columns) is refused in one sentence naming it, before anything is written:
+ * otherwise the triggers fail on a view, or the first append says "no such
+ * column: seq", with a stack trace. A file without audit_events gets the
+ * table (ensureAuditSchema).
+ */
+function assertAuditTable(db: Database.Database, file: string): void {
+  const schema = readSchema(db)
+  if (!hasAuditEvents(schema)) return
+  const problem = auditTableProblem(schema)
+  if (problem === null) return
+  throw new OperatorError(
+    `${file} is not a countersign audit log as it stands: ${problem}; it was changed outside countersign. Move it aside and restore audit.db from a backup (countersign-audit verify --db names what changed)`,
+  )
 }
 
 /** An event ready to store: its data already in canonical JSON (JCS). */

@@ -180,7 +180,7 @@ function tail(file: string, n: number, io: Io): number {
   try {
     // A view named audit_events could return rows without end, and its newest never (see auditTableProblem).
     const tableProblem = auditTableProblem(readSchema(handle))
-    if (tableProblem !== null) throw new Error(tableProblem)
+    if (tableProblem !== null) throw new Error(`${tableProblem} (its rows were not read)`)
     const rows = handle.prepare<[number], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?').all(n)
     // JSON.stringify leaves DEL, C1 (U+009B opens a terminal escape) and bidi characters raw.
     for (const r of rows.reverse()) io.out(escapeJsonForDisplay(JSON.stringify({ seq: r.seq, ...toShownEvent(r) })))

@@ -6,65 +6,23 @@
 // accepts only the objects ensureAuditSchema makes (their SQL as SQLite
 // records it, compared exactly) and those older versions made, and requires
 // the append-only triggers.
-import Database from 'better-sqlite3'
-import { ensureAuditSchema } from '../../audit/schema.js'
+import { currentAuditSchema, LEGACY_AUDIT_TABLE as LEGACY_TABLE, sameObject, type SchemaObject } from '../../audit/tableCheck.js'
 import { escapeForDisplay } from '../display/escape.js'
 
-/** One row of sqlite_master. */
-export interface SchemaObject {
-  type: string
-  name: string
-  tbl_name: string
-  sql: string | null
-}
+export { auditTableProblem, currentAuditSchema, readSchema, type SchemaObject } from '../../audit/tableCheck.js'
 
 /**
  * What files created by older versions also hold (schema.ts says why they
- * were dropped): the table with a UNIQUE constraint on id, whose index SQLite
- * makes and names itself (no SQL), and an index by (intent_id, seq).
+ * were dropped): with the table with a UNIQUE constraint on id
+ * (LEGACY_AUDIT_TABLE), the index SQLite makes and names itself for it (no
+ * SQL), and an index by (intent_id, seq).
  */
-const LEGACY_TABLE: SchemaObject = {
-  type: 'table',
-  name: 'audit_events',
-  tbl_name: 'audit_events',
-  sql: [
-    'CREATE TABLE audit_events (',
-    '      seq        INTEGER PRIMARY KEY,',
-    '      id         TEXT    NOT NULL UNIQUE,',
-    '      timestamp  INTEGER NOT NULL,',
-    '      intent_id  TEXT    NOT NULL,',
-    '      event      TEXT    NOT NULL,',
-    '      data       TEXT    NOT NULL,',
-    '      prev_hash  TEXT    NOT NULL,',
-    '      hash       TEXT    NOT NULL',
-    '    )',
-  ].join('\n'),
-}
 const LEGACY_UNIQUE_ID_INDEX: SchemaObject = { type: 'index', name: 'sqlite_autoindex_audit_events_1', tbl_name: 'audit_events', sql: null }
 const LEGACY_INTENT_INDEX: SchemaObject = {
   type: 'index',
   name: 'audit_events_by_intent',
   tbl_name: 'audit_events',
   sql: 'CREATE INDEX audit_events_by_intent ON audit_events (intent_id, seq)',
-}
-
-/** What ensureAuditSchema creates, as SQLite records it: made on a scratch database, so it follows schema.ts. */
-export function currentAuditSchema(): SchemaObject[] {
-  const db = new Database(':memory:')
-  try {
-    ensureAuditSchema(db)
-    return readSchema(db)
-  } finally {
-    db.close()
-  }
-}
-
-export function readSchema(db: Database.Database): SchemaObject[] {
-  return db.prepare<[], SchemaObject>('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid').all()
-}
-
-function sameObject(a: SchemaObject, b: SchemaObject): boolean {
-  return a.type === b.type && a.name === b.name && a.tbl_name === b.tbl_name && a.sql === b.sql
 }
 
 /** The objects a file may hold: today's, and the legacy ones (the UNIQUE index only with the table that makes it). */
@@ -83,26 +41,6 @@ function describeObject(o: SchemaObject): string {
   const on = o.tbl_name !== o.name ? ` on ${escapeForDisplay(String(o.tbl_name))}` : ''
   const sql = o.sql === null ? '' : `: ${escapeForDisplay(String(o.sql).replace(/\s+/g, ' ').slice(0, 300))}`
   return `${escapeForDisplay(String(o.type))} ${escapeForDisplay(String(o.name))}${on}${sql}`
-}
-
-/**
- * Why the file's audit_events is not a table countersign made (today's or a
- * legacy one, its SQL compared exactly), or null when it is. Only such a
- * table may be read: a view of that name can be anything a query can be,
- * an endless recursive CTE among them, and reading it never returns; a
- * table of other columns is no log either. The file's other objects cannot
- * change what a SELECT of the table returns (triggers act on writes only),
- * so they are reported (schemaProblems) but the rows are still read.
- */
-export function auditTableProblem(found: SchemaObject[], current: SchemaObject[] = currentAuditSchema()): string | null {
-  const table = current.find((o) => o.type === 'table' && o.name === 'audit_events')!
-  const named = found.filter((o) => o.name.toLowerCase() === 'audit_events')
-  if (named.some((o) => sameObject(o, table) || sameObject(o, LEGACY_TABLE))) return null
-  const notRead = 'its rows were not read'
-  if (named.length === 0) return `audit_events is missing: this file holds no audit log (${notRead})`
-  const o = named[0]!
-  if (o.type !== 'table') return `audit_events is a ${escapeForDisplay(String(o.type))}, not the audit log's table: a view can return anything, endlessly too (${notRead})`
-  return `table audit_events is not as countersign creates it (its columns or constraints were changed; ${notRead})`
 }
 
 /**

@@ -84,7 +84,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     // Only countersign's own table is read: a view of that name may never end (see auditTableProblem).
     const tableProblem = auditTableProblem(schema, current)
     if (tableProblem !== null) {
-      found.add({ seq: null, kind: 'schema', problem: tableProblem })
+      found.add({ seq: null, kind: 'schema', problem: `${tableProblem} (its rows were not read)` })
       return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
     }
     const rows = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq ASC').iterate()
