@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { OperatorError } from '../operatorError.js'
 import { createPrivateFileIfMissing, makePrivateDir, makePrivateFile, readOwnFile, readSecretFile } from './privateFiles.js'
 
 const modeOf = (p: string) => (statSync(p).mode & 0o7777).toString(8)
@@ -26,6 +27,36 @@ describe('private files and directories, whatever the umask', () => {
     chmodSync(deep, 0o755)
     makePrivateDir(deep)
     expect(modeOf(deep)).toBe('700')
+  })
+
+  it('a symbolic link in the directory\'s place, to a directory or to nothing, is refused and not followed', () => {
+    const target = path.join(dir, 'target')
+    mkdirSync(target)
+    chmodSync(target, 0o755)
+    for (const [link, to] of [[path.join(dir, 'link'), target], [path.join(dir, 'dangling'), path.join(dir, 'nowhere')]] as const) {
+      symlinkSync(to, link)
+      expect(() => makePrivateDir(link)).toThrow(OperatorError)
+      expect(() => makePrivateDir(link)).toThrow(`${link} is a symbolic link: give the real directory`)
+    }
+    expect(modeOf(target)).toBe('755')
+    expect(existsSync(path.join(dir, 'nowhere'))).toBe(false)
+    // A link among the parents is followed as usual.
+    makePrivateDir(path.join(dir, 'link', 'inner'))
+    expect(modeOf(path.join(target, 'inner'))).toBe('700')
+  })
+
+  it('a file in the directory\'s place is refused in words', () => {
+    writeFileSync(path.join(dir, 'file'), '')
+    expect(() => makePrivateDir(path.join(dir, 'file'))).toThrow(`${path.join(dir, 'file')} is not a directory`)
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('a directory of another user is refused and keeps its mode (as root: chown)', () => {
+    const theirs = path.join(dir, 'theirs')
+    mkdirSync(theirs)
+    chmodSync(theirs, 0o755)
+    chownSync(theirs, 12345, 12345)
+    expect(() => makePrivateDir(theirs)).toThrow(`${theirs} belongs to uid 12345, not to this process's user (uid 0)`)
+    expect(modeOf(theirs)).toBe('755')
   })
 
   it('a SQLite database created through createPrivateFileIfMissing keeps itself, -wal and -shm at 0600', () => {

@@ -10,11 +10,52 @@ export const PRIVATE_FILE_MODE = 0o600
 /**
  * Creates `dir` (and missing parents) and sets it to 0700 whatever the umask:
  * mkdir's mode is filtered by the umask, and an existing directory keeps
- * whatever mode it had.
+ * whatever mode it had. `dir` itself must be a real directory of this
+ * process's user: through a symbolic link the process would chmod and fill
+ * whatever directory the link names (whoever could place the link chose
+ * it), and a directory of another user is one that user can read, swap or
+ * fill with files of their own. Both are refused in one sentence. The
+ * directory is opened without following a link and chmodded through that
+ * descriptor, so a link put in its place meanwhile is not followed either.
+ * Links among its parents (/var/run -> /run) are followed as usual.
  */
 export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
-  if ((statSync(dir).mode & 0o7777) !== PRIVATE_DIR_MODE) chmodSync(dir, PRIVATE_DIR_MODE)
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
+  } catch (err) {
+    // A dangling link (ENOENT) or a file (EEXIST) in its place: said below, in words.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST' && !lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink()) throw err
+  }
+  const fd = openOwnDirectory(dir)
+  try {
+    if ((fstatSync(fd).mode & 0o7777) !== PRIVATE_DIR_MODE) fchmodSync(fd, PRIVATE_DIR_MODE)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** A descriptor of `dir`, refused when it is a link, not a directory, or another user's. */
+function openOwnDirectory(dir: string): number {
+  let fd: number
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ELOOP' || lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new OperatorError(`${dir} is a symbolic link: give the real directory (this process makes it private and keeps its own files there, and will not follow a link to wherever it points)`)
+    }
+    if (code === 'ENOTDIR') throw new OperatorError(`${dir} is not a directory`)
+    throw err
+  }
+  const uid = process.getuid?.()
+  const owner = fstatSync(fd).uid
+  if (uid !== undefined && owner !== uid) {
+    closeSync(fd)
+    throw new OperatorError(
+      `${dir} belongs to uid ${owner}, not to this process's user (uid ${uid}): run as the directory's owner (in the systemd layout, sudo -u countersign-<process>), or give a directory of your own`,
+    )
+  }
+  return fd
 }
 
 /**

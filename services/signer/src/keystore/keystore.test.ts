@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { bytesToHex, hexToBytes, keccak256, recoverAddress, toHex } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { OperatorError } from '@countersign/shared'
 import { DEFAULT_SCRYPT } from './crypto.js'
 import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
 import { addressOfPrivateKey, Keystore } from './keystore.js'
@@ -68,6 +69,29 @@ describe('Keystore', () => {
     const other = new Keystore(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-ks-')), 'deep', 'keystore'))
     other.ensureDir()
     expect(statSync(other.dir).mode & 0o777).toBe(0o700)
+  })
+
+  it('a keystore directory that is a symbolic link is refused in one sentence, and the directory it names is left alone', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'cs-ks-link-'))
+    const elsewhere = path.join(root, 'elsewhere')
+    mkdirSync(elsewhere, { mode: 0o755 })
+    chmodSync(elsewhere, 0o755)
+    const ks = new Keystore(path.join(root, 'keystore'))
+    symlinkSync(elsewhere, ks.dir)
+    expect(() => ks.ensureDir()).toThrow(OperatorError)
+    expect(() => ks.ensureDir()).toThrow(`${ks.dir} is a symbolic link: give the real directory`)
+    await expect(ks.save(KEY_A, 'pw', fast)).rejects.toThrow(/is a symbolic link/)
+    expect(statSync(elsewhere).mode & 0o777).toBe(0o755)
+    expect(readdirSync(elsewhere)).toEqual([])
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('a keystore directory of another user is refused, its mode unchanged (as root: chown)', () => {
+    const ks = new Keystore(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-ks-owner-')), 'keystore'))
+    mkdirSync(ks.dir, { mode: 0o755 })
+    chmodSync(ks.dir, 0o755)
+    chownSync(ks.dir, 12345, 12345)
+    expect(() => ks.ensureDir()).toThrow(`${ks.dir} belongs to uid 12345, not to this process's user (uid 0)`)
+    expect(statSync(ks.dir).mode & 0o777).toBe(0o755)
   })
 
   it('stores no key material in the clear', async () => {

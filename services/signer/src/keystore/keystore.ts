@@ -1,5 +1,6 @@
-import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { makePrivateDir } from '@countersign/shared'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { privateKeyToAccount } from 'viem/accounts'
 import { signingKeyOf, type SigningKey } from '../signing/secp256k1.js'
@@ -37,11 +38,10 @@ export interface SaveOptions {
 export class Keystore {
   constructor(readonly dir: string) {}
 
-  /** Creates the directory 0700 (and missing parents), and tightens it if it is looser. */
+  /** Creates the directory 0700 (and missing parents), and tightens it if it is looser; refuses a link or another user's directory. */
   ensureDir(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
-    const mode = statSync(this.dir).mode
-    if ((mode & 0o777) !== 0o700) chmodSync(this.dir, 0o700)
+    // 0700, and never through a link or in another user's directory (makePrivateDir says why).
+    makePrivateDir(this.dir)
   }
 
   /** Key file names, sorted; other files are not keys. A missing directory holds no keys. */
