@@ -1,6 +1,9 @@
-// The signer process's start-up refusals, as an operator sees them in its
-// log: an audit.db whose audit_events is not countersign's table stops it
-// with one line naming the file, not an SQLite stack trace.
+// The signer process's sockets and start-up refusals, as an operator sees
+// them in its log: connections dropped at the limit are reported (the signer
+// passed no logger to its RPC servers, so they went unrecorded), and an
+// audit.db whose audit_events is not countersign's table stops it with one
+// line naming the file, not an SQLite stack trace.
+import net from 'node:net'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -8,8 +11,10 @@ import { spawnService, tempDataDir, type ServiceProcess } from './support/proces
 import { entries } from './support/stack.js'
 
 const started: ServiceProcess[] = []
+const sockets: net.Socket[] = []
 
 afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy()
   await Promise.all(started.splice(0).map((p) => p.stop()))
 })
 
@@ -18,6 +23,32 @@ function startSigner(dataDir: string): ServiceProcess {
   started.push(signer)
   return signer
 }
+
+/** A connection that sends nothing; resolves once connected, with a promise of its close. */
+function idleConnection(socketPath: string): Promise<{ closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(socketPath)
+    sockets.push(socket)
+    socket.on('error', () => {})
+    const closed = new Promise<void>((r) => socket.once('close', () => r()))
+    socket.once('connect', () => resolve({ closed }))
+    socket.once('error', reject)
+  })
+}
+
+describe('signer sockets', () => {
+  it('a connection beyond the limit of 64 is dropped and the signer logs it as a warning', async () => {
+    const dataDir = tempDataDir('signer-sockets')
+    const signer = startSigner(dataDir)
+    await signer.waitForLine(/countersign signer ready/)
+    const socketPath = path.join(dataDir, 'run', 'signer.sock')
+    for (let i = 0; i < 64; i++) await idleConnection(socketPath)
+    const extra = await idleConnection(socketPath)
+    await extra.closed
+    const line = await signer.waitForLine(/too many connections/, 5000)
+    expect(JSON.parse(line)).toMatchObject({ service: 'signer', level: 'warn', msg: 'RPC connection dropped: too many connections', socketPath, max: 64 })
+  })
+})
 
 describe('signer start-up with a damaged audit.db', () => {
   it.each([

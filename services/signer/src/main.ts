@@ -77,14 +77,20 @@ async function main(): Promise<void> {
   if (keys.some((k) => k.dev)) {
     log(config.devChainId === null ? 'dev keys loaded but SERVICE_SIGNER_DEV_CHAIN_ID is not set: they will not sign' : 'dev keys sign only for the dev chain', { devChainId: config.devChainId })
   }
-  const onInternalError = (err: unknown, method: string) => log('internal error', { method, error: (err as Error)?.stack ?? String(err) })
+  // The servers' own reports (connections dropped at the limit or for a
+  // stalled frame, handler failures with their stack) go to the signer's log;
+  // without a logger they were lost.
+  const rpcLogger = {
+    warn: (msg: string, fields: Record<string, unknown> = {}) => log(msg, { level: 'warn', ...fields }),
+    error: (msg: string, fields: Record<string, unknown> = {}) => log(msg, { level: 'error', ...fields }),
+  }
   const signerServer = createRpcServer({
     socketPath: sockets.signer,
     socketMode: sockets.mode,
     methods: gatewayMethods(core, clock(), clock),
-    onInternalError,
+    logger: rpcLogger,
   })
-  const grantServer = createRpcServer({ socketPath: sockets.grant, socketMode: sockets.mode, methods: grantMethods(core), onInternalError })
+  const grantServer = createRpcServer({ socketPath: sockets.grant, socketMode: sockets.mode, methods: grantMethods(core), logger: rpcLogger })
   const missed = await core.auditMissed()
   if (missed.late + missed.logged > 0) {
     log('signatures a crash left without their audited flag', { auditedLate: missed.late, alreadyInLog: missed.logged })

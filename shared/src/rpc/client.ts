@@ -127,13 +127,28 @@ export function createRpcClient(opts: RpcClientOptions): RpcClient {
     return ready
   }
 
+  /**
+   * The open connection, or a new one when the peer has already closed it
+   * (a server closes connections left idle: rpc/connection.ts) and its close
+   * has not been handled yet. Nothing of this call was written then, so
+   * connecting again is safe; once, so a server that closes every connection
+   * at once (its connection limit) still fails the call.
+   */
+  async function usableConnection(): Promise<Connection> {
+    const conn = await connect()
+    if (!conn.socket.destroyed && conn.socket.writable) return conn
+    if (current === conn) current = null
+    conn.socket.destroy()
+    return connect()
+  }
+
   return {
     async call<T>(method: string, params: unknown, callOpts: RpcCallOptions = {}): Promise<T> {
       const ms = callOpts.timeoutMs ?? timeoutMs
       const id = nextId++
       // Encoded first: params JSON cannot carry (BigInt, cycles) throw here, before anything is sent or registered.
       const line = encodeFrame({ jsonrpc: '2.0', id, method, params })
-      const conn = await connect()
+      const conn = await usableConnection()
       const { socket } = conn
       if (socket.destroyed || !socket.writable) throw unavailable('connection closed')
       return new Promise<T>((resolve, reject) => {

@@ -11,6 +11,8 @@ export interface ConnectionOptions {
   maxInFlight: number
   /** A frame must be complete this long after its first byte arrived, or the connection is closed. */
   frameTimeoutMs: number
+  /** With nothing running, waiting or begun, the connection is closed after this long (see idleTimer below). */
+  idleTimeoutMs: number
   onInternalError: InternalErrorSink
   onWarning: (message: string, fields?: Record<string, unknown>) => void
 }
@@ -34,6 +36,7 @@ export function serveConnection(socket: net.Socket, o: ConnectionOptions): void 
   const waiting: unknown[] = []
   let inFlight = 0
   let frameTimer: NodeJS.Timeout | null = null
+  let idleTimer: NodeJS.Timeout | null = null
 
   const flow = () => {
     if (socket.destroyed) return
@@ -66,6 +69,19 @@ export function serveConnection(socket: net.Socket, o: ConnectionOptions): void 
     frameTimer.unref()
   }
 
+  // An idle connection still holds one of the server's maxConnections: a
+  // peer that opened the limit's worth and sent nothing would lock every
+  // later client out for good. One that has a request running or waiting, or
+  // a frame begun (the frame timer's case), is not idle. A client reconnects
+  // on its next call (rpc/client.ts).
+  const armIdleTimer = () => {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = null
+    if (socket.destroyed || inFlight > 0 || waiting.length > 0 || decoder.midFrame) return
+    idleTimer = setTimeout(() => socket.destroy(), o.idleTimeoutMs)
+    idleTimer.unref()
+  }
+
   const pump = () => {
     while (inFlight < o.maxInFlight && waiting.length > 0 && !socket.destroyed) {
       inFlight++
@@ -73,6 +89,7 @@ export function serveConnection(socket: net.Socket, o: ConnectionOptions): void 
         inFlight--
         if (response) send(response)
         pump()
+        armIdleTimer()
       })
     }
     flow()
@@ -88,12 +105,15 @@ export function serveConnection(socket: net.Socket, o: ConnectionOptions): void 
     if (frames.length > 0 || !decoder.midFrame) stopFrameTimer()
     if (decoder.midFrame && !frameTimer) startFrameTimer()
     pump()
+    armIdleTimer()
   })
   socket.on('drain', flow)
   socket.on('error', () => socket.destroy())
   socket.on('close', () => {
     stopFrameTimer()
+    if (idleTimer) clearTimeout(idleTimer)
     waiting.length = 0
     closed.abort()
   })
+  armIdleTimer()
 }

@@ -182,6 +182,41 @@ describe('RPC server: the wire', () => {
     expect(await b.answers(1)).toEqual([{ jsonrpc: '2.0', id: 1, result: ['b'] }])
   })
 
+  it('closes a connection left idle, so that idle peers at the limit do not lock later clients out; a client reconnects', async () => {
+    const p = tempSocketPath(defer)
+    await startServer(defer, { socketPath: p, maxConnections: 2, idleTimeoutMs: 150 })
+    const client = startClient(defer, { socketPath: p })
+    expect(await client.call('echo', ['first'])).toEqual(['first'])
+    const hogs = [await rawPeer(defer, p), await rawPeer(defer, p)]
+    const closedInTime = await Promise.race([Promise.all(hogs.map((h) => h.closed)).then(() => true), sleep(2000).then(() => false)])
+    expect(closedInTime, 'idle connections still open after 2 s').toBe(true)
+    // The client's own connection was closed too; its next call connects again.
+    expect(await client.call('echo', ['again'])).toEqual(['again'])
+    const late = await rawPeer(defer, p)
+    late.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['late'] })
+    expect(await late.answers(1)).toEqual([{ jsonrpc: '2.0', id: 1, result: ['late'] }])
+  })
+
+  it('does not close a connection while a request runs, nor one that keeps sending, however long', async () => {
+    const p = tempSocketPath(defer)
+    // Margins wide enough for a loaded machine: a send every 50 ms against an idle limit of 300 ms.
+    await startServer(defer, { socketPath: p, idleTimeoutMs: 300 })
+    const busy = await rawPeer(defer, p)
+    busy.send({ jsonrpc: '2.0', id: 1, method: 'slow', params: { ms: 900 } })
+    const chatty = await rawPeer(defer, p)
+    let isClosed = false
+    void chatty.closed.then(() => (isClosed = true))
+    for (let i = 0; i < 16; i++) {
+      chatty.send({ jsonrpc: '2.0', id: i, method: 'echo', params: [i] })
+      await sleep(50)
+    }
+    expect(await busy.answers(1, 2000)).toEqual([{ jsonrpc: '2.0', id: 1, result: 'done' }])
+    expect(isClosed).toBe(false)
+    expect((await chatty.answers(16)).length).toBe(16)
+    // Once nothing is running, the idle clock runs again.
+    expect(await Promise.race([busy.closed.then(() => true), sleep(2000).then(() => false)])).toBe(true)
+  })
+
   it('close() ends open connections and removes the socket file', async () => {
     const p = tempSocketPath(defer)
     const server = createRpcServer({ socketPath: p, methods: testMethods })

@@ -23,10 +23,19 @@ export interface RpcServerOptions {
   maxInFlightPerConnection?: number
   /** A started frame must be complete within this many ms (default 30 s); guards against slowloris peers. */
   frameTimeoutMs?: number
+  /**
+   * A connection with no request running or waiting and no frame begun is
+   * closed after this many ms (default 5 min): idle connections would
+   * otherwise hold the maxConnections slots for good.
+   */
+  idleTimeoutMs?: number
   logger?: RpcLogger
   /** Called for handler failures that are not RpcErrors (bugs); never sent to the peer. */
   onInternalError?: (err: unknown, method: string) => void
 }
+
+/** How long an idle connection is kept (RpcServerOptions.idleTimeoutMs). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000
 
 export interface RpcServer {
   listen(): Promise<void>
@@ -60,6 +69,7 @@ export function createRpcServer(opts: RpcServerOptions): RpcServer {
     maxFrameBytes: opts.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxInFlight: opts.maxInFlightPerConnection ?? 256,
     frameTimeoutMs: opts.frameTimeoutMs ?? 30_000,
+    idleTimeoutMs: opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     onInternalError: internal,
     onWarning: warn,
   }
