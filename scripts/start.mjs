@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { createRpcClient, describeFailure, readDataDir, readGatewayListen, socketConfigFromEnv } from '@countersign/shared'
 import { DEV_CHAIN_ID, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
 import { loadEnvFile } from './env-file.mjs'
+import { prefixLines } from './prefixLines.mjs'
 import { readProcfile } from './procfile.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -45,15 +46,7 @@ const running = new Map()
 let stopping = false
 
 function prefix(name, stream, out) {
-  let buf = ''
-  stream.on('data', (d) => {
-    buf += d
-    let nl
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      out.write(`${name.padEnd(width)} | ${buf.slice(0, nl)}\n`)
-      buf = buf.slice(nl + 1)
-    }
-  })
+  prefixLines(name.padEnd(width), stream, out)
 }
 
 function stopAll(code, why) {

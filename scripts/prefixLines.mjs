@@ -1,0 +1,40 @@
+// The launcher's output: each line of a process prefixed with its name.
+
+/**
+ * Copies `stream` to `out`, each line prefixed with `label | `. A line that
+ * stays incomplete for `partialMs` is written as far as it goes: a prompt
+ * such as the signer's "keystore passphrase: " ends without a newline and
+ * then waits for the operator, so holding it back until a newline comes
+ * would leave the operator with no prompt at all. The rest of such a line
+ * follows it without a second prefix.
+ */
+export function prefixLines(label, stream, out, partialMs = 100) {
+  let held = ''
+  // The current line's start (with its prefix) was already written.
+  let midLine = false
+  let timer = null
+  const head = () => (midLine ? '' : `${label} | `)
+  const writePartial = () => {
+    timer = null
+    if (held === '') return
+    out.write(head() + held)
+    midLine = true
+    held = ''
+  }
+  stream.on('data', (chunk) => {
+    held += chunk
+    let nl
+    while ((nl = held.indexOf('\n')) !== -1) {
+      out.write(`${head()}${held.slice(0, nl)}\n`)
+      midLine = false
+      held = held.slice(nl + 1)
+    }
+    if (timer) clearTimeout(timer)
+    timer = held === '' ? null : setTimeout(writePartial, partialMs)
+  })
+  stream.on('end', () => {
+    if (timer) clearTimeout(timer)
+    writePartial()
+    if (midLine) out.write('\n')
+  })
+}
