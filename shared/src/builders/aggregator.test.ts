@@ -30,6 +30,39 @@ describe('checkAggregatorTx', () => {
     expect(!r.ok && r.problem).toMatch(problem)
   })
 
+  // What the aggregator alone chooses: where the router sends the sold tokens,
+  // the flags, and the bytes around the encoding (review: a quote named its own
+  // srcReceiver and kept the wallet's tokens while paying a tenth of the market).
+  it.each<[string, Parameters<typeof swapCalldata>[0], RegExp]>([
+    ['sold tokens sent elsewhere than the executor', { srcReceiver: '0x00000000000000000000000000000000000bad00' }, /the sold tokens go to 0x0+bad00, not to the executor/i],
+    ['sold tokens burnt', { srcReceiver: '0x000000000000000000000000000000000000dead' }, /not to the executor/],
+    ['partial fill', { flags: 1n }, /swap flags 1 are not allowed/],
+    ['extra ETH', { flags: 2n }, /swap flags 2 are not allowed/],
+    ['Permit2', { flags: 4n }, /swap flags 4 are not allowed/],
+    ['an unknown flag bit', { flags: 1n << 255n }, /swap flags .* are not allowed/],
+  ])('refuses %s', (_n, o, problem) => {
+    const r = checkAggregatorTx(intent(), tx(swapCalldata(o)), routers)
+    expect(r.ok).toBe(false)
+    expect(!r.ok && r.problem).toMatch(problem)
+  })
+
+  it('accepts any executor whose tokens it trades, and executor data it cannot read', () => {
+    const other = '0x1136B25047E142Fa3018184793aEc68fBB173cE4'
+    expect(checkAggregatorTx(intent(), tx(swapCalldata({ executor: other, data: '0xdeadbeef' })), routers)).toEqual({ ok: true, minReturnAmount: 5n })
+  })
+
+  it('refuses calldata that is not exactly the ABI encoding: trailing bytes, a stray byte, dirty padding', () => {
+    const good = swapCalldata()
+    const problem = /in its one ABI encoding/
+    const trailing = `${good}${'00'.repeat(32)}` as Hex
+    expect(checkAggregatorTx(intent(), tx(trailing), routers)).toMatchObject({ ok: false, problem: expect.stringMatching(problem) })
+    expect(checkAggregatorTx(intent(), tx(`${good}ff` as Hex), routers)).toMatchObject({ ok: false, problem: expect.stringMatching(problem) })
+    // The executor word with bits above its 20 bytes: decoders read the low 20 bytes, a router might not.
+    const dirty = `${good.slice(0, 10)}ff${good.slice(12)}` as Hex
+    expect(good.slice(10, 34)).toBe('0'.repeat(24))
+    expect(checkAggregatorTx(intent(), tx(dirty), routers)).toMatchObject({ ok: false, problem: expect.stringMatching(problem) })
+  })
+
   it('refuses another router, native value, calldata that is not swap(), and non-aggregator intents', () => {
     expect(checkAggregatorTx(intent(), tx(swapCalldata(), '0x0000000000000000000000000000000000000bad'), routers)).toMatchObject({ ok: false })
     expect(checkAggregatorTx(intent(), tx(swapCalldata(), AGGREGATOR_ROUTER, '1'), routers)).toMatchObject({ ok: false })

@@ -1,4 +1,4 @@
-import { decodeFunctionData, type Hex } from 'viem'
+import { decodeFunctionData, encodeFunctionData, type Hex } from 'viem'
 import type { Address, SwapExactInAction, TxIntent, TxRequest } from '../types.js'
 import { canonicalProvider } from '../actions/providers.js'
 import { sameAddress, type RouterTable } from './routers.js'
@@ -41,29 +41,63 @@ export const aggregatorRouterAbi = [
 
 export type AggregatorCheck = { ok: true; minReturnAmount: bigint } | { ok: false; problem: string }
 
-/** Does this transaction do exactly what the swap_exact_in intent says? Pure; the gateway and the signer both call it. */
+/**
+ * The swap description's flags we sign. AggregationRouterV6's GenericRouter
+ * reads three bits: _PARTIAL_FILL (1 << 0: the router may spend less than
+ * `amount` and then only checks the output pro rata, so less than the
+ * intent's minAmountOut can arrive), _REQUIRES_EXTRA_ETH (1 << 1: native
+ * value beside an ERC-20 sale, which we never send) and _USE_PERMIT2 (1 << 2:
+ * pulls the tokens through the wallet's Permit2 allowance instead of the
+ * router allowance the intent's swap relies on). None of them belongs in an
+ * exact-in swap from the wallet, and an unknown bit means a router we do not
+ * know: the only safe set is no flag at all.
+ */
+export const ALLOWED_AGGREGATOR_FLAGS = 0n
+
+/** Does this transaction do exactly what the swap_exact_in intent says? Pure; the gateway, the approver and the signer all call it. */
 export function checkAggregatorTx(intent: TxIntent, tx: Pick<TxRequest, 'to' | 'data' | 'value' | 'chainId'>, routers: RouterTable): AggregatorCheck {
   const a = intent.action
   if (a.type !== 'swap_exact_in' || canonicalProvider(a.provider) !== 'aggregator') return { ok: false, problem: 'only swap_exact_in with provider aggregator may use the aggregator' }
   if (tx.chainId !== intent.chain.chainId) return { ok: false, problem: `chain ${tx.chainId} is not the intent's chain ${intent.chain.chainId}` }
   if (!sameAddress(tx.to, routers.aggregator)) return { ok: false, problem: `transaction goes to ${tx.to}, not the aggregator router ${routers.aggregator}` }
   if (BigInt(tx.value) !== 0n) return { ok: false, problem: 'an ERC-20 swap must not send native value' }
-  let decoded
-  try {
-    decoded = decodeFunctionData({ abi: aggregatorRouterAbi, data: tx.data as Hex })
-  } catch {
-    return { ok: false, problem: 'calldata is not the aggregator router’s swap(executor, desc, data)' }
-  }
-  const desc = decoded.args[1]
+  const decoded = decodeSwap(tx.data as Hex)
+  if (!decoded) return { ok: false, problem: 'calldata is not the aggregator router’s swap(executor, desc, data) in its one ABI encoding (nothing before, after or between its fields)' }
+  const [executor, desc] = decoded
   const checks: Array<[boolean, string]> = [
     [sameAddress(desc.srcToken, a.assetIn.address), `sells ${desc.srcToken}, the intent sells ${a.assetIn.address}`],
     [sameAddress(desc.dstToken, a.assetOut.address), `buys ${desc.dstToken}, the intent buys ${a.assetOut.address}`],
     [desc.amount === BigInt(a.amountIn), `amount in ${desc.amount}, the intent says ${a.amountIn}`],
     [desc.minReturnAmount >= BigInt(a.minAmountOut), `minimum out ${desc.minReturnAmount} is below the intent's ${a.minAmountOut}`],
     [sameAddress(desc.dstReceiver, intent.wallet.address), `proceeds go to ${desc.dstReceiver}, not the wallet ${intent.wallet.address}`],
+    // The router pulls the sold tokens from the wallet to srcReceiver before it
+    // calls the executor, and checks nothing about that address. The
+    // aggregator's own routes hand them to the executor that then trades them
+    // (its API also may name the first pool, to save a transfer; refusing that
+    // only costs the fallback to v3). Anything else lets the quote send the
+    // wallet's tokens anywhere while the executor pays the minimum from
+    // elsewhere.
+    [sameAddress(desc.srcReceiver, executor), `the sold tokens go to ${desc.srcReceiver}, not to the executor ${executor} that trades them`],
+    [desc.flags === ALLOWED_AGGREGATOR_FLAGS, `swap flags ${desc.flags} are not allowed (partial fill, extra ETH, Permit2 and unknown bits are refused)`],
   ]
   const failed = checks.find(([ok]) => !ok)
   return failed ? { ok: false, problem: failed[1] } : { ok: true, minReturnAmount: desc.minReturnAmount }
+}
+
+/**
+ * swap()'s arguments, only if the calldata is exactly their ABI encoding:
+ * decoding alone ignores bytes after the last field and accepts odd offsets
+ * and dirty padding, so what the signer reads and what the router reads could
+ * differ, and trailing bytes are read by nobody we checked.
+ */
+function decodeSwap(data: Hex) {
+  try {
+    const { args } = decodeFunctionData({ abi: aggregatorRouterAbi, data })
+    const again = encodeFunctionData({ abi: aggregatorRouterAbi, functionName: 'swap', args })
+    return again.toLowerCase() === data.toLowerCase() ? args : null
+  } catch {
+    return null
+  }
 }
 
 export function isAggregatorIntent(intent: TxIntent): intent is TxIntent & { action: SwapExactInAction } {

@@ -4,22 +4,28 @@ import { encodeFunctionData, type Hex } from 'viem'
 import { aggregatorRouterAbi } from '../../builders/aggregator.js'
 import { USDC_BASE, WALLET, WETH_BASE } from './intents.js'
 
-export function aggregatorSwapCalldata(o: Partial<{ src: string; dst: string; receiver: string; amount: bigint; minReturn: bigint }> = {}): Hex {
+/** The executor of test quotes; the sold tokens go to it, as in the aggregator's own routes. */
+export const TEST_EXECUTOR = '0x00000000000000000000000000000000000e8ec0'
+
+export function aggregatorSwapCalldata(
+  o: Partial<{ src: string; dst: string; receiver: string; amount: bigint; minReturn: bigint; executor: string; srcReceiver: string; flags: bigint; data: Hex }> = {},
+): Hex {
+  const executor = (o.executor ?? TEST_EXECUTOR) as Hex
   return encodeFunctionData({
     abi: aggregatorRouterAbi,
     functionName: 'swap',
     args: [
-      '0x00000000000000000000000000000000000e8ec0',
+      executor,
       {
         srcToken: (o.src ?? USDC_BASE) as Hex,
         dstToken: (o.dst ?? WETH_BASE) as Hex,
-        srcReceiver: '0x00000000000000000000000000000000000e8ec0',
+        srcReceiver: (o.srcReceiver ?? executor) as Hex,
         dstReceiver: (o.receiver ?? WALLET) as Hex,
         amount: o.amount ?? 1_000_000n,
         minReturnAmount: o.minReturn ?? 5n,
-        flags: 0n,
+        flags: o.flags ?? 0n,
       },
-      '0x',
+      o.data ?? '0x',
     ],
   })
 }
