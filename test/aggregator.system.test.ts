@@ -1,8 +1,12 @@
 // Aggregator swaps through the real gateway, approver-less token path and
-// signer, against a local server speaking the aggregator's API format.
+// signer, against a local server speaking the aggregator's API format. The
+// gateway prices the same swap on Uniswap v3 (the fixture's pool) to check
+// the quote's minimum against; test/aggregatorPrice.system.test.ts runs
+// quotes through a router with the aggregator's on-chain semantics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseTransaction, type Address } from 'viem'
+import { parseEther, parseTransaction, type Address } from 'viem'
 import { AGGREGATOR_ROUTER, type Action, type TxIntent } from '@countersign/shared'
+import { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { startFakeAggregator, type FakeAggregator } from './support/fakeAggregator.js'
 import { intentFor } from './support/intents.js'
@@ -10,10 +14,11 @@ import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
-const TOKEN_IN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as Address
-const TOKEN_OUT = '0x4200000000000000000000000000000000000006' as Address
 const BASE_V3 = '0x2626664c2603336E57B271c5C0b26F421741e481'
 const KEY = 'test-aggregator-key'
+let TOKEN_IN: Address
+let TOKEN_OUT: Address
+let V3: Address
 
 let anvil: Anvil
 let fake: FakeAggregator
@@ -24,8 +29,8 @@ function swap(): TxIntent {
     type: 'swap_exact_in',
     provider: 'aggregator',
     router: AGGREGATOR_ROUTER,
-    assetIn: { kind: 'erc20', address: TOKEN_IN, symbol: 'USDC', decimals: 6 },
-    assetOut: { kind: 'erc20', address: TOKEN_OUT, symbol: 'WETH', decimals: 18 },
+    assetIn: { kind: 'erc20', address: TOKEN_IN, symbol: 'TUSD', decimals: 6 },
+    assetOut: { kind: 'erc20', address: TOKEN_OUT, symbol: 'TKA', decimals: 18 },
     amountIn: '1000000',
     minAmountOut: '1000000000000',
   }
@@ -34,16 +39,22 @@ function swap(): TxIntent {
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 })
+  const uni = await deployUniswapFixture({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: anvilAccounts[1].privateKey, fundWallets: [WALLET] })
+  TOKEN_IN = uni.tokenB as Address
+  TOKEN_OUT = uni.tokenA as Address
+  V3 = uni.swapRouter02 as Address
   fake = await startFakeAggregator(KEY)
+  // 1 TUSD buys about 0.5 TKA on the fixture's pool: quotes guaranteeing 0.6 beat it.
+  fake.minReturn = parseEther('0.6')
   stack = new Stack({
     rpcUrls: { 8453: anvil.rpcUrl },
     // Swaps of TOKEN_IN need approval, so the token path is exercised.
     policy: { maxTxPerHour: 1000, tokenLimits: { [TOKEN_IN]: { requireApprovalAbove: '0' } } },
-    env: { AGGREGATOR_API_KEY: KEY, SERVICE_AGGREGATOR_URL: fake.url },
+    env: { AGGREGATOR_API_KEY: KEY, SERVICE_AGGREGATOR_URL: fake.url, SERVICE_V3_ROUTER_8453: V3 },
   })
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start()
-})
+}, 120_000)
 afterAll(async () => {
   await stack?.stop()
   await fake?.close()
@@ -58,7 +69,7 @@ describe('provider: aggregator', () => {
     const first = await stack.post('/v1/tx/build', i)
     expect(first.status).toBe(200)
     expect(first.body.txRequest.to).toBe(AGGREGATOR_ROUTER)
-    expect(first.body.description).toContain('via the aggregator router')
+    expect(first.body.description).toMatch(/via the aggregator router, calldata from its quote\); the aggregator guarantees at least 0\.6000+1 TKA, the Uniswap v3 route would give 0\.4\d+ TKA$/)
     expect(fake.requests).toHaveLength(1)
     expect(fake.requests[0]).toMatchObject({
       path: '/8453/swap',
@@ -91,9 +102,21 @@ describe('provider: aggregator', () => {
     fake.mode = mode
     const r = await stack.post('/v1/tx/build', swap())
     expect(r.status).toBe(200)
-    expect(r.body.txRequest.to).toBe(BASE_V3)
+    expect(r.body.txRequest.to).toBe(V3)
     expect(r.body.description).toMatch(/via Uniswap v3 router; aggregator unavailable: /)
     expect(r.body.description).toMatch(why)
+  })
+
+  it('a quote below the v3 route’s output less slippage falls back, naming both figures', async () => {
+    fake.mode = 'ok'
+    fake.minReturn = parseEther('0.3')
+    try {
+      const r = await stack.post('/v1/tx/build', swap())
+      expect(r.body.txRequest.to).toBe(V3)
+      expect(r.body.description).toMatch(/aggregator unavailable: its guaranteed minimum of 3000000000000\d{5} base units of 0x[0-9a-fA-F]{40} is below the \d+ that the Uniswap v3 route's \d+ less the intent's 50 bps slippage gives/)
+    } finally {
+      fake.minReturn = parseEther('0.6')
+    }
   })
 
   it('an unreachable aggregator falls back too', async () => {

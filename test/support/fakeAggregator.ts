@@ -12,12 +12,14 @@ export type FakeMode = 'ok' | 'wrong_receiver' | 'low_minimum' | 'rate_limited' 
 export interface FakeAggregator {
   url: string
   mode: FakeMode
+  /** The guaranteed minimum of an 'ok' quote (each quote adds one more): the gateway uses it only if it reaches the v3 route's output less slippage. */
+  minReturn: bigint
   requests: Array<{ path: string; query: Record<string, string>; authorization: string | undefined }>
   close(): Promise<void>
 }
 
 export async function startFakeAggregator(apiKey: string): Promise<FakeAggregator> {
-  const fake: FakeAggregator = { url: '', mode: 'ok', requests: [], close: async () => {} }
+  const fake: FakeAggregator = { url: '', mode: 'ok', minReturn: 1_000_000_000_000n, requests: [], close: async () => {} }
   let quotes = 0
   const server = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x')
@@ -33,7 +35,7 @@ export async function startFakeAggregator(apiKey: string): Promise<FakeAggregato
     if (fake.mode === 'garbage') return send(200, { hello: 'world' })
     quotes += 1
     // Each quote a little better than the last: a second quote would differ.
-    const minReturn = 1_000_000_000_000n + BigInt(quotes)
+    const minReturn = fake.minReturn + BigInt(quotes)
     const data = aggregatorSwapCalldata({
       src: query.src,
       dst: query.dst,

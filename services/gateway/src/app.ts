@@ -44,6 +44,7 @@ import { preflightRoutes } from './routes/preflight.js'
 import { installServerTiming } from './serverTiming.js'
 import type { AggregatorConfig } from './aggregator/client.js'
 import { createIntentBuilder } from './pipeline/intentBuilder.js'
+import { createV3Reference } from './aggregator/priceGuard.js'
 import { createSignerWallets } from './pipeline/signerWallets.js'
 import { createReservedIntents } from './pipeline/reservedIntents.js'
 import { createSentTxFates } from './chain/sentTxFates.js'
@@ -134,6 +135,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const buildIntent = createIntentBuilder({
     routers: deps.routers,
     aggregator: deps.aggregator ?? { apiKey: null, baseUrl: '', timeoutMs: 10_000 },
+    v3Reference: createV3Reference(chains, deps.routers),
     routes: deps.swapRoutes,
     clock,
     log: (msg, err) => app.log.warn({ err }, msg),

@@ -13,6 +13,8 @@ export interface StoredRoute {
   to: string | null
   data: string | null
   fallbackReason: string | null
+  /** On the aggregator path: what the v3 route would have delivered (base units), shown beside the aggregator's minimum. */
+  v3AmountOut?: string | null
 }
 
 export interface SwapRoutes {
@@ -30,19 +32,22 @@ export function createSwapRoutes(db: Database.Database): SwapRoutes {
     fallback_reason TEXT,
     created_at      INTEGER NOT NULL
   )`)
-  const get = db.prepare<[string], { intent_hash: string; path: 'aggregator' | 'v3_router'; tx_to: string | null; tx_data: string | null; fallback_reason: string | null }>(
-    'SELECT intent_hash, path, tx_to, tx_data, fallback_reason FROM swap_routes WHERE intent_id = ?',
+  // Databases made before the v3 comparison (aggregatorPrice) get its column.
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(swap_routes)').all()
+  if (!columns.some((c) => c.name === 'v3_amount_out')) db.exec('ALTER TABLE swap_routes ADD COLUMN v3_amount_out TEXT')
+  const get = db.prepare<[string], { intent_hash: string; path: 'aggregator' | 'v3_router'; tx_to: string | null; tx_data: string | null; fallback_reason: string | null; v3_amount_out: string | null }>(
+    'SELECT intent_hash, path, tx_to, tx_data, fallback_reason, v3_amount_out FROM swap_routes WHERE intent_id = ?',
   )
   const put = db.prepare(
-    'INSERT OR REPLACE INTO swap_routes (intent_id, intent_hash, path, tx_to, tx_data, fallback_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT OR REPLACE INTO swap_routes (intent_id, intent_hash, path, tx_to, tx_data, fallback_reason, v3_amount_out, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   )
   return {
     get(intentId) {
       const r = get.get(intentId)
-      return r && { intentHash: r.intent_hash, path: r.path, to: r.tx_to, data: r.tx_data, fallbackReason: r.fallback_reason }
+      return r && { intentHash: r.intent_hash, path: r.path, to: r.tx_to, data: r.tx_data, fallbackReason: r.fallback_reason, v3AmountOut: r.v3_amount_out }
     },
     put(intentId, r, nowMs) {
-      put.run(intentId, r.intentHash, r.path, r.to, r.data, r.fallbackReason, nowMs)
+      put.run(intentId, r.intentHash, r.path, r.to, r.data, r.fallbackReason, r.v3AmountOut ?? null, nowMs)
     },
   }
 }

@@ -1,0 +1,39 @@
+// The aggregator's minimum against the v3 route's output (review: an
+// aggregator paying a tenth of the market was signed at risk 0).
+import { actions, makeIntent } from '@countersign/shared/testing/intents'
+import { AGGREGATOR_ROUTER, type SwapExactInAction, type TxIntent } from '@countersign/shared'
+import { describe, expect, it } from 'vitest'
+import { AggregatorRefused, assertAggregatorPrice, minimumAgainstV3 } from './priceGuard.js'
+
+const intent = (maxSlippageBps: number) => {
+  const i = makeIntent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as never }) as TxIntent & { action: SwapExactInAction }
+  return { ...i, constraints: { ...i.constraints, maxSlippageBps } }
+}
+
+describe('minimumAgainstV3', () => {
+  it('is the v3 output less the intent’s slippage, rounded down, and 0 at 100%', () => {
+    expect(minimumAgainstV3(10_000n, 50)).toBe(9_950n)
+    expect(minimumAgainstV3(999n, 50)).toBe(994n)
+    expect(minimumAgainstV3(10_000n, 0)).toBe(10_000n)
+    expect(minimumAgainstV3(10_000n, 10_000)).toBe(0n)
+  })
+})
+
+describe('assertAggregatorPrice', () => {
+  it('admits a minimum at or above the floor and gives back the v3 figure', () => {
+    expect(assertAggregatorPrice(intent(50), 9_950n, { ok: true, amountOut: 10_000n })).toBe(10_000n)
+    expect(assertAggregatorPrice(intent(50), 12_000n, { ok: true, amountOut: 10_000n })).toBe(10_000n)
+  })
+
+  it('refuses a minimum below it, naming both figures in base units', () => {
+    const refused = () => assertAggregatorPrice(intent(50), 9_949n, { ok: true, amountOut: 10_000n })
+    expect(refused).toThrow(AggregatorRefused)
+    expect(refused).toThrow(/its guaranteed minimum of 9949 base units of 0x[0-9a-fA-F]{40} is below the 9950 that the Uniswap v3 route's 10000 less the intent's 50 bps slippage gives/)
+  })
+
+  it('refuses when v3 could not be priced: nothing else bounds the aggregator’s price', () => {
+    expect(() => assertAggregatorPrice(intent(50), 10n ** 30n, { ok: false, problem: 'no RPC endpoint is configured for chain 8453' })).toThrow(
+      "the Uniswap v3 route could not be priced to check the aggregator's minimum against (no RPC endpoint is configured for chain 8453)",
+    )
+  })
+})
