@@ -131,6 +131,18 @@ describe('provider: aggregator', () => {
     }
   })
 
+  it('an intent that names the v3 router is built on v3 without asking the aggregator (the card shows the intent’s router)', async () => {
+    fake.mode = 'ok'
+    fake.requests.length = 0
+    const i = swap()
+    ;(i.action as { router: string }).router = V3
+    const r = await stack.post('/v1/tx/build', i)
+    expect(r.status).toBe(200)
+    expect(r.body.txRequest.to).toBe(V3)
+    expect(r.body.description).toMatch(/aggregator unavailable: router 0x[0-9a-fA-F]{40} is not the aggregator router/)
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it('a router that belongs to no chain is a 400 before the aggregator is called', async () => {
     fake.requests.length = 0
     const i = swap()

@@ -70,6 +70,17 @@ describe('checkAggregatorTx', () => {
     expect(checkAggregatorTx(makeIntent({ action: actions.swapIn() }), tx(swapCalldata()), routers)).toMatchObject({ ok: false })
   })
 
+  // Review: the aggregator path never checked the intent itself (the signer and the approver call only buildAggregatorTransaction).
+  it.each<[string, Record<string, unknown>, Parameters<typeof swapCalldata>[0], RegExp]>([
+    ['a router that is no router (the card shows it as "Router")', { router: '0x000000000000000000000000000000000000dEaD' }, {}, /router 0x000000000000000000000000000000000000dEaD is not a router of chain 8453/],
+    ['the v3 router: built on v3, never from a quote', { router: '0x2626664c2603336E57B271c5C0b26F421741e481' }, {}, /is not the aggregator router .*only an intent that names it is built from the aggregator's quote/],
+    ['a token sold for itself', { assetOut: { kind: 'erc20', address: USDC_BASE } }, { dst: USDC_BASE }, /must be different tokens/],
+    ['an amount of 0', { amountIn: '0' }, { amount: 0n }, /action.amountIn must be greater than 0/],
+  ])('buildAggregatorTransaction refuses an intent with %s before reading the calldata', (_n, change, calldata, problem) => {
+    const i = makeIntent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER, ...change } as never })
+    expect(() => buildAggregatorTransaction(i, { to: AGGREGATOR_ROUTER, data: swapCalldata(calldata) }, routers)).toThrow(problem)
+  })
+
   it('buildAggregatorTransaction binds the quote and says which path it took, or throws a BuildError', () => {
     const built = buildAggregatorTransaction(intent(), { to: AGGREGATOR_ROUTER, data: swapCalldata() }, routers)
     expect(built.txRequest.to).toBe(AGGREGATOR_ROUTER)

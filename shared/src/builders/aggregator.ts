@@ -1,7 +1,10 @@
 import { decodeFunctionData, encodeFunctionData, type Hex } from 'viem'
 import type { Address, SwapExactInAction, TxIntent, TxRequest } from '../types.js'
 import { canonicalProvider } from '../actions/providers.js'
+import { positive, uint256 } from './amounts.js'
+import { BuildError } from './errors.js'
 import { sameAddress, type RouterTable } from './routers.js'
+import { resolveSwapRoute } from './swap.js'
 
 /**
  * The aggregator's router (1inch AggregationRouterV6) call we accept: the
@@ -98,6 +101,28 @@ function decodeSwap(data: Hex) {
   } catch {
     return null
   }
+}
+
+/**
+ * The intent's own checks on the aggregator path, before any calldata is
+ * looked at: the same ones the v3 path makes (resolveSwapRoute: a v3 router
+ * for the chain, two different tokens, a router of the chain) and amounts the
+ * router can take. And the intent must name the aggregator router: `router`
+ * is what the approval card shows as "Router", and the transaction goes to
+ * the aggregator router, so an intent naming the v3 router (or anything else)
+ * is built on v3, never from a quote. The gateway, the approver and the
+ * signer all reach this through buildAggregatorTransaction.
+ */
+export function assertAggregatorRoute(intent: TxIntent, routers: RouterTable): SwapExactInAction {
+  if (!isAggregatorIntent(intent)) throw new BuildError('not_aggregator', 'only swap_exact_in with provider aggregator may use the aggregator')
+  const a = intent.action
+  resolveSwapRoute(a, intent.chain.chainId, routers)
+  if (!sameAddress(a.router, routers.aggregator)) {
+    throw new BuildError('router_not_aggregator', `router ${a.router} is not the aggregator router ${routers.aggregator}; only an intent that names it is built from the aggregator's quote`)
+  }
+  positive(a.amountIn, 'action.amountIn')
+  uint256(a.minAmountOut, 'action.minAmountOut')
+  return a
 }
 
 export function isAggregatorIntent(intent: TxIntent): intent is TxIntent & { action: SwapExactInAction } {

@@ -2,7 +2,7 @@ import { txRequestHash } from '../canonical/hash.js'
 import type { Address, BuiltTx, TxIntent, TxRequest } from '../types.js'
 import { describeIntent, specOf } from '../actions/index.js'
 import { assertIntentChecksums } from './addresses.js'
-import { checkAggregatorTx } from './aggregator.js'
+import { assertAggregatorRoute, checkAggregatorTx } from './aggregator.js'
 import { BuildError } from './errors.js'
 import type { RouterTable } from './routers.js'
 
@@ -27,11 +27,14 @@ export function contractOf(intent: TxIntent, routers: RouterTable): Address | nu
 
 /**
  * An aggregator swap from the calldata of its quote. Not derivable from the
- * intent alone, so it is checked instead: router, tokens, amount, minimum
- * out and receiver must match the intent (checkAggregatorTx).
+ * intent alone, so it is checked instead: first the intent itself, as the v3
+ * path checks it, naming the aggregator router (assertAggregatorRoute); then
+ * router, tokens, amount, minimum out, receiver, where the sold tokens go and
+ * the flags must match it (checkAggregatorTx).
  */
 export function buildAggregatorTransaction(intent: TxIntent, quote: { to: Address; data: `0x${string}` }, routers: RouterTable): BuiltTx {
   assertIntentChecksums(intent)
+  assertAggregatorRoute(intent, routers)
   const txRequest: TxRequest = { to: quote.to, data: quote.data.toLowerCase() as `0x${string}`, value: '0', chainId: intent.chain.chainId, type: 'eip1559' }
   const check = checkAggregatorTx(intent, txRequest, routers)
   if (!check.ok) throw new BuildError('aggregator_mismatch', `the aggregator's transaction does not match the intent: ${check.problem}`)

@@ -10,7 +10,7 @@ import { routerFor } from './swap.js'
 
 const asset = z.object({ kind: z.literal('erc20').default('erc20'), address: address('Token contract address.'), symbol: z.string().min(1).max(32).optional(), decimals: z.number().int().min(0).max(36).optional() }).describe('An ERC-20 token.')
 const provider = z.enum(['v3_router', 'aggregator']).optional()
-const router = address('Swap router. Default: the chain\'s v3 router.').optional()
+const router = address('Swap router. Default: the chain\'s v3 router; with provider "aggregator" on swap_exact_in, the aggregator router.').optional()
 
 const action = z
   .discriminatedUnion('type', [
@@ -37,7 +37,7 @@ export const registerPreflight: RegisterTool = (server, ctx) => {
       try {
         const chain = chainOf(ctx, args.chainId)
         const a = args.action
-        const act = (a.type === 'swap_exact_in' || a.type === 'swap_exact_out' ? { ...a, router: a.router ?? routerFor(ctx, chain) } : a) as Action
+        const act = (a.type === 'swap_exact_in' || a.type === 'swap_exact_out' ? { ...a, router: a.router ?? routerFor(ctx, chain, a.provider, a.type) } : a) as Action
         const intent = intentFor(act, intentOptions(ctx, args))
         const p = await ctx.client.preflight(intent)
         // The revert reason is whatever the contract chose to say, and warnings name on-chain symbols: quoted, one line each.

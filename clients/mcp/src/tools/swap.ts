@@ -9,8 +9,14 @@ import { refused } from '../results.js'
 import { address, decimals, smallestUnits, symbol } from '../schemas.js'
 import { registerSendTool } from '../send.js'
 
-/** The configured router for the chain (COUNTERSIGN_V3_ROUTER_<id>), else the canonical SwapRouter02. */
-export function routerFor(ctx: ToolContext, chain: ChainId): Address {
+/**
+ * The router an intent names by default: for an exact-in swap with provider
+ * aggregator the aggregator router (the service builds from a quote only for
+ * an intent that names it), otherwise the configured v3 router for the chain
+ * (COUNTERSIGN_V3_ROUTER_<id>), else the canonical SwapRouter02.
+ */
+export function routerFor(ctx: ToolContext, chain: ChainId, provider?: 'v3_router' | 'aggregator', type: 'swap_exact_in' | 'swap_exact_out' = 'swap_exact_in'): Address {
+  if (provider === 'aggregator' && type === 'swap_exact_in') return defaultRouterTable().aggregator
   return ctx.config.routers[chain] ?? defaultRouterTable().v3[chain]!
 }
 
@@ -35,13 +41,13 @@ export const registerSwap: RegisterTool = (server, ctx) => {
         decimalsOut: decimals('tokenOut'),
         symbolIn: symbol('tokenIn'),
         symbolOut: symbol('tokenOut'),
-        router: address('Swap router. Default: the chain\'s Uniswap v3 SwapRouter02 (or COUNTERSIGN_V3_ROUTER_<chainId>).').optional(),
+        router: address('Swap router. Default: the chain\'s Uniswap v3 SwapRouter02 (or COUNTERSIGN_V3_ROUTER_<chainId>); with provider "aggregator" on exact_in, the aggregator router.').optional(),
         provider: z.enum(['v3_router', 'aggregator']).optional().describe('"v3_router" (default) or "aggregator" (needs the service\'s aggregator key; falls back to v3_router).'),
       },
     },
     (args) => {
       const chain = chainOf(ctx, args.chainId)
-      const router = (args.router as Address | undefined) ?? routerFor(ctx, chain)
+      const router = (args.router as Address | undefined) ?? routerFor(ctx, chain, args.provider, args.side === 'exact_out' ? 'swap_exact_out' : 'swap_exact_in')
       const base = {
         ...intentOptions(ctx, args),
         router,

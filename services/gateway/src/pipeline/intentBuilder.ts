@@ -1,4 +1,5 @@
 import {
+  assertAggregatorRoute,
   buildAggregatorTransaction,
   buildTransaction,
   BuildError,
@@ -90,11 +91,13 @@ function createRouteBuilder(deps: { routers: RouterTable; aggregator: Aggregator
       return { ...buildTransaction(intent, deps.routers, { fallbackReason: stored.fallbackReason ?? undefined }), contract: v3.txRequest.to, ...(stored.fallbackReason ? { fallbackReason: stored.fallbackReason } : {}) }
     }
     let fallbackReason: string
-    // The v3 price is read while the aggregator is asked: one round trip's wait, not two.
-    const v3Expected: Promise<V3Expectation> = deps.aggregator.apiKey
-      ? deps.v3Reference(intent).catch((err: unknown) => ({ ok: false, problem: (err as Error).message }))
-      : Promise.resolve({ ok: false, problem: 'not asked' })
     try {
+      // An intent that names the v3 router is built on v3: the aggregator is not asked.
+      assertAggregatorRoute(intent, deps.routers)
+      // The v3 price is read while the aggregator is asked: one round trip's wait, not two.
+      const v3Expected: Promise<V3Expectation> = deps.aggregator.apiKey
+        ? deps.v3Reference(intent).catch((err: unknown) => ({ ok: false, problem: (err as Error).message }))
+        : Promise.resolve({ ok: false, problem: 'not asked' })
       const quote = await fetchAggregatorQuote(deps.aggregator, intent)
       const built = buildAggregatorTransaction(intent, quote, deps.routers)
       const guaranteed = guaranteedOf(intent, built, deps.routers)

@@ -361,6 +361,23 @@ describe('signer core', () => {
     expect(await s.reason(s.core.sign(s.params(i, { txRequest: tx(good) })))).toBe('signed')
   })
 
+  it('an aggregator swap whose intent names another router, or sells a token for itself, is refused whatever the calldata (a compromised gateway)', async () => {
+    const s = setup()
+    const tx = (data: Hex) => ({ to: AGGREGATOR_ROUTER, data, value: '0', chainId: 8453, type: 'eip1559' as const })
+    const good = aggregatorSwapCalldata({ receiver: account.address, amount: 1_000_000n, minReturn: 5n })
+    // The gateway's own build of these intents would refuse them: the parameters come from a valid one.
+    const valid = s.intent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as never })
+    const forged = (i: TxIntent, data: Hex) => ({ ...s.params(valid), intent: i, txRequest: tx(data) })
+    // The card shows the intent's router: 0x…dEaD there while the transaction goes to the aggregator router.
+    const dead = s.intent({ action: { ...actions.swapIn(), provider: 'aggregator', router: '0x000000000000000000000000000000000000dEaD' } as never })
+    expect(await s.reason(s.core.sign(forged(dead, good)))).toBe('tx_mismatch')
+    expect(s.events()[0]!.data.error).toMatch(/router 0x000000000000000000000000000000000000dEaD is not a router of chain 8453/)
+    const same = s.intent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER, assetOut: actions.swapIn().assetIn } as never })
+    const sameData = aggregatorSwapCalldata({ receiver: account.address, dst: actions.swapIn().assetIn.address, amount: 1_000_000n, minReturn: 5n })
+    expect(await s.reason(s.core.sign(forged(same, sameData)))).toBe('tx_mismatch')
+    expect(s.events()[0]!.data.error).toMatch(/must be different tokens/)
+  })
+
   it('applies its own policy: deny and the per-wallet counter', async () => {
     const denyAll = setup({ policy: { allowedChains: [1] } })
     expect(await denyAll.reason(denyAll.core.sign(denyAll.params(denyAll.intent())))).toBe('policy_deny')
