@@ -24,7 +24,7 @@ let anvil: Anvil
 let fake: FakeAggregator
 let stack: Stack
 
-function swap(): TxIntent {
+function swap(deadlineOffset = 600): TxIntent {
   const action: Action = {
     type: 'swap_exact_in',
     provider: 'aggregator',
@@ -34,7 +34,7 @@ function swap(): TxIntent {
     amountIn: '1000000',
     minAmountOut: '1000000000000',
   }
-  return intentFor(WALLET, action, { maxSlippageBps: 50 })
+  return intentFor(WALLET, action, { maxSlippageBps: 50, deadlineOffset })
 }
 
 beforeAll(async () => {
@@ -129,6 +129,16 @@ describe('provider: aggregator', () => {
     } finally {
       await down.stop()
     }
+  })
+
+  it('an intent whose deadline is more than 30 minutes away is built on v3 (the aggregator’s swap has no deadline on chain), without asking the aggregator', async () => {
+    fake.mode = 'ok'
+    fake.requests.length = 0
+    const r = await stack.post('/v1/tx/build', swap(3600))
+    expect(r.status).toBe(200)
+    expect(r.body.txRequest.to).toBe(V3)
+    expect(r.body.description).toMatch(/aggregator unavailable: the intent's deadline is 3\d{3} s away, more than the 1800 s an aggregator quote is used for/)
+    expect(fake.requests).toHaveLength(0)
   })
 
   it('an intent that names the v3 router is built on v3 without asking the aggregator (the card shows the intent’s router)', async () => {

@@ -3,7 +3,7 @@
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { AGGREGATOR_ROUTER, type SwapExactInAction, type TxIntent } from '@countersign/shared'
 import { describe, expect, it } from 'vitest'
-import { AggregatorRefused, assertAggregatorPrice, minimumAgainstV3 } from './priceGuard.js'
+import { AggregatorRefused, assertAggregatorDeadline, assertAggregatorPrice, MAX_AGGREGATOR_DEADLINE_SECONDS, minimumAgainstV3 } from './priceGuard.js'
 
 const intent = (maxSlippageBps: number) => {
   const i = makeIntent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as never }) as TxIntent & { action: SwapExactInAction }
@@ -34,6 +34,19 @@ describe('assertAggregatorPrice', () => {
   it('refuses when v3 could not be priced: nothing else bounds the aggregator’s price', () => {
     expect(() => assertAggregatorPrice(intent(50), 10n ** 30n, { ok: false, problem: 'no RPC endpoint is configured for chain 8453' })).toThrow(
       "the Uniswap v3 route could not be priced to check the aggregator's minimum against (no RPC endpoint is configured for chain 8453)",
+    )
+  })
+})
+
+describe('assertAggregatorDeadline', () => {
+  it('admits a deadline up to 30 minutes ahead and refuses one further, saying the aggregator has no deadline on chain', () => {
+    const nowMs = 1_800_000_000_000
+    const due = (ahead: number) => ({ ...intent(50), constraints: { ...intent(50).constraints, deadline: nowMs / 1000 + ahead } })
+    expect(() => assertAggregatorDeadline(due(600), nowMs)).not.toThrow()
+    expect(() => assertAggregatorDeadline(due(MAX_AGGREGATOR_DEADLINE_SECONDS), nowMs)).not.toThrow()
+    expect(() => assertAggregatorDeadline(due(MAX_AGGREGATOR_DEADLINE_SECONDS + 1), nowMs)).toThrow(AggregatorRefused)
+    expect(() => assertAggregatorDeadline(due(7 * 86_400), nowMs)).toThrow(
+      "the intent's deadline is 604800 s away, more than the 1800 s an aggregator quote is used for: the aggregator's swap carries no deadline on chain, the v3 route does",
     )
   })
 })

@@ -56,6 +56,29 @@ export function assertAggregatorPrice(intent: AggregatorIntent, guaranteed: bigi
 }
 
 /**
+ * The longest an aggregator intent's deadline may lie ahead when it is
+ * first built. The aggregator's swap() takes no deadline (unlike v3's
+ * multicall(deadline, …)), so the deadline is enforced only at build, approve
+ * and sign; the route chosen at the first build is stored and signed at any
+ * time until then, its minimum checked against the v3 price of that first
+ * build. Signing happens before the deadline, so this bounds how stale that
+ * check can be when the transaction is signed (not how long a signed
+ * transaction may wait to be mined: docs/ARCHITECTURE.md "Aggregator swaps").
+ * Clients' default deadlines are 10 to 15 minutes.
+ */
+export const MAX_AGGREGATOR_DEADLINE_SECONDS = 30 * 60
+
+/** Throws AggregatorRefused for an intent whose deadline is further ahead than MAX_AGGREGATOR_DEADLINE_SECONDS. */
+export function assertAggregatorDeadline(intent: TxIntent, nowMs: number): void {
+  const ahead = intent.constraints.deadline - Math.floor(nowMs / 1000)
+  if (ahead > MAX_AGGREGATOR_DEADLINE_SECONDS) {
+    throw new AggregatorRefused(
+      `the intent's deadline is ${ahead} s away, more than the ${MAX_AGGREGATOR_DEADLINE_SECONDS} s an aggregator quote is used for: the aggregator's swap carries no deadline on chain, the v3 route does`,
+    )
+  }
+}
+
+/**
  * Simulates the v3 swap the gateway would build for this intent, with no
  * minimum out, from the wallet on top of the latest block (eth_simulateV1):
  * first the wallet approves the v3 router for the amount (to 0 first, for

@@ -14,7 +14,7 @@ import {
   type TxIntent,
 } from '@countersign/shared'
 import { AggregatorUnavailable, fetchAggregatorQuote, type AggregatorConfig } from '../aggregator/client.js'
-import { AggregatorRefused, assertAggregatorPrice, type V3Expectation, type V3Reference } from '../aggregator/priceGuard.js'
+import { AggregatorRefused, assertAggregatorDeadline, assertAggregatorPrice, type V3Expectation, type V3Reference } from '../aggregator/priceGuard.js'
 import type { SwapRoutes } from '../store/swapRoutes.js'
 
 export interface IntentBuild extends BuiltTx {
@@ -94,6 +94,7 @@ function createRouteBuilder(deps: { routers: RouterTable; aggregator: Aggregator
     try {
       // An intent that names the v3 router is built on v3: the aggregator is not asked.
       assertAggregatorRoute(intent, deps.routers)
+      assertAggregatorDeadline(intent, deps.clock())
       // The v3 price is read while the aggregator is asked: one round trip's wait, not two.
       const v3Expected: Promise<V3Expectation> = deps.aggregator.apiKey
         ? deps.v3Reference(intent).catch((err: unknown) => ({ ok: false, problem: (err as Error).message }))
