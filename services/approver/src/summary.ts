@@ -72,7 +72,7 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
   const { shown, mismatches } = params.tokenFacts ? applyTokenFacts(intent, facts) : { shown: intent, mismatches: [] }
   const description = viaAggregator ? buildAggregatorTransaction(shown, { to: txRequest.to, data: txRequest.data }, routers).description : buildTransaction(shown, routers).description
   const spec = specOf(shown.action)
-  const fields = spec.card(shown).map((f) => ({ ...f, value: escapeForDisplay(f.value) }))
+  const fields = spec.card(shown, { to: built.txRequest.to }).map((f) => ({ ...f, value: escapeForDisplay(f.value) }))
   const parties = spec.counterparties(shown)
   const party = (role: CounterpartyRole) => parties.find((c) => c.role === role)?.address ?? null
   const source = intent.metadata?.source

@@ -103,9 +103,11 @@ describe.each(table)('%s spec', (type, row) => {
     const built = buildTransaction(intent, routers)
     expect(built.txRequest.to).toBe(row.contract ?? row.counterparties[0]![1])
     for (const [role, address] of row.counterparties) if (VALUE_RECEIVING_ROLES.includes(role)) expect(built.description).toContain(address)
-    const card = spec.card(intent)
+    const card = spec.card(intent, { to: built.txRequest.to })
     for (const [role, address] of row.counterparties) if (VALUE_RECEIVING_ROLES.includes(role)) expect(card.map((f) => f.value)).toContain(address)
     expect(card.filter((f) => f.kind === 'amount').length).toBeGreaterThan(0)
+    // A token's symbol is its own claim (any contract can say "WETH"): the card names every token by address too.
+    for (const token of row.tokens) expect(card.filter((f) => f.kind === 'address').map((f) => f.value)).toContain(token)
   })
 
   it('lists every address it carries, and normalises all of them', () => {

@@ -55,6 +55,12 @@ export interface CardField {
   kind: 'address' | 'amount' | 'text'
 }
 
+/** What the card needs of the built transaction. */
+export interface CardTx {
+  /** The contract (or account) the transaction calls. */
+  to: Address
+}
+
 /** The JSON Schema of one action: a closed object tagged by its `type`. */
 export interface ActionSchema<T extends string> {
   readonly type: 'object'
@@ -104,6 +110,10 @@ export interface ActionSpec<A extends Action> {
   flows(action: A): TokenFlow[]
   /** Plain words for the operator and the client; addresses in full. */
   describe(intent: IntentWith<A>, route?: SwapRoute): string
-  /** The action's own lines on the approval card. */
-  card(intent: IntentWith<A>): CardField[]
+  /**
+   * The action's own lines on the approval card. `tx` is the transaction
+   * actually built (an aggregator quote or a fallback may call another
+   * contract than the intent names): the card shows what is signed.
+   */
+  card(intent: IntentWith<A>, tx: CardTx): CardField[]
 }

@@ -1,7 +1,7 @@
 import { resolveSwapRoute, v3SwapData, type SwapAction, type SwapRoute } from '../builders/swap.js'
 import type { Address } from '../types.js'
 import { mapAsset } from './common.js'
-import type { ActionCall, BuildOptions, CardField, Counterparty, IntentWith } from './spec.js'
+import type { ActionCall, BuildOptions, CardField, CardTx, Counterparty, IntentWith } from './spec.js'
 
 // What swap_exact_in and swap_exact_out share: the router checks, the v3
 // calldata, the wallet as the only receiver of the proceeds.
@@ -40,7 +40,16 @@ export function swapVia(route?: SwapRoute): string {
   return 'via Uniswap v3 router'
 }
 
-export const swapCardFields = (intent: IntentWith<SwapAction>): CardField[] => [
-  { label: 'Router', value: intent.action.router, kind: 'address' },
+/**
+ * Both tokens by address, as transfer and approve cards name theirs: a
+ * symbol is whatever the token contract says it is, and any contract can
+ * say "WETH". The router is the one the transaction calls (tx.to), which
+ * is not always the intent's `router` (an aggregator intent may be built
+ * through the v3 router, or the other way round).
+ */
+export const swapCardFields = (intent: IntentWith<SwapAction>, tx: CardTx): CardField[] => [
+  { label: 'Token in', value: intent.action.assetIn.address, kind: 'address' },
+  { label: 'Token out', value: intent.action.assetOut.address, kind: 'address' },
+  { label: 'Router', value: tx.to, kind: 'address' },
   { label: 'Proceeds to', value: intent.wallet.address, kind: 'address' },
 ]

@@ -33,9 +33,9 @@ export const swapExactInSpec: ActionSpec<SwapExactInAction> = {
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.amountIn), bound: 'exact', field: 'action.amountIn' }],
   describe: ({ action: a, chain }, route) =>
     `Swap ${formatAssetAmount(a.amountIn, a.assetIn)} for at least ${formatAssetAmount(a.minAmountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
-  card: (intent) => [
+  card: (intent, tx) => [
     { label: 'Sell', value: formatAssetAmount(intent.action.amountIn, intent.action.assetIn), kind: 'amount' },
     { label: 'Buy at least', value: formatAssetAmount(intent.action.minAmountOut, intent.action.assetOut), kind: 'amount' },
-    ...swapCardFields(intent),
+    ...swapCardFields(intent, tx),
   ],
 }

@@ -33,9 +33,9 @@ export const swapExactOutSpec: ActionSpec<SwapExactOutAction> = {
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.maxAmountIn), bound: 'at_most', field: 'action.maxAmountIn' }],
   describe: ({ action: a, chain }, route) =>
     `Swap at most ${formatAssetAmount(a.maxAmountIn, a.assetIn)} for exactly ${formatAssetAmount(a.amountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
-  card: (intent) => [
+  card: (intent, tx) => [
     { label: 'Sell at most', value: formatAssetAmount(intent.action.maxAmountIn, intent.action.assetIn), kind: 'amount' },
     { label: 'Buy exactly', value: formatAssetAmount(intent.action.amountOut, intent.action.assetOut), kind: 'amount' },
-    ...swapCardFields(intent),
+    ...swapCardFields(intent, tx),
   ],
 }

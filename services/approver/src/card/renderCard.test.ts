@@ -1,8 +1,8 @@
 // The one card, from the summary to what the dashboard lays out and the
 // terminals print: the chain's token facts, red lines, who asked, escapes.
 import { describe, expect, it } from 'vitest'
-import { defaultRouterTable, noPreflight, type RequestApprovalParams, type TxIntent } from '@countersign/shared'
-import { actions, makeIntent, RECIPIENT, USDC_BASE } from '@countersign/shared/testing/intents'
+import { AGGREGATOR_ROUTER, defaultRouterTable, noPreflight, type RequestApprovalParams, type TxIntent } from '@countersign/shared'
+import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE } from '@countersign/shared/testing/intents'
 import { summarise } from '../summary.js'
 import { cardText } from './cardText.js'
 import { renderCard } from './renderCard.js'
@@ -59,6 +59,27 @@ describe('the approval card', () => {
     expect(text).not.toMatch(/[\u202e\u001b]/)
     // A symbol with a bidi control is not a ticker: the amount names the token address instead.
     expect(s.amount).toBe(`5 of token ${USDC_BASE}`)
+  })
+
+  it('a swap card names both tokens by address (a symbol is the token’s own claim), on the dashboard and the terminal', () => {
+    // The review's hostile token: its symbol() says "WETH", at an address that is not WETH's.
+    const FAKE_WETH = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+    const intent = makeIntent({ action: { ...actions.swapIn(), assetOut: { kind: 'erc20', address: FAKE_WETH, symbol: 'WETH', decimals: 18 } } as TxIntent['action'] })
+    const card = renderCard(summarise(params(intent, { tokenFacts: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }, { address: FAKE_WETH, symbol: 'WETH', decimals: 18 }] }), routers))
+    expect(card.lines).toContainEqual({ label: 'Token in', value: USDC_BASE, kind: 'address' })
+    expect(card.lines).toContainEqual({ label: 'Token out', value: FAKE_WETH, kind: 'address' })
+    const text = cardText(card, { requestId: 'r' }).join('\n')
+    expect(text).toMatch(new RegExp(`Token in +${USDC_BASE}`))
+    expect(text).toMatch(new RegExp(`Token out +${FAKE_WETH}`))
+  })
+
+  it('a swap card’s Router is the contract the transaction calls, not the router the intent names', () => {
+    // provider "aggregator" naming the aggregator router, built (no quote) through the v3 router.
+    const intent = makeIntent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as TxIntent['action'] })
+    const s = summarise(params(intent), routers)
+    expect(s.to).toBe(ROUTER_BASE)
+    expect(renderCard(s).lines).toContainEqual({ label: 'Router', value: ROUTER_BASE, kind: 'address' })
+    expect(renderCard(s).lines.filter((l) => l.value === AGGREGATOR_ROUTER)).toEqual([])
   })
 
   it('risk colours: green up to 30, amber up to 60, red above (asks twice)', () => {
