@@ -7,9 +7,11 @@ import {
   type Clock,
   type PolicyConfig,
   type PolicyDecision,
+  type RiskFactor,
   type RouterTable,
   type TxIntent,
 } from '@countersign/shared'
+import { APPROVAL_FACTORS, type RISK_WEIGHTS } from '../preflight/riskScore.js'
 import type { RateLimitStore } from '../store/rateLimits.js'
 
 export interface PolicyGate {
@@ -74,4 +76,24 @@ export function createPolicyGate(deps: {
 export function requireApprovalWithoutSimulation(decision: PolicyDecision, simulationSuccess: boolean | null): PolicyDecision {
   if (decision.decision !== 'allow' || simulationSuccess !== null) return decision
   return { ...decision, decision: 'require_approval', reasons: ['no simulation could run for this intent; approval required'], reasonCodes: ['simulation_unavailable'] }
+}
+
+/**
+ * Risk factors that need an operator whatever the score (riskScore.ts
+ * APPROVAL_FACTORS): an allow becomes require_approval, and a decision that
+ * already requires approval gets their details among its reasons (the card's
+ * "Why approval is needed"). A deny stays a deny. approve-request and
+ * sign-and-send apply the same rule; the signer cannot (it does not
+ * simulate), so sign-and-send tells it a token is needed (approvalRequired).
+ */
+export function requireApprovalForRisk(decision: PolicyDecision, riskFactors: RiskFactor[]): PolicyDecision {
+  const needed = riskFactors.filter((f) => APPROVAL_FACTORS.has(f.id as keyof typeof RISK_WEIGHTS))
+  if (decision.decision === 'deny' || needed.length === 0) return decision
+  const base = decision.decision === 'allow' ? { reasons: [], reasonCodes: [] } : decision
+  return {
+    ...decision,
+    decision: 'require_approval',
+    reasons: [...base.reasons, ...needed.map((f) => `${f.detail}; approval required`)],
+    reasonCodes: [...base.reasonCodes, ...needed.map((f) => f.id)],
+  }
 }

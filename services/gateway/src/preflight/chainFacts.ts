@@ -1,5 +1,7 @@
 import { erc20Abi, type Address, type PublicClient } from 'viem'
 
+const WETH9_ABI = [{ type: 'function', name: 'WETH9', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'address' }] }] as const
+
 export interface TokenFacts {
   hasCode: boolean
   symbol: string | null
@@ -14,6 +16,7 @@ export interface TokenFacts {
 export class ChainFacts {
   private readonly tokens = new Map<string, Promise<TokenFacts>>()
   private readonly code = new Map<string, true>()
+  private readonly weth = new Map<string, Address>()
 
   async hasCode(client: PublicClient, chainId: number, address: Address): Promise<boolean> {
     const key = `${chainId}:${address.toLowerCase()}`
@@ -22,6 +25,22 @@ export class ChainFacts {
     const present = !!code && code !== '0x'
     if (present) this.code.set(key, true)
     return present
+  }
+
+  /**
+   * The WETH9 a SwapRouter02 wraps (its WETH9() getter): the real WETH of
+   * that Uniswap deployment. On the public chains it is the chain's WETH; on
+   * a local deployment (the dev chain) it is the one deployed with the
+   * router. Null when the router does not answer (not cached: asked again).
+   */
+  async routerWeth(client: PublicClient, chainId: number, router: Address): Promise<Address | null> {
+    const key = `${chainId}:${router.toLowerCase()}`
+    const known = this.weth.get(key)
+    if (known) return known
+    const weth = await client.readContract({ address: router, abi: WETH9_ABI, functionName: 'WETH9' }).catch(() => null)
+    if (typeof weth !== 'string') return null
+    this.weth.set(key, weth)
+    return weth
   }
 
   token(client: PublicClient, chainId: number, address: Address): Promise<TokenFacts> {

@@ -6,6 +6,8 @@ export interface SimulationFacts {
   gasEstimate: bigint
   /** The chain's symbol() and decimals() of the tokens involved, to check another intent's declared ones against. */
   tokens: TokenFact[]
+  /** Tokens that claim a well-known symbol of the chain at another address, one sentence each (lookalike_token_symbol). */
+  lookalikes: string[]
 }
 
 export interface RecentPreflights {
@@ -40,7 +42,7 @@ export function createRecentPreflights(clock: Clock, reuseMs = PREFLIGHT_REUSE_M
         byHash.delete(txRequestHash)
         return undefined
       }
-      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens }
+      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens, lookalikes: hit.lookalikes }
     },
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { defaultPolicyConfig, UINT256_MAX, type PolicyConfig } from '@countersign/shared'
 import { actions, makeIntent, ROUTER_BASE, USDC_BASE } from '@countersign/shared/testing/intents'
 import { decodeRevertReason } from './revertReason.js'
-import { scoreRisk } from './riskScore.js'
+import { APPROVAL_FACTORS, scoreRisk } from './riskScore.js'
 import { findLookalike } from './signals.js'
 
 const policy = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })
@@ -25,6 +25,13 @@ describe('scoreRisk', () => {
       high_gas: 10,
     })
     expect(r.riskScore).toBe(100)
+  })
+
+  it('a token claiming a well-known symbol at another address scores lookalike_token_symbol (+30), which needs an operator', () => {
+    const swap = makeIntent({ action: actions.swapIn() })
+    const r = scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, tokenLookalikes: ['token 0x5F… reports the symbol WETH'] })
+    expect(r).toEqual({ riskScore: 30, riskFactors: [{ id: 'lookalike_token_symbol', weight: 30, detail: 'token 0x5F… reports the symbol WETH' }] })
+    expect(APPROVAL_FACTORS.has('lookalike_token_symbol')).toBe(true)
   })
 
   it('a declared symbol or decimals the chain contradicts scores declared_token_mismatch (DESIGN §6)', () => {

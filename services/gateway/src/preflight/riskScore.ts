@@ -11,7 +11,18 @@ export const RISK_WEIGHTS = {
   high_gas: 10,
   // DESIGN §6: a token declared with another symbol or decimals than it has on chain (the card's red line) also scores.
   declared_token_mismatch: 30,
+  // A token whose symbol() is a well-known one of the chain (WETH, USDC, ...) at another address: what a
+  // card that names tokens by symbol shows as the real thing. Also needs an operator (APPROVAL_FACTORS).
+  lookalike_token_symbol: 30,
 } as const
+
+/**
+ * Factors that need an operator whatever the score: policy may allow a score
+ * below maxRiskScore, but not these without a human (approve-request and
+ * sign-and-send apply it through requireApprovalForRisk). The signer cannot
+ * see them (no network): this check is the gateway's.
+ */
+export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol'])
 
 const HIGH_GAS = 400_000n
 const HIGH_SLIPPAGE_BPS = 300
@@ -25,6 +36,8 @@ export interface RiskInputs {
   gasEstimate: bigint | null
   /** Declared symbols or decimals the chain contradicts, one sentence each (from the token facts). */
   tokenMismatches?: string[]
+  /** Tokens claiming a well-known symbol at another address, one sentence each (wellKnownTokens.ts). */
+  tokenLookalikes?: string[]
 }
 
 const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === a.toLowerCase())
@@ -34,7 +47,7 @@ const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === 
  * Allowlist factors apply when that allowlist is configured: with an empty
  * list nothing is "allowlisted" and every call would score alike.
  */
-export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
+export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
   const factors: RiskFactor[] = []
   const add = (id: keyof typeof RISK_WEIGHTS, detail: string) => factors.push({ id, weight: RISK_WEIGHTS[id], detail })
   const spec = specOf(intent.action)
@@ -71,6 +84,7 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
   if (simulationSuccess === false) add('simulation_reverted', 'the simulation reverted: this transaction would fail on chain')
   if (gasEstimate !== null && gasEstimate > HIGH_GAS) add('high_gas', `gas estimate ${gasEstimate} is above ${HIGH_GAS}`)
   if (tokenMismatches.length > 0) add('declared_token_mismatch', tokenMismatches.join('; '))
+  if (tokenLookalikes.length > 0) add('lookalike_token_symbol', tokenLookalikes.join('; '))
 
   return { riskScore: Math.min(100, factors.reduce((s, f) => s + f.weight, 0)), riskFactors: factors }
 }

@@ -21,6 +21,7 @@ import type { ChainFacts } from './chainFacts.js'
 import { scoreRisk } from './riskScore.js'
 import { findLookalike, type Signal } from './signals.js'
 import { simulateTx, type Simulation } from './simulate.js'
+import { lookalikeTokens, wellKnownSymbol } from './wellKnownTokens.js'
 
 export interface PreflightReport {
   intentId: string
@@ -39,6 +40,8 @@ export interface PreflightReport {
   gasCost: GasCost | null
   /** The chain's symbol() and decimals() of the intent's tokens that have code (kept for sign-time risk). */
   tokenFacts: TokenFact[]
+  /** Tokens claiming a well-known symbol of the chain at another address (kept for sign-time risk). */
+  tokenLookalikes: string[]
 }
 
 /** Gas limit (as sign-and-send sets it) times the chain's current max fee, against the intent's ceiling. */
@@ -126,6 +129,9 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     }
   }
 
+  const reported = assets.flatMap((t, n) => (tokenFacts[n]!.hasCode ? [{ address: t.address, symbol: tokenFacts[n]!.symbol }] : []))
+  const tokenLookalikes = await lookalikesOf(reported, chain, deps)
+
   const { riskScore, riskFactors } = scoreRisk({
     intent,
     policy: deps.policy,
@@ -133,6 +139,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     simulationSuccess: success,
     gasEstimate: sim.gasUsed,
     tokenMismatches,
+    tokenLookalikes,
   })
 
   const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei) : null
@@ -159,7 +166,22 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     simulationMethod: sim.method,
     gasCost,
     tokenFacts: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode ? [{ address: t.address, symbol: tokenFacts[n]!.symbol, decimals: tokenFacts[n]!.decimals }] : [])),
+    tokenLookalikes,
   }
+}
+
+/**
+ * Tokens that report a well-known symbol of the chain at another address.
+ * The configured v3 router's WETH9 counts as the real WETH: on the public
+ * chains it is the listed one, on the dev chain (Base's chain id, Uniswap
+ * deployed at other addresses) it is the fixture's, which is not a lookalike
+ * there. Asked only when a token says "WETH" (one cached call per chain).
+ */
+async function lookalikesOf(tokens: Array<{ address: Address; symbol: string | null }>, chain: ChainClient, deps: PreflightDeps): Promise<string[]> {
+  const router = deps.routers.v3[chain.chainId]
+  const saysWeth = tokens.some((t) => wellKnownSymbol(chain.chainId, t.symbol) === 'WETH')
+  const weth = saysWeth && router ? await deps.facts.routerWeth(chain.client, chain.chainId, router) : null
+  return lookalikeTokens(chain.chainId, tokens, { WETH: weth })
 }
 
 export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string): GasCost {
@@ -186,7 +208,7 @@ export function preflightAuditData(r: PreflightReport): Record<string, unknown> 
 
 /** What sign-and-send needs from a preflight to score risk again (recentPreflights). */
 export function simulationFactsOf(r: PreflightReport): SimulationFacts {
-  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts }
+  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts, lookalikes: r.tokenLookalikes }
 }
 
 /** Net movement per asset for the wallet, from the simulation's traced transfers. */

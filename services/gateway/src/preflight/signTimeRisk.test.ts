@@ -24,9 +24,9 @@ function setup(simulate: () => Promise<SimulationFacts>) {
 
 describe('risk at sign time', () => {
   it('reuses a recent simulation of the same transaction and scores the intent being signed', async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [] }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
     const built = buildTransaction(unlimited, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [] })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [], lookalikes: [] })
     const r = await s.assess(unlimited, built)
     expect(s.runs()).toBe(0)
     expect(r).toMatchObject({ reused: true, simulationSuccess: false, riskScore: 25 + 50 + 10 })
@@ -34,7 +34,7 @@ describe('risk at sign time', () => {
   })
 
   it('simulates when nothing recent is known; a failing node means no simulation (null), not an error', async () => {
-    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n, tokens: [] }))
+    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n, tokens: [], lookalikes: [] }))
     const intent = makeIntent()
     expect(await ok.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: true, reused: false })
     expect(ok.runs()).toBe(1)
@@ -45,10 +45,10 @@ describe('risk at sign time', () => {
   })
 
   it("checks the signing intent's declared symbol against the chain's, even when the simulation is reused", async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [] }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
     const honest = makeIntent()
     const built = buildTransaction(honest, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }] })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }], lookalikes: [] })
     expect((await s.assess(honest, built)).riskScore).toBe(0)
     // Same transaction (declared symbols are not in it), another claim about the token.
     const liar = { ...honest, action: { ...honest.action, asset: { kind: 'erc20', address: USDC_BASE, symbol: 'WETH', decimals: 6 } } } as typeof honest
@@ -56,5 +56,13 @@ describe('risk at sign time', () => {
     const r = await s.assess(liar, built)
     expect(r.riskFactors.map((f) => f.id)).toEqual(['declared_token_mismatch'])
     expect(s.runs()).toBe(0)
+  })
+
+  it('keeps a lookalike token found by the preflight when sign-and-send reuses its simulation', async () => {
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
+    const swap = makeIntent({ action: actions.swapIn() })
+    const built = buildTransaction(swap, routers)
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 100_000n, tokens: [], lookalikes: ['token 0x5F… reports the symbol WETH'] })
+    expect((await s.assess(swap, built)).riskFactors.map((f) => f.id)).toContain('lookalike_token_symbol')
   })
 })

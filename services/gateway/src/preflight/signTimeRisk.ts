@@ -54,6 +54,8 @@ export function createSignTimeRisk(deps: {
       simulationSuccess: facts.simulationSuccess,
       gasEstimate: facts.gasEstimate,
       tokenMismatches: tokenMismatchesOf(intent, facts),
+      // Same txRequestHash: the same tokens on the same chain, so the preflight's finding holds.
+      tokenLookalikes: facts.lookalikes,
     })
     return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
   }

@@ -1,0 +1,80 @@
+// Well-known tokens per supported chain: the addresses that really are
+// "WETH", "USDC", ... there. A token's symbol() is whatever its contract
+// says; anyone can deploy a token that says "WETH", seed a pool for it and
+// have the approval card read "Buy at least 0.3 WETH". The card names every
+// token by address, and a token that claims a well-known symbol at any other
+// address is a risk factor (lookalike_token_symbol) that needs an operator.
+//
+// Only symbols listed for a chain are checked there, and only with addresses
+// we are sure of (a wrong entry would flag the real token): on Base there is
+// no USDT entry, so a "USDT" on Base is not flagged. Bridged variants that
+// still report the plain symbol on some explorers (USDC.e on Optimism and
+// Arbitrum) are listed as canonical too.
+import type { Address } from '@countersign/shared'
+
+export const WELL_KNOWN_TOKENS: Readonly<Record<number, Readonly<Record<string, readonly Address[]>>>> = {
+  1: {
+    WETH: ['0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2'],
+    USDC: ['0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48'],
+    USDT: ['0xdAC17F958D2ee523a2206206994597C13D831ec7'],
+    DAI: ['0x6B175474E89094C44Da98b954EedeAC495271d0F'],
+    WBTC: ['0x2260FAC5E5542a773Aa44fBCfeDf7C193bc2C599'],
+  },
+  10: {
+    WETH: ['0x4200000000000000000000000000000000000006'],
+    USDC: ['0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85', '0x7F5c764cBc14f9669B88837ca1490cCa17c31607'],
+    USDT: ['0x94b008aA00579c1307B0EF2c499aD98a8ce58e58'],
+    DAI: ['0xDA10009cBd5D07dd0CeCc66161FC93D7c9000da1'],
+    WBTC: ['0x68f180fcCe6836688e9084f035309E29Bf0A2095'],
+  },
+  42161: {
+    WETH: ['0x82aF49447D8a07e3bd95BD0d56f35241523fBab1'],
+    USDC: ['0xaf88d065e77c8cC2239327C5EDb3A432268e5831', '0xFF970A61A04b1cA14834A43f5dE4533eBDDB5CC8'],
+    USDT: ['0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9'],
+    DAI: ['0xDA10009cBd5D07dd0CeCc66161FC93D7c9000da1'],
+    WBTC: ['0x2f2a2543B76A4166549F7aaB2e75Bef0aefC5B0f'],
+  },
+  8453: {
+    WETH: ['0x4200000000000000000000000000000000000006'],
+    USDC: ['0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'],
+    DAI: ['0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb'],
+    CBETH: ['0x2Ae3F1Ec7F1F5012CFEab0185bfc7aa3cf0DEc22'],
+  },
+}
+
+/**
+ * How symbols are compared: case and surrounding spaces ignored, compatibility
+ * forms folded (a fullwidth "ＷＥＴＨ" is "WETH"). Homoglyphs from other
+ * scripts (a Cyrillic "Е") are not folded; such a symbol is not a plain ticker
+ * and the card already shows the address beside it.
+ */
+export const symbolKey = (symbol: string): string => symbol.normalize('NFKC').trim().toUpperCase()
+
+/** The well-known symbol a chain lists for this token's reported symbol, or null. */
+export function wellKnownSymbol(chainId: number, symbol: string | null): string | null {
+  if (symbol === null) return null
+  const key = symbolKey(symbol)
+  return WELL_KNOWN_TOKENS[chainId]?.[key] ? key : null
+}
+
+export interface ReportedToken {
+  address: Address
+  /** What the token's symbol() says on chain. */
+  symbol: string | null
+}
+
+/**
+ * One sentence per token that reports a well-known symbol of this chain but
+ * is not at any of its addresses. `alsoCanonical` adds addresses that are the
+ * real thing on this deployment: the WETH9 the configured v3 router wraps
+ * (the dev chain uses Base's chain id with its own WETH9, deployed elsewhere).
+ */
+export function lookalikeTokens(chainId: number, tokens: ReportedToken[], alsoCanonical: Readonly<Record<string, Address | null>> = {}): string[] {
+  return tokens.flatMap((t) => {
+    const key = wellKnownSymbol(chainId, t.symbol)
+    if (key === null) return []
+    const canonical = [...WELL_KNOWN_TOKENS[chainId]![key]!, ...(alsoCanonical[key] ? [alsoCanonical[key]!] : [])]
+    if (canonical.some((a) => a.toLowerCase() === t.address.toLowerCase())) return []
+    return [`token ${t.address} reports the symbol ${key}, but ${key} on chain ${chainId} is ${canonical.join(' or ')}: a lookalike token`]
+  })
+}
