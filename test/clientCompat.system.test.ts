@@ -115,8 +115,12 @@ describe('the bodies other clients send', () => {
     expect(approved.status, JSON.stringify(approved.body)).toBe(200)
     expect((await mined(approved.body.txHash)).status).toBe('success')
 
+    // Quote by simulation and ask for at least the quote less the declared 1 % (minAmountOut 1 would need an operator).
+    const quote = await stack.post('/v1/tx/preflight', intent)
+    const out = BigInt(quote.body.balanceDiffs.find((d: { token: string }) => d.token.toLowerCase() === uni.tokenB.toLowerCase()).change)
+    const swap = { ...intent, id: randomUUID(), action: { ...intent.action, minAmountOut: ((out * 99n) / 100n).toString() } }
     const before = await erc20Balance(base.rpcUrl, 8453, uni.tokenB as Address, WALLET)
-    const sent = await stack.post('/v1/tx/sign-and-send', { intent })
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: swap })
     expect(sent.status, JSON.stringify(sent.body)).toBe(200)
     expect((await mined(sent.body.txHash)).status).toBe('success')
     expect(await erc20Balance(base.rpcUrl, 8453, uni.tokenB as Address, WALLET)).toBeGreaterThan(before)

@@ -1,5 +1,6 @@
 // Swaps on real Uniswap v3 contracts (deployed from their npm artifacts onto
 // anvil): preflight predicts the balance changes, the mined swap matches them.
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { buildTransaction, routerTableFromEnv, type Action, type Asset, type TxIntent } from '@countersign/shared'
@@ -51,10 +52,14 @@ afterAll(async () => {
 
 describe('swaps through SwapRouter02', () => {
   it('swap_exact_in: preflight predicts the diffs, the mined swap matches them', async () => {
-    const i = intent({ type: 'swap_exact_in', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountIn: '20000000', minAmountOut: parseEther('9').toString() })
+    // Quote by simulation, then ask for at least the quote less the declared 1% (a looser minimum needs an operator).
+    const probe = intent({ type: 'swap_exact_in', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountIn: '20000000', minAmountOut: parseEther('9').toString() })
+    const quoted = diffOf((await stack.post('/v1/tx/preflight', probe)).body.balanceDiffs, tka.address)
+    const i = { ...probe, id: randomUUID(), action: { ...probe.action, minAmountOut: ((quoted * 99n) / 100n).toString() } } as TxIntent
     const pf = await stack.post('/v1/tx/preflight', i)
     expect(pf.status).toBe(200)
     expect(pf.body.simulationSuccess).toBe(true)
+    expect(pf.body.riskFactors).toEqual([])
     const predictedIn = diffOf(pf.body.balanceDiffs, tusd.address)
     const predictedOut = diffOf(pf.body.balanceDiffs, tka.address)
     expect(predictedIn).toBe(-20_000_000n)
@@ -71,9 +76,13 @@ describe('swaps through SwapRouter02', () => {
   })
 
   it('swap_exact_out: exactly the amount out, at most the amount in, as predicted', async () => {
-    const i = intent({ type: 'swap_exact_out', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountOut: parseEther('3').toString(), maxAmountIn: '7000000' })
+    // Quote by simulation, then pay at most the quote plus the declared 1% (a looser maximum needs an operator).
+    const probe = intent({ type: 'swap_exact_out', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountOut: parseEther('3').toString(), maxAmountIn: '7000000' })
+    const quoted = -diffOf((await stack.post('/v1/tx/preflight', probe)).body.balanceDiffs, tusd.address)
+    const i = { ...probe, id: randomUUID(), action: { ...probe.action, maxAmountIn: ((quoted * 101n) / 100n).toString() } } as TxIntent
     const pf = await stack.post('/v1/tx/preflight', i)
     expect(pf.body.simulationSuccess).toBe(true)
+    expect(pf.body.riskFactors).toEqual([])
     const predictedIn = diffOf(pf.body.balanceDiffs, tusd.address)
     expect(diffOf(pf.body.balanceDiffs, tka.address)).toBe(parseEther('3'))
     expect(-predictedIn).toBeLessThanOrEqual(7_000_000n)
@@ -85,6 +94,25 @@ describe('swaps through SwapRouter02', () => {
     const [a1, b1] = await Promise.all([erc20Balance(anvil.rpcUrl, 8453, tka.address, WALLET), erc20Balance(anvil.rpcUrl, 8453, tusd.address, WALLET)])
     expect(a1 - a0).toBe(parseEther('3'))
     expect(b1 - b0).toBe(predictedIn)
+  })
+
+  it('a bound looser than the declared slippage (minAmountOut 0, or far below the quote) is not signed without an operator', async () => {
+    // The review's swap: minAmountOut "0", maxSlippageBps 0 (only the declared figure was ever scored: risk 0, signed).
+    const any = intentFor(WALLET, { type: 'swap_exact_in', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountIn: '20000000', minAmountOut: '0' }, { maxGasWei: parseEther('0.05').toString(), maxSlippageBps: 0 })
+    const pf = await stack.post('/v1/tx/preflight', any)
+    expect(pf.body.riskFactors).toEqual([{ id: 'slippage_unprotected', weight: 20, detail: 'minAmountOut is 0: the swap accepts any price, whatever maxSlippageBps says' }])
+    const before = await erc20Balance(anvil.rpcUrl, 8453, tusd.address, WALLET)
+    const sent = await stack.post('/v1/tx/sign-and-send', { intent: any })
+    expect(sent.status).toBe(403)
+    expect(sent.body.error).toBe('approval_required')
+    expect(sent.body.message).toContain('minAmountOut is 0')
+    // 9 TKA for 20 TUSD declared with 1%: the quote is about 9.97 TKA, so 9 is ~10% below it.
+    const loose = intent({ type: 'swap_exact_in', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountIn: '20000000', minAmountOut: parseEther('9').toString() })
+    const loosePf = await stack.post('/v1/tx/preflight', loose)
+    expect(loosePf.body.riskFactors.map((f: { id: string }) => f.id)).toEqual(['slippage_unprotected'])
+    expect(loosePf.body.riskFactors[0].detail).toMatch(/^minAmountOut 9000000000000000000 is below \d+, the simulated output \d+ less maxSlippageBps 100/)
+    expect((await stack.post('/v1/tx/sign-and-send', { intent: loose })).body.error).toBe('approval_required')
+    expect(await erc20Balance(anvil.rpcUrl, 8453, tusd.address, WALLET)).toBe(before)
   })
 
   it('a minAmountOut the pool cannot meet reverts in preflight with a clear reason and is scored', async () => {

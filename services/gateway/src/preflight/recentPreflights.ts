@@ -1,4 +1,4 @@
-import type { Clock, TokenFact } from '@countersign/shared'
+import type { BalanceDiff, Clock, TokenFact } from '@countersign/shared'
 
 /** What a simulation found about one transaction, enough to score its risk again. */
 export interface SimulationFacts {
@@ -8,6 +8,8 @@ export interface SimulationFacts {
   tokens: TokenFact[]
   /** Tokens that claim a well-known symbol of the chain at another address, one sentence each (lookalike_token_symbol). */
   lookalikes: string[]
+  /** The wallet's simulated balance changes (a swap's bound is held to them at sign time); null unless the simulation succeeded. */
+  balanceDiffs: BalanceDiff[] | null
 }
 
 export interface RecentPreflights {
@@ -42,7 +44,7 @@ export function createRecentPreflights(clock: Clock, reuseMs = PREFLIGHT_REUSE_M
         byHash.delete(txRequestHash)
         return undefined
       }
-      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens, lookalikes: hit.lookalikes }
+      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens, lookalikes: hit.lookalikes, balanceDiffs: hit.balanceDiffs }
     },
   }
 }

@@ -34,6 +34,15 @@ describe('scoreRisk', () => {
     expect(APPROVAL_FACTORS.has('lookalike_token_symbol')).toBe(true)
   })
 
+  it('a swap bound looser than its declared maxSlippageBps scores slippage_unprotected (+20), which needs an operator', () => {
+    // The review's swap: minAmountOut 0 and maxSlippageBps 0, which high_slippage (the declared figure alone) never saw.
+    const i = makeIntent({ action: { ...actions.swapIn(), minAmountOut: '0' } as typeof swap.action })
+    const swap = { ...i, constraints: { ...i.constraints, maxSlippageBps: 0 } }
+    const r = scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, balanceDiffs: [] })
+    expect(r.riskFactors).toEqual([{ id: 'slippage_unprotected', weight: 20, detail: 'minAmountOut is 0: the swap accepts any price, whatever maxSlippageBps says' }])
+    expect(APPROVAL_FACTORS.has('slippage_unprotected')).toBe(true)
+  })
+
   it('a declared symbol or decimals the chain contradicts scores declared_token_mismatch (DESIGN §6)', () => {
     const r = scoreRisk({ intent: makeIntent(), policy: policy(), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 50_000n, tokenMismatches: ['declared as "USDC" with 12 decimals; on chain "TUSD" with 18 decimals'] })
     expect(r).toEqual({ riskScore: 30, riskFactors: [{ id: 'declared_token_mismatch', weight: 30, detail: 'declared as "USDC" with 12 decimals; on chain "TUSD" with 18 decimals' }] })

@@ -1,4 +1,5 @@
-import { isUnlimitedApproval, specOf, tokenLimitFor, type PolicyConfig, type RiskFactor, type TxIntent } from '@countersign/shared'
+import { isUnlimitedApproval, specOf, tokenLimitFor, type BalanceDiff, type PolicyConfig, type RiskFactor, type TxIntent } from '@countersign/shared'
+import { slippageProblem } from './slippage.js'
 
 /** The seven weighted factors of DESIGN.md §3; the score is their sum, capped at 100. */
 export const RISK_WEIGHTS = {
@@ -14,6 +15,9 @@ export const RISK_WEIGHTS = {
   // A token whose symbol() is a well-known one of the chain (WETH, USDC, ...) at another address: what a
   // card that names tokens by symbol shows as the real thing. Also needs an operator (APPROVAL_FACTORS).
   lookalike_token_symbol: 30,
+  // A swap whose minAmountOut / maxAmountIn is looser than its declared maxSlippageBps allows against the
+  // simulated amounts (minAmountOut 0 always is): nothing on chain holds it to a price. Needs an operator.
+  slippage_unprotected: 20,
 } as const
 
 /**
@@ -22,7 +26,7 @@ export const RISK_WEIGHTS = {
  * sign-and-send apply it through requireApprovalForRisk). The signer cannot
  * see them (no network): this check is the gateway's.
  */
-export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol'])
+export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol', 'slippage_unprotected'])
 
 const HIGH_GAS = 400_000n
 const HIGH_SLIPPAGE_BPS = 300
@@ -38,6 +42,8 @@ export interface RiskInputs {
   tokenMismatches?: string[]
   /** Tokens claiming a well-known symbol at another address, one sentence each (wellKnownTokens.ts). */
   tokenLookalikes?: string[]
+  /** The wallet's simulated balance changes; null when the simulation did not succeed (slippage.ts). */
+  balanceDiffs?: BalanceDiff[] | null
 }
 
 const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === a.toLowerCase())
@@ -47,7 +53,7 @@ const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === 
  * Allowlist factors apply when that allowlist is configured: with an empty
  * list nothing is "allowlisted" and every call would score alike.
  */
-export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
+export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [], balanceDiffs = null }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
   const factors: RiskFactor[] = []
   const add = (id: keyof typeof RISK_WEIGHTS, detail: string) => factors.push({ id, weight: RISK_WEIGHTS[id], detail })
   const spec = specOf(intent.action)
@@ -62,6 +68,9 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
   if (spec.usesSlippage && intent.constraints.maxSlippageBps > HIGH_SLIPPAGE_BPS) {
     add('high_slippage', `slippage tolerance ${intent.constraints.maxSlippageBps} bps is above ${HIGH_SLIPPAGE_BPS} bps`)
   }
+  // The tolerance declared is only words; the bound in the calldata is what protects the swap.
+  const unprotected = spec.usesSlippage ? slippageProblem(intent, balanceDiffs) : null
+  if (unprotected) add('slippage_unprotected', unprotected)
 
   for (const flow of spec.flows(intent.action)) {
     if (flow.asset === null) {

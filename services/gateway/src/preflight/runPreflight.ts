@@ -132,6 +132,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
   const reported = assets.flatMap((t, n) => (tokenFacts[n]!.hasCode ? [{ address: t.address, symbol: tokenFacts[n]!.symbol }] : []))
   const tokenLookalikes = await lookalikesOf(reported, chain, deps)
 
+  const balanceDiffs = success ? balanceDiffsOf(sim, wallet, intent) : []
   const { riskScore, riskFactors } = scoreRisk({
     intent,
     policy: deps.policy,
@@ -140,6 +141,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     gasEstimate: sim.gasUsed,
     tokenMismatches,
     tokenLookalikes,
+    balanceDiffs: success ? balanceDiffs : null,
   })
 
   const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei) : null
@@ -157,7 +159,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     riskScore,
     gasEstimate: (sim.gasUsed ?? 0n).toString(),
     warnings: [...(revertReason ? [`simulation reverted: ${revertReason}`] : []), ...signals.map((s) => s.message)],
-    balanceDiffs: success ? balanceDiffsOf(sim, wallet, intent) : [],
+    balanceDiffs,
     riskReasons: riskFactors.map((f) => f.detail),
     riskFactors,
     signals,
@@ -208,7 +210,7 @@ export function preflightAuditData(r: PreflightReport): Record<string, unknown> 
 
 /** What sign-and-send needs from a preflight to score risk again (recentPreflights). */
 export function simulationFactsOf(r: PreflightReport): SimulationFacts {
-  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts, lookalikes: r.tokenLookalikes }
+  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts, lookalikes: r.tokenLookalikes, balanceDiffs: r.simulationSuccess ? r.balanceDiffs : null }
 }
 
 /** Net movement per asset for the wallet, from the simulation's traced transfers. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { buildTransaction, defaultPolicyConfig, defaultRouterTable } from '@countersign/shared'
-import { actions, makeIntent, USDC_BASE } from '@countersign/shared/testing/intents'
+import { actions, makeIntent, USDC_BASE, WETH_BASE } from '@countersign/shared/testing/intents'
 import { createRecentPreflights, type SimulationFacts } from './recentPreflights.js'
 import { createSignTimeRisk } from './signTimeRisk.js'
 
@@ -24,9 +24,9 @@ function setup(simulate: () => Promise<SimulationFacts>) {
 
 describe('risk at sign time', () => {
   it('reuses a recent simulation of the same transaction and scores the intent being signed', async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const built = buildTransaction(unlimited, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [], lookalikes: [] })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [], lookalikes: [], balanceDiffs: null })
     const r = await s.assess(unlimited, built)
     expect(s.runs()).toBe(0)
     expect(r).toMatchObject({ reused: true, simulationSuccess: false, riskScore: 25 + 50 + 10 })
@@ -34,7 +34,7 @@ describe('risk at sign time', () => {
   })
 
   it('simulates when nothing recent is known; a failing node means no simulation (null), not an error', async () => {
-    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n, tokens: [], lookalikes: [] }))
+    const ok = setup(async () => ({ simulationSuccess: true, gasEstimate: 40_000n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const intent = makeIntent()
     expect(await ok.assess(intent, buildTransaction(intent, routers))).toEqual({ riskScore: 0, riskFactors: [], simulationSuccess: true, reused: false })
     expect(ok.runs()).toBe(1)
@@ -45,10 +45,10 @@ describe('risk at sign time', () => {
   })
 
   it("checks the signing intent's declared symbol against the chain's, even when the simulation is reused", async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const honest = makeIntent()
     const built = buildTransaction(honest, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }], lookalikes: [] })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }], lookalikes: [], balanceDiffs: null })
     expect((await s.assess(honest, built)).riskScore).toBe(0)
     // Same transaction (declared symbols are not in it), another claim about the token.
     const liar = { ...honest, action: { ...honest.action, asset: { kind: 'erc20', address: USDC_BASE, symbol: 'WETH', decimals: 6 } } } as typeof honest
@@ -59,10 +59,23 @@ describe('risk at sign time', () => {
   })
 
   it('keeps a lookalike token found by the preflight when sign-and-send reuses its simulation', async () => {
-    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [] }))
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const swap = makeIntent({ action: actions.swapIn() })
     const built = buildTransaction(swap, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 100_000n, tokens: [], lookalikes: ['token 0x5F… reports the symbol WETH'] })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 100_000n, tokens: [], lookalikes: ['token 0x5F… reports the symbol WETH'], balanceDiffs: null })
     expect((await s.assess(swap, built)).riskFactors.map((f) => f.id)).toContain('lookalike_token_symbol')
+  })
+
+  it('holds the signing intent’s own maxSlippageBps to the reused simulation’s amounts', async () => {
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
+    const i = makeIntent({ action: { ...actions.swapIn(), minAmountOut: '990000' } as ReturnType<typeof makeIntent>['action'] })
+    const tolerant = { ...i, constraints: { ...i.constraints, maxSlippageBps: 100 } }
+    const built = buildTransaction(tolerant, routers)
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 100_000n, tokens: [], lookalikes: [], balanceDiffs: [{ token: WETH_BASE, change: '1000000' }] })
+    expect((await s.assess(tolerant, built)).riskFactors).toEqual([])
+    // The same transaction, declared with a tolerance of 0: the bound no longer matches its words.
+    const strict = { ...tolerant, constraints: { ...tolerant.constraints, maxSlippageBps: 0 } }
+    expect((await s.assess(strict, built)).riskFactors.map((f) => f.id)).toEqual(['slippage_unprotected'])
+    expect(s.runs()).toBe(0)
   })
 })

@@ -56,6 +56,8 @@ export function createSignTimeRisk(deps: {
       tokenMismatches: tokenMismatchesOf(intent, facts),
       // Same txRequestHash: the same tokens on the same chain, so the preflight's finding holds.
       tokenLookalikes: facts.lookalikes,
+      // The slippage check is scored against the signing intent's own maxSlippageBps.
+      balanceDiffs: facts.balanceDiffs,
     })
     return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
   }
