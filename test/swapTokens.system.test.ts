@@ -3,15 +3,16 @@
 // card names both swap tokens by address and the preflight scores the
 // lookalike symbol, which needs an operator; the fixture's own WETH (the
 // WETH9 of the configured router) is not flagged on the dev chain.
+import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { erc20Abi, maxUint256, parseEther, parseUnits, type Address, type Hex } from 'viem'
 import type { Asset, TxIntent } from '@countersign/shared'
 import { deployUniswapFixture } from '../scripts/uniswap-fixture.mjs'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
-import { clientsFor, deployTestToken, withGasHeadroom } from './support/contracts.js'
+import { clientsFor, deployTestToken, erc20Balance, withGasHeadroom } from './support/contracts.js'
 import { waitFor } from './support/processes.js'
-import { intentFor } from './support/intents.js'
+import { BOB, intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
 const require = createRequire(import.meta.url)
@@ -134,6 +135,35 @@ describe('a swap into a token whose chain symbol lies', () => {
       const realPf = await stack.post('/v1/tx/preflight', real)
       expect(realPf.status).toBe(200)
       expect(realPf.body.riskFactors.map((f: any) => f.id)).not.toContain('lookalike_token_symbol')
+    } finally {
+      await stack.stop()
+    }
+  }, 120_000)
+
+  it('recipientAllowlist [BOB]: the review’s 50,000 TUSD swap into the attacker’s token (minAmountOut 0) is not signed without an operator', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, recipientAllowlist: [BOB] }, env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 } })
+    await importKey(stack.dataDir, owner.privateKey)
+    await stack.start()
+    try {
+      const i = swapIntent(parseUnits('50000', 6).toString(), '0', 0)
+      const pf = await stack.post('/v1/tx/preflight', i)
+      expect(pf.body.riskFactors.map((f: any) => f.id).sort()).toEqual(['lookalike_token_symbol', 'slippage_unprotected'])
+      const poolBefore = await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, attackerPool)
+      const sent = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      expect(sent.status).toBe(403)
+      expect(sent.body.error).toBe('approval_required')
+      expect(sent.body.message).toContain(`the swap buys token ${fakeWeth.address}, which is not in the token allowlist`)
+      expect(sent.body.message).toContain('minAmountOut is 0')
+      expect(await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, attackerPool)).toBe(poolBefore)
+      // The policy rule alone (a tight minimum, a real token): still an operator's call under the recipient allowlist.
+      const tka: Asset = { kind: 'erc20', address: uni.tokenA as Address, symbol: 'TKA', decimals: 18 }
+      const probe = intentFor(WALLET, { type: 'swap_exact_in', router: uni.swapRouter02 as Address, assetIn: tusd, assetOut: tka, amountIn: '1000000', minAmountOut: '1' }, { maxGasWei: parseEther('0.05').toString(), maxSlippageBps: 100 })
+      const out = diffOf((await stack.post('/v1/tx/preflight', probe)).body.balanceDiffs, tka.address)
+      const tight = { ...probe, id: randomUUID(), action: { ...probe.action, minAmountOut: out.toString() } } as TxIntent
+      expect((await stack.post('/v1/tx/preflight', tight)).body.riskFactors).toEqual([])
+      const refused = await stack.post('/v1/tx/sign-and-send', { intent: tight })
+      expect(refused.status).toBe(403)
+      expect(refused.body.message).toContain(`the swap buys token ${tka.address}, which is not in the token allowlist`)
     } finally {
       await stack.stop()
     }

@@ -22,6 +22,8 @@ interface Row {
   counterparties: Array<[CounterpartyRole, Address]>
   tokens: Address[]
   flows: Array<Pick<TokenFlow, 'kind' | 'amount' | 'bound'> & { token: Address | null }>
+  /** Tokens taken in exchange (a swap's assetOut). */
+  acquires: Address[]
 }
 
 // One row per action type. The Record type makes a new action type without
@@ -33,6 +35,7 @@ const rows: Record<ActionType, Row> = {
     counterparties: [['recipient', RECIPIENT]],
     tokens: [USDC_BASE],
     flows: [{ kind: 'outflow', token: USDC_BASE, amount: 5000000n, bound: 'exact' }],
+    acquires: [],
   },
   transfer_native: {
     action: actions.native('7'),
@@ -40,6 +43,7 @@ const rows: Record<ActionType, Row> = {
     counterparties: [['recipient', RECIPIENT]],
     tokens: [],
     flows: [{ kind: 'outflow', token: null, amount: 7n, bound: 'exact' }],
+    acquires: [],
   },
   approve: {
     action: actions.approve('1000000'),
@@ -47,6 +51,7 @@ const rows: Record<ActionType, Row> = {
     counterparties: [['spender', ROUTER_BASE]],
     tokens: [USDC_BASE],
     flows: [{ kind: 'allowance', token: USDC_BASE, amount: 1000000n, bound: 'at_most' }],
+    acquires: [],
   },
   swap_exact_in: {
     action: actions.swapIn(),
@@ -57,6 +62,7 @@ const rows: Record<ActionType, Row> = {
     ],
     tokens: [USDC_BASE, WETH_BASE],
     flows: [{ kind: 'outflow', token: USDC_BASE, amount: 1000000n, bound: 'exact' }],
+    acquires: [WETH_BASE],
   },
   swap_exact_out: {
     action: actions.swapOut(),
@@ -67,6 +73,7 @@ const rows: Record<ActionType, Row> = {
     ],
     tokens: [USDC_BASE, WETH_BASE],
     flows: [{ kind: 'outflow', token: USDC_BASE, amount: 5000000n, bound: 'at_most' }],
+    acquires: [WETH_BASE],
   },
 }
 const table = ACTION_TYPES.map((type) => [type, rows[type]] as const)
@@ -97,6 +104,7 @@ describe.each(table)('%s spec', (type, row) => {
     expect(spec.counterparties(intent).map((c) => [c.role, c.address])).toEqual(row.counterparties)
     expect(spec.tokens(intent.action).map((t) => t.address)).toEqual(row.tokens)
     expect(spec.flows(intent.action).map((f) => ({ kind: f.kind, token: f.asset?.address ?? null, amount: f.amount, bound: f.bound }))).toEqual(row.flows)
+    expect(spec.acquires(intent.action).map((t) => t.address)).toEqual(row.acquires)
   })
 
   it('builds a transaction to its contract (or its recipient), described with every counterparty in full', () => {

@@ -49,6 +49,7 @@ export const approveSpec: ActionSpec<ApproveAction> = {
   flows: (a) => [
     { kind: 'allowance', asset: a.asset, amount: BigInt(a.amount), bound: 'at_most', field: 'action.amount', spender: a.spender },
   ],
+  acquires: () => [],
   describe: (intent) => `Approve ${intent.action.spender} to spend ${allowanceText(intent.action)} on ${chainName(intent.chain.chainId)}`,
   card: ({ action: a }) => [
     { label: 'Allow to spend', value: allowanceText(a), kind: 'amount' },

@@ -108,6 +108,12 @@ export interface ActionSpec<A extends Action> {
   tokens(action: A): Asset[]
   /** Every outflow and allowance, with its amount. */
   flows(action: A): TokenFlow[]
+  /**
+   * Tokens the wallet takes in exchange for an outflow (a swap's assetOut).
+   * What it pays goes to whoever sells them (a pool's liquidity providers),
+   * so with a recipient allowlist an unvetted one needs an operator.
+   */
+  acquires(action: A): Asset[]
   /** Plain words for the operator and the client; addresses in full. */
   describe(intent: IntentWith<A>, route?: SwapRoute): string
   /**

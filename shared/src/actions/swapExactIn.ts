@@ -31,6 +31,7 @@ export const swapExactInSpec: ActionSpec<SwapExactInAction> = {
   counterparties: swapCounterparties,
   tokens: (a) => [a.assetIn, a.assetOut],
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.amountIn), bound: 'exact', field: 'action.amountIn' }],
+  acquires: (a) => [a.assetOut],
   describe: ({ action: a, chain }, route) =>
     `Swap ${formatAssetAmount(a.amountIn, a.assetIn)} for at least ${formatAssetAmount(a.minAmountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
   card: (intent, tx) => [

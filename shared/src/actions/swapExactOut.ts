@@ -31,6 +31,7 @@ export const swapExactOutSpec: ActionSpec<SwapExactOutAction> = {
   counterparties: swapCounterparties,
   tokens: (a) => [a.assetIn, a.assetOut],
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.maxAmountIn), bound: 'at_most', field: 'action.maxAmountIn' }],
+  acquires: (a) => [a.assetOut],
   describe: ({ action: a, chain }, route) =>
     `Swap at most ${formatAssetAmount(a.maxAmountIn, a.assetIn)} for exactly ${formatAssetAmount(a.amountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
   card: (intent, tx) => [

@@ -25,6 +25,7 @@ export const transferSpec: ActionSpec<TransferAction> = {
   counterparties: (intent) => [{ role: 'recipient', address: intent.action.to, field: 'action.to' }],
   tokens: (a) => [a.asset],
   flows: (a) => [{ kind: 'outflow', asset: a.asset, amount: BigInt(a.amount), bound: 'exact', field: 'action.amount' }],
+  acquires: () => [],
   describe: (intent) =>
     `Transfer ${formatAssetAmount(intent.action.amount, intent.action.asset)} to ${intent.action.to} on ${chainName(intent.chain.chainId)}`,
   card: ({ action: a }) => [

@@ -22,6 +22,7 @@ export const transferNativeSpec: ActionSpec<TransferNativeAction> = {
   counterparties: (intent) => [{ role: 'recipient', address: intent.action.to, field: 'action.to' }],
   tokens: () => [],
   flows: (a) => [{ kind: 'outflow', asset: null, amount: BigInt(a.amount), bound: 'exact', field: 'action.amount' }],
+  acquires: () => [],
   describe: (intent) => `Transfer ${formatNative(intent.action.amount)} (native) to ${intent.action.to} on ${chainName(intent.chain.chainId)}`,
   card: ({ action: a }) => [
     { label: 'Send', value: formatNative(a.amount), kind: 'amount' },

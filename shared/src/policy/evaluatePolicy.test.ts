@@ -196,4 +196,32 @@ describe('evaluatePolicy', () => {
       expect(evaluatePolicy(capped, approveTo(ROUTER_BASE, UNLIMITED), ctx()).reasonCodes).toEqual(['approval_exceeds_max'])
     })
   })
+
+  describe('swaps under a recipient allowlist pay whoever sells the token bought', () => {
+    const FRIEND = '0x000000000000000000000000000000000000b0b0' as const
+    const swapOf = (action: ReturnType<typeof actions.swapIn>) => intent({ action })
+
+    it('the review: recipientAllowlist [BOB], no token lists: a swap into any token needs an operator (it was allowed)', () => {
+      for (const action of [actions.swapIn(), actions.swapOut()]) {
+        const d = evaluatePolicy(cfg({ recipientAllowlist: [FRIEND] }), swapOf(action), ctx({ contract: ROUTER_BASE }))
+        expect(d.decision).toBe('require_approval')
+        expect(d.reasonCodes).toEqual(['acquired_token_not_in_allowlist'])
+        expect(d.reasons[0]).toBe(`the swap buys token ${WETH_BASE}, which is not in the token allowlist; with a recipient allowlist, paying an unlisted token's sellers needs an operator's approval`)
+      }
+    })
+
+    it('a bought token in tokenAllowlist passes; without a recipient allowlist nothing changes', () => {
+      const listed = cfg({ recipientAllowlist: [FRIEND], tokenAllowlist: [USDC_BASE, upper(WETH_BASE) as `0x${string}`] })
+      expect(evaluatePolicy(listed, swapOf(actions.swapIn()), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
+      expect(evaluatePolicy(cfg(), swapOf(actions.swapIn()), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
+      // Selling into a listed token is fine; the token sold is not what the swap buys.
+      const onlyOut = cfg({ recipientAllowlist: [FRIEND], tokenAllowlist: [WETH_BASE] })
+      expect(evaluatePolicy(onlyOut, swapOf(actions.swapIn()), ctx()).reasonCodes).toEqual(['token_not_in_allowlist'])
+    })
+
+    it('transfers and approvals buy nothing: the recipient allowlist alone judges them', () => {
+      const c = cfg({ recipientAllowlist: [RECIPIENT] })
+      expect(evaluatePolicy(c, intent(), ctx({ contract: USDC_BASE })).decision).toBe('allow')
+    })
+  })
 })

@@ -1,6 +1,6 @@
 import { POLICY_VERSION } from '../constants.js'
 import { isUnlimitedApproval, specOf, VALUE_RECEIVING_ROLES, type Counterparty, type TokenFlow } from '../actions/index.js'
-import type { Address, PolicyConfig, PolicyDecision, TokenLimit, TxIntent } from '../types.js'
+import type { Address, Asset, PolicyConfig, PolicyDecision, TokenLimit, TxIntent } from '../types.js'
 import { quorumFor } from './quorum.js'
 
 export interface PolicyContext {
@@ -64,6 +64,7 @@ export function evaluatePolicy(config: PolicyConfig, intent: TxIntent, ctx: Poli
   }
   if (config.recipientAllowlist.length > 0) {
     for (const c of spec.counterparties(intent)) deny.push(...counterpartyFindings(config, c))
+    for (const t of spec.acquires(intent.action)) approve.push(...acquiredFindings(config, t))
   }
   for (const flow of flows) {
     const found = flow.asset === null ? nativeFindings(config, flow) : tokenFindings(config, flow)
@@ -116,6 +117,25 @@ function counterpartyFindings(config: PolicyConfig, c: Counterparty): Finding[] 
     return [{ code: 'recipient_not_in_allowlist', text: `spender ${c.address} is not in the recipient allowlist or the contract allowlist` }]
   }
   return [{ code: 'recipient_not_in_allowlist', text: `${c.role} ${c.address} is not in the recipient allowlist` }]
+}
+
+/**
+ * A swap pays whoever sells it the token it buys: the token's pool, whose
+ * liquidity providers anyone can be (the review's attacker seeded the only
+ * pool of a token that calls itself "WETH" and took 50,000 TUSD through a
+ * swap under recipientAllowlist [BOB]). With a recipient allowlist, value
+ * may leave only to listed parties, so buying a token the operator has not
+ * listed in tokenAllowlist needs an operator. Not a deny, as an unlisted
+ * transfer recipient is: a swap is an exchange, not a gift, and a human can
+ * judge the token by the address the card shows. A non-empty tokenAllowlist
+ * already denies unlisted tokens outright.
+ */
+function acquiredFindings(config: PolicyConfig, token: Asset): Finding[] {
+  if (listHas(config.tokenAllowlist, token.address)) return []
+  return [{
+    code: 'acquired_token_not_in_allowlist',
+    text: `the swap buys token ${token.address}, which is not in the token allowlist; with a recipient allowlist, paying an unlisted token's sellers needs an operator's approval`,
+  }]
 }
 
 /** Native value: the global cap and the approval threshold. */

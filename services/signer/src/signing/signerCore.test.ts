@@ -388,6 +388,14 @@ describe('signer core', () => {
     expect(await limited.reason(limited.core.sign(limited.params(limited.intent(), { nonce: 2 })))).toBe('signed')
   })
 
+  it('its own policy copy: a swap under recipientAllowlist into a token not in tokenAllowlist needs a token', async () => {
+    const s = setup({ policy: { recipientAllowlist: ['0x000000000000000000000000000000000000b0b0'] } })
+    const i = s.intent({ action: actions.swapIn() })
+    expect(await s.reason(s.core.sign(s.params(i)))).toBe('missing_approval_token')
+    const token = await s.grant(i)
+    expect(await s.reason(s.core.sign(s.params(i, { approvalTokenId: token })))).toBe('signed')
+  })
+
   describe('approval tokens', () => {
     it('required by policy: missing → missing_approval_token; valid → signed and consumed; replay → invalid', async () => {
       const s = setup()
