@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readProcfile } from '../scripts/procfile.mjs'
 import { bwrapArgs } from '../services/gateway/src/skills/sandbox/runSkill.js'
+import { containerfileInstructions } from './support/containerfile.js'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const systemdDir = path.join(repo, 'deploy/systemd')
@@ -437,22 +438,6 @@ function composeList(lines: string[], key: string): string[] {
   return items
 }
 
-/** Containerfile instructions with their continuation lines joined. */
-function containerfileInstructions(file: string): Array<{ op: string; args: string }> {
-  const out: Array<{ op: string; args: string }> = []
-  let pending = ''
-  for (const raw of readFileSync(file, 'utf8').split('\n')) {
-    const line = raw.trim()
-    if (pending === '' && (line === '' || line.startsWith('#'))) continue
-    if (line.startsWith('#')) continue
-    pending += (pending ? ' ' : '') + line.replace(/\\$/, '').trim()
-    if (line.endsWith('\\')) continue
-    const m = /^([A-Za-z]+)\s*(.*)$/.exec(pending)
-    if (m) out.push({ op: m[1]!.toUpperCase(), args: m[2]! })
-    pending = ''
-  }
-  return out
-}
 
 describe('container files (deploy/container)', () => {
   const compose = composeServices(path.join(containerDir, 'compose.yaml'))

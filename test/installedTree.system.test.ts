@@ -17,6 +17,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { repoRoot } from './support/processes.js'
+import { containerfileInstructions, type ContainerfileInstruction } from './support/containerfile.js'
 
 const exec = promisify(execFile)
 const OPT = '/opt/countersign'
@@ -57,32 +58,12 @@ function docsInstallScript(tree: string): string {
     .join('\n')
 }
 
-interface Instruction {
-  op: string
-  args: string
-}
-
-/** Containerfile instructions, continuation lines joined, comments dropped. */
-function containerfileInstructions(): Instruction[] {
-  const out: Instruction[] = []
-  let pending = ''
-  for (const raw of readFileSync(path.join(repoRoot, 'deploy/container/Containerfile'), 'utf8').split('\n')) {
-    const line = raw.trim()
-    if (line === '' || line.startsWith('#')) continue
-    pending += (pending ? ' ' : '') + line.replace(/\\$/, '').trim()
-    if (line.endsWith('\\')) continue
-    const m = /^([A-Za-z]+)\s*(.*)$/.exec(pending)
-    if (m) out.push({ op: m[1]!.toUpperCase(), args: m[2]! })
-    pending = ''
-  }
-  return out
-}
 
 /** The instructions of each stage, by the name `FROM … AS name` gives it. */
-function stages(): Map<string, Instruction[]> {
-  const byName = new Map<string, Instruction[]>()
-  let current: Instruction[] | null = null
-  for (const i of containerfileInstructions()) {
+function stages(): Map<string, ContainerfileInstruction[]> {
+  const byName = new Map<string, ContainerfileInstruction[]>()
+  let current: ContainerfileInstruction[] | null = null
+  for (const i of containerfileInstructions(path.join(repoRoot, 'deploy/container/Containerfile'))) {
     if (i.op === 'FROM') {
       current = []
       byName.set(/\bAS\s+(\S+)$/i.exec(i.args)?.[1] ?? `stage${byName.size}`, current)
@@ -110,7 +91,7 @@ function workspacesWithBins(): string[] {
  * (WORKDIR /opt/countersign), taking /src to be this checkout: a directory's
  * contents go into the destination, a file into it when it ends in '/'.
  */
-function containerInstall(runtime: Instruction[], tree: string): void {
+function containerInstall(runtime: ContainerfileInstruction[], tree: string): void {
   const workdir = runtime.filter((i) => i.op === 'WORKDIR').at(-1)?.args
   expect(workdir).toBe(OPT)
   for (const i of runtime.filter((x) => x.op === 'COPY')) {
