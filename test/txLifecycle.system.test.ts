@@ -209,4 +209,22 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       await auto.stop()
     }
   })
+
+  it('a retry after the deadline of a transaction signed before it and never mined: 403 saying it is not sent again (and why), not a broadcast after the deadline', async () => {
+    await rpc(chain.rpcUrl, 'evm_setAutomine', [false])
+    try {
+      const late = intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: '4444441' }, { maxGasWei: parseEther('0.01').toString(), deadlineOffset: 2 })
+      const first = await stack.post('/v1/tx/sign-and-send', { intent: late })
+      expect(first.status).toBe(200)
+      await sleep(3_000)
+      const retry = await stack.post('/v1/tx/sign-and-send', { intent: late })
+      expect(retry.status).toBe(403)
+      expect(retry.body.error).toBe('policy_denied')
+      expect(retry.body.reasons.join(' ')).toMatch(new RegExp(`has passed: transaction ${first.body.txHash} \\(nonce \\d+\\), signed before it and not mined, is not sent again`))
+      // The node still holds it (as the answer says); taken out so the chain is left as it was.
+      await rpc(chain.rpcUrl, 'anvil_dropTransaction', [first.body.txHash])
+    } finally {
+      await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
+    }
+  })
 })

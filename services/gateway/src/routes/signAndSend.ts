@@ -5,6 +5,7 @@ import {
   specOf,
   txFiguresProblem,
   gasCostPolicyProblem,
+  isWithinDeadline,
   VALUE_RECEIVING_ROLES,
   type AuditLog,
   type Clock,
@@ -148,6 +149,11 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
       }
       const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
+      if (fate === 'open' && !isWithinDeadline(intent.constraints.deadline, clock())) {
+        // Signed before the deadline, never mined: sending it again now would act after it.
+        await denied(intent, 'deadline_passed', { txHash: prior.txHash, nonce: prior.nonce, deadline: intent.constraints.deadline })
+        return reply.code(403).send(policyDeniedBody([notSentAfterDeadline(intent, prior)]))
+      }
       if (fate !== 'dead') {
         return queue.run(intent.chain.chainId, intent.wallet.address, () =>
           broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }, req.phases),
@@ -185,7 +191,12 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         if (meanwhile.txRequestHash !== built.txRequestHash) {
           throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
         }
-        if ((await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)) !== 'dead') {
+        const fate = await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)
+        if (fate === 'open' && !isWithinDeadline(intent.constraints.deadline, clock())) {
+          await denied(intent, 'deadline_passed', { txHash: meanwhile.txHash, nonce: meanwhile.nonce, deadline: intent.constraints.deadline })
+          return reply.code(403).send(policyDeniedBody([notSentAfterDeadline(intent, meanwhile)]))
+        }
+        if (fate !== 'dead') {
           return broadcastAndRecord(intent, meanwhile.txRequestHash, { signedTx: meanwhile.signedTx as Hex, txHash: meanwhile.txHash as Hex, nonce: meanwhile.nonce }, req.phases)
         }
       }
@@ -285,6 +296,12 @@ function replacementRefusal(err: unknown, dead: { txHash: Hex; nonce: number }):
   if (code !== 'invalid_approval_token' && code !== 'approval_required') return null
   const message = `${replacementReason(dead)}. Signing it again needs a new approval: call POST /v1/tx/approve-request with the same intent, then sign-and-send with its approvalTokenId (the signer said: ${err.body.message ?? code})`
   return new HttpError(403, { ...err.body, message })
+}
+
+/** Why a retry after the deadline gets no broadcast of the transaction signed before it; honest that the node may still hold it. */
+function notSentAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number }): string {
+  const { deadline } = intent.constraints
+  return `deadline ${deadline} (${new Date(deadline * 1000).toISOString()}) has passed: transaction ${sent.txHash} (nonce ${sent.nonce}), signed before it and not mined, is not sent again; a node that still holds it may yet mine it`
 }
 
 function sentRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, broadcastOk: boolean) {
