@@ -82,6 +82,19 @@ describe('the approval card', () => {
     expect(renderCard(s).lines.filter((l) => l.value === AGGREGATOR_ROUTER)).toEqual([])
   })
 
+  it('a lookalike token found by preflight is a red line that asks twice, whatever the score (a green 30 included)', () => {
+    const detail = `token ${USDC_BASE} reports the symbol WETH, but WETH on chain 8453 is 0x4200000000000000000000000000000000000006: a lookalike token`
+    const preflight = { ...noPreflight(), riskScore: 30, riskFactors: [{ id: 'lookalike_token_symbol', weight: 30, detail }] }
+    const card = renderCard(summarise(params(makeIntent({ action: actions.swapIn() }), { preflight }), routers))
+    expect(card.tone).toBe('red')
+    expect(card.confirm).toBe(true)
+    expect(card.alerts).toEqual([`Lookalike token: ${detail}. Check the token addresses above before approving.`])
+    expect(cardText(card, { requestId: 'r1' }).join('\n')).toContain('!!! Lookalike token')
+    // Other factors stay points of risk.
+    const other = { ...noPreflight(), riskScore: 30, riskFactors: [{ id: 'new_recipient', weight: 30, detail: 'first transfer to this recipient' }] }
+    expect(renderCard(summarise(params(makeIntent({ action: actions.swapIn() }), { preflight: other }), routers))).toMatchObject({ tone: 'green', confirm: false, alerts: [] })
+  })
+
   it('risk colours: green up to 30, amber up to 60, red above (asks twice)', () => {
     const at = (riskScore: number) => renderCard(summarise(params(makeIntent({ action: actions.native('1') }), { preflight: { ...noPreflight(), riskScore } }), routers))
     expect([at(30).tone, at(31).tone, at(60).tone, at(61).tone]).toEqual(['green', 'amber', 'amber', 'red'])

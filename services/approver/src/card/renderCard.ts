@@ -25,7 +25,7 @@ export interface ApprovalCard {
   title: string
   riskScore: number
   tone: Tone
-  /** Red lines: what must stop the operator before approving (a client's token claims the chain contradicts). */
+  /** Red lines: what must stop the operator before approving (a client's token claims the chain contradicts, a lookalike token). */
   alerts: string[]
   lines: CardLine[]
   lists: CardList[]
@@ -36,9 +36,26 @@ export interface ApprovalCard {
 /** DESIGN: risk is green up to 30, amber up to 60, red above. */
 export const toneOf = (score: number): Tone => (score <= 30 ? 'green' : score <= 60 ? 'amber' : 'red')
 
+/**
+ * Preflight findings that are red lines, not just points of risk: a token that
+ * reports a well-known symbol (WETH, USDC, …) from another address is exactly
+ * what an operator skimming "Buy at least 0.3 WETH" would miss, whatever the
+ * score. The finding comes from the gateway's preflight, like the token facts
+ * the mismatch alerts rest on.
+ */
+const ALERTING_FACTORS: ReadonlyMap<string, (detail: string) => string> = new Map([
+  ['lookalike_token_symbol', (detail: string) => `Lookalike token: ${detail}. Check the token addresses above before approving.`],
+])
+
 /** `quorum`: the votes so far ("1 of 2 approvals (alice); …") when the request needs several named operators. */
 export function renderCard(s: ApprovalSummary, quorum: string | null = null): ApprovalCard {
-  const alerts = s.tokenMismatches.map((m) => `Token mismatch: ${m}. The amounts above use the chain's symbol and decimals.`)
+  const alerts = [
+    ...s.tokenMismatches.map((m) => `Token mismatch: ${m}. The amounts above use the chain's symbol and decimals.`),
+    ...s.riskFactors.flatMap((f) => {
+      const alert = ALERTING_FACTORS.get(f.id)
+      return alert ? [alert(f.detail)] : []
+    }),
+  ]
   const tone: Tone = alerts.length > 0 ? 'red' : toneOf(s.riskScore)
   const lines: CardLine[] = [
     { label: 'Chain', value: `${s.chain} (${s.chainId})`, kind: 'text' },
