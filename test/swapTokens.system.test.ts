@@ -1,5 +1,5 @@
 // A hostile token whose symbol() says "WETH", in a 0.3% pool the attacker
-// seeded (from the swap review, /tmp/review-swap test 1 and 2): the approval
+// seeded (the two attacks of the swap review): the approval
 // card names both swap tokens by address and the preflight scores the
 // lookalike symbol, which needs an operator; the fixture's own WETH (the
 // WETH9 of the configured router) is not flagged on the dev chain.
