@@ -86,6 +86,13 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
 
   const { fateOf } = opts.fates
 
+  /** A transaction signed before the deadline and never mined is not sent again after it: sending it now would act after the deadline. */
+  async function refuseAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number }, fate: string): Promise<void> {
+    if (fate !== 'open' || isWithinDeadline(intent.constraints.deadline, clock())) return
+    await denied(intent, 'deadline_passed', { txHash: sent.txHash, nonce: sent.nonce, deadline: intent.constraints.deadline })
+    throw new HttpError(403, policyDeniedBody([notSentAfterDeadline(intent, sent)]))
+  }
+
   /**
    * The nonce for a new transaction: the planned one (NonceBook), unless the
    * node's pending count is below it and our transaction at that count is
@@ -149,11 +156,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
       }
       const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
-      if (fate === 'open' && !isWithinDeadline(intent.constraints.deadline, clock())) {
-        // Signed before the deadline, never mined: sending it again now would act after it.
-        await denied(intent, 'deadline_passed', { txHash: prior.txHash, nonce: prior.nonce, deadline: intent.constraints.deadline })
-        return reply.code(403).send(policyDeniedBody([notSentAfterDeadline(intent, prior)]))
-      }
+      await refuseAfterDeadline(intent, prior, fate)
       if (fate !== 'dead') {
         return queue.run(intent.chain.chainId, intent.wallet.address, () =>
           broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }, req.phases),
@@ -192,10 +195,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
           throw new HttpError(409, simpleErrorBody('intent_conflict', `intent ${intent.id} was already signed for a different transaction`))
         }
         const fate = await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)
-        if (fate === 'open' && !isWithinDeadline(intent.constraints.deadline, clock())) {
-          await denied(intent, 'deadline_passed', { txHash: meanwhile.txHash, nonce: meanwhile.nonce, deadline: intent.constraints.deadline })
-          return reply.code(403).send(policyDeniedBody([notSentAfterDeadline(intent, meanwhile)]))
-        }
+        await refuseAfterDeadline(intent, meanwhile, fate)
         if (fate !== 'dead') {
           return broadcastAndRecord(intent, meanwhile.txRequestHash, { signedTx: meanwhile.signedTx as Hex, txHash: meanwhile.txHash as Hex, nonce: meanwhile.nonce }, req.phases)
         }
