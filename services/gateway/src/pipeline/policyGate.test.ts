@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { PolicyDecision, RiskFactor } from '@countersign/shared'
-import { requireApprovalForRisk } from './policyGate.js'
+import { applyPreflightRules, requireApprovalForRisk } from './policyGate.js'
 
 const decision = (d: PolicyDecision['decision'], reasons: string[] = [], reasonCodes: string[] = []): PolicyDecision => ({ decision: d, reasons, reasonCodes, policyVersion: '1' })
 const lookalike: RiskFactor = { id: 'lookalike_token_symbol', weight: 30, detail: 'token 0x5F… reports the symbol WETH' }
@@ -22,5 +22,17 @@ describe('requireApprovalForRisk', () => {
     const d = requireApprovalForRisk(decision('require_approval', ['threshold'], ['t']), [lookalike])
     expect(d.reasons).toEqual(['threshold', 'token 0x5F… reports the symbol WETH; approval required'])
     expect(d.reasonCodes).toEqual(['t', 'lookalike_token_symbol'])
+  })
+})
+
+describe('applyPreflightRules', () => {
+  it('requires approval when nothing was simulated, and adds the risk factors that need an operator', () => {
+    const d = applyPreflightRules(decision('allow'), { simulationSuccess: null, riskFactors: [lookalike] })
+    expect(d.decision).toBe('require_approval')
+    expect(d.reasonCodes).toEqual(['simulation_unavailable', 'lookalike_token_symbol'])
+  })
+  it('leaves an allow with a simulation and no such factor alone, and a deny a deny', () => {
+    expect(applyPreflightRules(decision('allow'), { simulationSuccess: true, riskFactors: [gas] })).toEqual(decision('allow'))
+    expect(applyPreflightRules(decision('deny', ['no'], ['x']), { simulationSuccess: null, riskFactors: [lookalike] })).toEqual(decision('deny', ['no'], ['x']))
   })
 })

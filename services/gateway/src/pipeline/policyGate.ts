@@ -97,3 +97,12 @@ export function requireApprovalForRisk(decision: PolicyDecision, riskFactors: Ri
     reasonCodes: [...base.reasonCodes, ...needed.map((f) => f.id)],
   }
 }
+
+/**
+ * The rules only the gateway can apply, as it alone simulates: the same in
+ * approve-request and sign-and-send, so that an intent needs an operator at
+ * sign time whenever it needed one when it was presented.
+ */
+export function applyPreflightRules(decision: PolicyDecision, findings: { simulationSuccess: boolean | null; riskFactors: RiskFactor[] }): PolicyDecision {
+  return requireApprovalForRisk(requireApprovalWithoutSimulation(decision, findings.simulationSuccess), findings.riskFactors)
+}

@@ -26,7 +26,7 @@ import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { ApproverAnswerError } from '../approvals/checkedApprover.js'
 import { settleAll } from '../pipeline/settleAll.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import { requireApprovalForRisk, requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
+import { applyPreflightRules, type PolicyGate } from '../pipeline/policyGate.js'
 import type { ApprovalWaiters, ApproverCaller } from '../approvals/approvalWaiters.js'
 import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
@@ -198,7 +198,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // audit.db, and its durable commit, later in the same -wal file, makes
     // them durable too (bench/RESULTS.md, 2026-11-24).
     const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
-    const decision = requireApprovalForRisk(requireApprovalWithoutSimulation(gate.decision, preflight.simulationSuccess), preflight.riskFactors)
+    const decision = applyPreflightRules(gate.decision, preflight)
     const created = audit.appendOrdered({
       intentId: intent.id,
       event: 'approve_request_created',

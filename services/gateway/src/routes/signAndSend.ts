@@ -28,7 +28,7 @@ import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { settleAll } from '../pipeline/settleAll.js'
 import type { PhaseTimer } from '../serverTiming.js'
 import type { IntentBuilder } from '../pipeline/intentBuilder.js'
-import { requireApprovalForRisk, requireApprovalWithoutSimulation, type PolicyGate } from '../pipeline/policyGate.js'
+import { applyPreflightRules, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
 import { signerFailure } from '../pipeline/signerErrors.js'
@@ -173,7 +173,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     const gate = policyGate.decide(intent, { contract: built.contract, riskScore: risk.riskScore })
     const policyAudited = gate.audited
     policyAudited.catch(() => undefined) // awaited below on every path; this only keeps an early failure from being "unhandled"
-    const decision = requireApprovalForRisk(requireApprovalWithoutSimulation(gate.decision, risk.simulationSuccess), risk.riskFactors)
+    const decision = applyPreflightRules(gate.decision, risk)
     if (decision.decision === 'deny') {
       await settleAll([policyAudited, denied(intent, 'policy_deny', { reasons: decision.reasons, reasonCodes: decision.reasonCodes, riskScore: risk.riskScore })])
       return reply.code(403).send(policyDeniedBody(decision.reasons))
