@@ -56,7 +56,7 @@ export const preflightOutput = {
 
 export const intentStatusOutput = {
   intentId: z.string(),
-  found: z.boolean().describe('Whether countersign recorded a transaction for this intent in its history.'),
+  found: z.boolean().describe('Whether countersign recorded a transaction for this intent (among the last 100 history events).'),
   txHash: z.string().optional(),
   broadcast: z.boolean().optional().describe('false: signed, but the node did not take it.'),
   state: z.enum(['pending', 'mined']).optional(),

@@ -193,20 +193,18 @@ export class CountersignClient {
     return this.request('POST', `/v1/approvals/${encodeURIComponent(requestId)}/decide`, { approved }, { ...o, operator: true })
   }
 
-  /** Newest first; `intentId` asks for the events of that intent alone. */
-  history(o: CallOptions & { limit?: number; intentId?: string } = {}): Promise<HistoryResult> {
-    return this.request('GET', `/v1/approvals/history${query({ limit: o.limit, intentId: o.intentId })}`, undefined, o)
+  history(o: CallOptions & { limit?: number } = {}): Promise<HistoryResult> {
+    return this.request('GET', `/v1/approvals/history${query({ limit: o.limit })}`, undefined, o)
   }
 
   /**
    * The transaction sign-and-send sent for an intent, from its newest
-   * tx_broadcast (or broadcast_failed) event among the intent's own events
-   * in the history; undefined when none is there (not sent yet, or still
-   * being sent). The events are checked for the intent here too: a service
-   * that does not filter by intent shows its last 100 events of any intent.
+   * tx_broadcast (or broadcast_failed) event among the last 100 of the
+   * history; undefined when none is there (not sent yet, still being sent,
+   * or older than those 100 events).
    */
   async findSent(intentId: string, o?: CallOptions): Promise<{ txHash: string; broadcast: boolean; timestamp: number } | undefined> {
-    const { events } = await this.history({ ...o, limit: HISTORY_MAX, intentId })
+    const { events } = await this.history({ ...o, limit: HISTORY_MAX })
     const found = (Array.isArray(events) ? events : []).find((e) => e?.intentId === intentId && (e.event === 'tx_broadcast' || e.event === 'broadcast_failed'))
     const txHash = found?.data?.txHash
     if (!found || typeof txHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) return undefined
@@ -260,7 +258,7 @@ export class CountersignClient {
   }
 }
 
-function query(params: Record<string, number | string | undefined>): string {
-  const entries = Object.entries(params).filter((e): e is [string, number | string] => e[1] !== undefined)
+function query(params: Record<string, number | undefined>): string {
+  const entries = Object.entries(params).filter((e): e is [string, number] => e[1] !== undefined)
   return entries.length ? '?' + new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString() : ''
 }

@@ -67,7 +67,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
     {
       title: 'What was sent for an intent',
       description:
-        'Whether countersign sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. Looks up the intent\'s own events in countersign\'s history; "not found" means nothing was sent yet or it is still being sent.',
+        'Whether countersign sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. Looks at the last 100 events of countersign\'s history; "not found" means nothing was sent yet, it is still being sent, or it is older than those events.',
       inputSchema: { intentId: z.string().uuid('an intent id: a UUID').describe('The intent id (a UUID) from a send tool\'s result.') },
       outputSchema: intentStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
@@ -76,7 +76,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
       try {
         const sent = await ctx.client.findSent(args.intentId)
         if (!sent) {
-          const text = `No transaction recorded for intent ${args.intentId} in countersign's history: nothing was sent yet, or it is still being sent (check again in a minute).`
+          const text = `No transaction recorded for intent ${args.intentId} in countersign's last 100 history events: nothing was sent yet, it is still being sent (check again in a minute), or it is older than those events.`
           return ok(text, { intentId: args.intentId, found: false })
         }
         if (!sent.broadcast) return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was signed but the node did not take it (not broadcast).`, { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: false })

@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditLog, type Clock } from '@countersign/shared'
-import { clampHistoryLimit, historyListOptions } from '@countersign/shared/http/historyQuery'
 import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, originNotAllowedBody, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
@@ -55,6 +54,12 @@ export const WS_UNAUTHORISED = 4401
 /** RFC 6455 1011: the server met a condition that kept it from serving the feed. */
 export const WS_INTERNAL_ERROR = 1011
 
+export function clampHistoryLimit(raw: unknown): number {
+  if (typeof raw !== 'string' || raw.trim() === '') return 20
+  const n = Number(raw)
+  return Number.isFinite(n) ? Math.min(100, Math.max(1, Math.trunc(n))) : 20
+}
+
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
   const { service, audit, clock } = deps
   // null: SERVICE_OPERATOR_AUTH=off, anyone may decide.
@@ -93,7 +98,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   )
 
   app.get('/v1/approvals/history', { schema: historyRouteSchema }, async (req) => ({
-    events: audit.list({ ...historyListOptions(req.query), malformed: 'show' }),
+    events: audit.list({ limit: clampHistoryLimit(req.query.limit), malformed: 'show' }),
   }))
 
   // Delivery status for the dashboard: event kinds, attempts, errors; never a body or the secret.
