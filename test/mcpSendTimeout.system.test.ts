@@ -17,6 +17,7 @@ import { parseEther, type Address } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken, erc20Balance } from './support/contracts.js'
 import { repoRoot, waitFor } from './support/processes.js'
+import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -170,5 +171,17 @@ describe('sign-and-send answered after the MCP server stopped waiting', () => {
     expect(status.isError, status.text).toBeFalsy()
     expect(status.structured).toMatchObject({ intentId, found: true, broadcast: true, txHash: [...txHashes][0], state: 'mined', status: 'success' })
     expect(status.text).toContain('Do not send this payment again')
+
+    // A busy service: more than a history page (100 events) of other intents after it. It is still found.
+    for (let n = 0; n < 60; n++) {
+      expect((await stack.post('/v1/tx/build', intentFor(WALLET, { type: 'transfer_native', to: DAVE, amount: '1' }))).status).toBe(200)
+    }
+    const newest = (await stack.get('/v1/approvals/history?limit=100')).body.events as Array<{ intentId: string }>
+    expect(newest.some((e) => e.intentId === intentId)).toBe(false)
+    const later = await call('countersign_intent_status', { intentId })
+    expect(later.structured).toMatchObject({ intentId, found: true, broadcast: true, txHash: [...txHashes][0], state: 'mined' })
+    const unknown = await call('countersign_intent_status', { intentId: '2b0c9a4e-6f3d-4c1a-9e8b-7d5f3a2c1b0e' })
+    expect(unknown.structured).toEqual({ intentId: '2b0c9a4e-6f3d-4c1a-9e8b-7d5f3a2c1b0e', found: false })
+    expect(unknown.text).toMatch(/^No transaction was signed for intent/)
   }, 90_000)
 })

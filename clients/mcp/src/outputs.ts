@@ -56,9 +56,9 @@ export const preflightOutput = {
 
 export const intentStatusOutput = {
   intentId: z.string(),
-  found: z.boolean().describe('Whether countersign recorded a transaction for this intent (among the last 100 history events).'),
+  found: z.boolean().describe('Whether countersign signed a transaction for this intent.'),
   txHash: z.string().optional(),
-  broadcast: z.boolean().optional().describe('false: signed, but the node did not take it.'),
+  broadcast: z.boolean().optional().describe('false: signed, but countersign has no word that the node took it (being sent, or refused).'),
   state: z.enum(['pending', 'mined']).optional(),
   status: z.enum(['success', 'reverted']).optional(),
   blockNumber: z.number().int().optional(),

@@ -9,6 +9,7 @@ import type {
   DecideResult,
   HealthResult,
   HistoryResult,
+  IntentTransaction,
   PendingApproval,
   PendingList,
   PreflightResult,
@@ -24,7 +25,7 @@ import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
 import { readAtMost } from '@countersign/shared/http/readAtMost'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
 import { NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
-import { anyArray, anyObject, approvalShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
+import { anyArray, anyObject, approvalShape, intentTxShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
 /** Calls that do not wait for a human answer well within this. */
@@ -35,8 +36,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
  * sign-and-send given up on may still have been carried out.
  */
 export const DEFAULT_SEND_TIMEOUT_MS = 120_000
-/** The most history events the service returns in one answer. */
-const HISTORY_MAX = 100
 /** The largest answer read: every answer of the service is far smaller (history's 100 events, a skill's output). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 /** setTimeout's largest delay; a longer one fires at once. */
@@ -198,17 +197,18 @@ export class CountersignClient {
   }
 
   /**
-   * The transaction sign-and-send sent for an intent, from its newest
-   * tx_broadcast (or broadcast_failed) event among the last 100 of the
-   * history; undefined when none is there (not sent yet, still being sent,
-   * or older than those 100 events).
+   * The transaction countersign signed for an intent, by the intent's id
+   * (GET /v1/intents/:intentId/tx, not in SPEC); undefined when nothing was
+   * signed for it (not sent yet, refused, or still at the signer). What to
+   * ask after a sign-and-send that got no clear answer.
    */
-  async findSent(intentId: string, o?: CallOptions): Promise<{ txHash: string; broadcast: boolean; timestamp: number } | undefined> {
-    const { events } = await this.history({ ...o, limit: HISTORY_MAX })
-    const found = (Array.isArray(events) ? events : []).find((e) => e?.intentId === intentId && (e.event === 'tx_broadcast' || e.event === 'broadcast_failed'))
-    const txHash = found?.data?.txHash
-    if (!found || typeof txHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(txHash)) return undefined
-    return { txHash, broadcast: found.event === 'tx_broadcast', timestamp: found.timestamp }
+  async findSent(intentId: string, o?: CallOptions): Promise<IntentTransaction | undefined> {
+    try {
+      return await this.request('GET', `/v1/intents/${encodeURIComponent(intentId)}/tx`, undefined, { ...o, check: intentTxShape })
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined
+      throw err
+    }
   }
 
   registerSkill(manifest: Record<string, unknown>, o?: CallOptions): Promise<SkillRegistered> {

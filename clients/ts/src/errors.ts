@@ -344,14 +344,14 @@ export class SentButUnconfirmedError extends CountersignError {
  * broadcast. Do not send a new intent for this payment, which would pay a
  * second time. Send this same intent again (the gateway answers a repeat with
  * the transaction it already sent, if any), or look the intent up:
- * client.findSent(intentId) reads its tx_broadcast event from the history.
+ * client.findSent(intentId) answers the transaction signed for it, if any.
  */
 export class SendOutcomeUnknownError extends CountersignError {
   override name = 'SendOutcomeUnknownError'
   constructor(readonly intentId: string, readonly chainId: number, readonly attempts: number, readonly firstFailure: unknown, readonly lastFailure: unknown) {
     super(0, {
       error: 'send_outcome_unknown',
-      message: `sign-and-send of intent ${intentId} on chain ${chainId} got no clear answer in ${attempts} attempts (first: ${messageOf(firstFailure)}; last: ${messageOf(lastFailure)}). The transaction may have been signed and broadcast: do not send a new intent for this payment; send this same intent again, which returns the transaction already sent if there is one, or look for the intent's tx_broadcast event in the history (findSent)`,
+      message: `sign-and-send of intent ${intentId} on chain ${chainId} got no clear answer in ${attempts} attempts (first: ${messageOf(firstFailure)}; last: ${messageOf(lastFailure)}). The transaction may have been signed and broadcast: do not send a new intent for this payment; send this same intent again, which returns the transaction already sent if there is one, or ask what was signed for it (findSent, GET /v1/intents/${intentId}/tx)`,
       intentId,
       chainId,
       attempts,

@@ -21,6 +21,7 @@ export type {
   DecideResult,
   HealthResult,
   HistoryResult,
+  IntentTransaction,
   PendingApproval,
   PendingList,
   PreflightResult,

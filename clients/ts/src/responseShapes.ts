@@ -34,6 +34,8 @@ export const approvalShape = fields({ intentId: str, approved: bool, description
 
 export const signAndSendShape = fields({ intentId: str, broadcast: bool, txHash: hash })
 
+export const intentTxShape = fields({ intentId: str, txHash: hash, broadcast: bool, chainId: num })
+
 export const receiptShape = fields({ txHash: hash, status: (x) => x === 'success' || x === 'reverted', blockNumber: (x) => Number.isSafeInteger(x), gasUsed: digits, chainId: num })
 
 export const pendingListShape: ShapeCheck = (v) => {

@@ -28,6 +28,7 @@ import { buildRoutes } from './routes/build.js'
 import { chainReadRoutes } from './routes/chainReads.js'
 import { healthRoutes } from './routes/health.js'
 import { historyRoutes } from './routes/history.js'
+import { intentTxRoutes } from './routes/intentTx.js'
 import { signAndSendRoutes, type SignerCaller } from './routes/signAndSend.js'
 import { skillRoutes } from './routes/skills.js'
 import type { SkillRegistry } from './skills/registry.js'
@@ -241,6 +242,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(preflightRoutes, { buildIntent, chains, simulate, record: recordPreflight })
   await app.register(chainReadRoutes, { chains })
   await app.register(historyRoutes, { audit: deps.audit })
+  await app.register(intentTxRoutes, { sentTxs: deps.sentTxs })
   await app.register(skillRoutes, {
     audit: deps.audit,
     registry: deps.skills.registry,

@@ -19,6 +19,7 @@ import type { SecurityRequirements } from '@countersign/shared/http/schemaParts'
 import { approveRequestRouteSchema } from './routes/approveRequest.js'
 import { buildRouteSchema } from './routes/build.js'
 import { balanceRouteSchema, receiptRouteSchema } from './routes/chainReads.js'
+import { intentTxRouteSchema } from './routes/intentTx.js'
 import { policyDecisionSchema } from './routes/contractParts.js'
 import { healthRouteSchema } from './routes/health.js'
 import { preflightRouteSchema } from './routes/preflight.js'
@@ -58,6 +59,7 @@ export const documentedRoutes: ReadonlyArray<{ method: Method; path: string; sch
   { method: 'post', path: '/v1/tx/approve-request', schema: approveRequestRouteSchema },
   { method: 'post', path: '/v1/tx/sign-and-send', schema: signAndSendRouteSchema },
   { method: 'get', path: '/v1/tx/{hash}', schema: receiptRouteSchema },
+  { method: 'get', path: '/v1/intents/{intentId}/tx', schema: intentTxRouteSchema },
   { method: 'get', path: '/v1/balance/{token}/{account}', schema: balanceRouteSchema },
   { method: 'get', path: '/v1/approvals/pending', schema: pendingRouteSchema },
   { method: 'post', path: '/v1/approvals/{requestId}/decide', schema: decideRouteSchema },

@@ -70,6 +70,17 @@ export interface SignAndSendResult {
   broadcastError: string | null
 }
 
+/** GET /v1/intents/:intentId/tx (not in SPEC): the transaction signed for an intent. */
+export interface IntentTransaction {
+  intentId: string
+  chainId: number
+  wallet: Address
+  nonce: number
+  txHash: Hex
+  /** The node accepted it when countersign last sent it; false while it is being sent or when the node refused it. */
+  broadcast: boolean
+}
+
 /** GET /v1/tx/:hash */
 export interface Receipt {
   txHash: Hex

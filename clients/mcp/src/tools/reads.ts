@@ -67,7 +67,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
     {
       title: 'What was sent for an intent',
       description:
-        'Whether countersign sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. Looks at the last 100 events of countersign\'s history; "not found" means nothing was sent yet, it is still being sent, or it is older than those events.',
+        'Whether countersign signed and sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. "Not found" means nothing was signed for it: not sent yet, refused, or still being signed.',
       inputSchema: { intentId: z.string().uuid('an intent id: a UUID').describe('The intent id (a UUID) from a send tool\'s result.') },
       outputSchema: intentStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
@@ -76,20 +76,22 @@ export const registerReads: RegisterTool = (server, ctx) => {
       try {
         const sent = await ctx.client.findSent(args.intentId)
         if (!sent) {
-          const text = `No transaction recorded for intent ${args.intentId} in countersign's last 100 history events: nothing was sent yet, it is still being sent (check again in a minute), or it is older than those events.`
+          const text = `No transaction was signed for intent ${args.intentId}: it was not sent yet, was refused, or is still being signed (check again in a minute).`
           return ok(text, { intentId: args.intentId, found: false })
         }
-        if (!sent.broadcast) return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was signed but the node did not take it (not broadcast).`, { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: false })
-        const s = await ctx.client.txStatus(sent.txHash)
-        const where = s.state === 'mined' ? `mined: ${s.receipt.status} in block ${s.receipt.blockNumber}` : 'broadcast, not mined yet (pending)'
-        return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent; ${where}. Do not send this payment again.`, {
-          intentId: args.intentId,
-          found: true,
-          txHash: sent.txHash,
-          broadcast: true,
-          state: s.state,
-          ...(s.state === 'mined' ? { status: s.receipt.status, blockNumber: s.receipt.blockNumber } : {}),
-        })
+        const s = await ctx.client.txStatus(sent.txHash, { chainId: sent.chainId })
+        const mined = s.state === 'mined' ? { status: s.receipt.status, blockNumber: s.receipt.blockNumber } : {}
+        const facts = { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: sent.broadcast, state: s.state, ...mined }
+        if (s.state === 'mined') {
+          return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent and mined: ${s.receipt.status} in block ${s.receipt.blockNumber}. Do not send this payment again.`, facts)
+        }
+        if (!sent.broadcast) {
+          return ok(
+            `Intent ${args.intentId}: transaction ${sent.txHash} was signed, but countersign has no word that the node took it (it is being sent, or the node refused it), and it is not mined. Sending the same intent again sends this same transaction; do not send this payment as a new request.`,
+            facts,
+          )
+        }
+        return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent; not mined yet (pending). Do not send this payment again.`, facts)
       } catch (err) {
         return failed(err)
       }

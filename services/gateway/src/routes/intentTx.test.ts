@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { WALLET } from '@countersign/shared/testing/intents'
+import { makeTestGateway } from '../app.testkit.js'
+import { createSentTxs } from '../store/sentTxs.js'
+
+type Gw = Awaited<ReturnType<typeof makeTestGateway>>
+let gw: Gw | undefined
+afterEach(async () => {
+  await gw?.close()
+  gw = undefined
+})
+
+const TX_HASH = `0x${'ab'.repeat(32)}`
+
+describe('GET /v1/intents/:intentId/tx', () => {
+  it('answers the transaction signed for the intent, by its id alone, without the signed bytes', async () => {
+    gw = await makeTestGateway()
+    const intentId = randomUUID()
+    createSentTxs(gw.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8aa', broadcastOk: true }, gw.clock())
+    const res = await gw.app.inject({ method: 'GET', url: `/v1/intents/${intentId}/tx` })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ intentId, chainId: 8453, wallet: WALLET, nonce: 7, txHash: TX_HASH, broadcast: true })
+  })
+
+  it('is 404 not_found for an intent nothing was signed for, and 400 in the validation shape for an id that is not a UUID', async () => {
+    gw = await makeTestGateway()
+    const unknown = randomUUID()
+    const res = await gw.app.inject({ method: 'GET', url: `/v1/intents/${unknown}/tx` })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'not_found', message: expect.stringContaining(`no signed transaction for intent ${unknown}`) })
+    const bad = await gw.app.inject({ method: 'GET', url: '/v1/intents/not-a-uuid/tx' })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringContaining('params/intentId') })
+  })
+})
