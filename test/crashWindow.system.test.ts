@@ -45,14 +45,31 @@ async function minedFromWallet(): Promise<MinedTx[]> {
 const nonceOf = (tag: 'latest' | 'pending') => rpc<string>(chain.rpcUrl, 'eth_getTransactionCount', [WALLET, tag]).then(Number)
 const receiptOf = (hash: string) => rpc<{ status: string } | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash])
 
-/** sign-and-send until it answers 200 with the transaction broadcast (a restarted signer may still be unlocking, a killed gateway not listening yet). */
+/**
+ * sign-and-send until it answers 200 with the transaction broadcast (a restarted signer may still be unlocking, a
+ * killed gateway not listening yet). An intent whose stored signature was lost to another transaction at its nonce
+ * is signed again only once that transaction's block is safe (anvil counts 32 blocks back: mined here) and with an
+ * operator's approval (the approver runs in auto mode here), as any client would go on.
+ */
 async function sendUntilBroadcast(i: TxIntent): Promise<{ txHash: Hex }> {
+  let approvalTokenId: string | undefined
   return waitFor(
     async () => {
       let r: { status: number; body: any }
       try {
-        r = await stack.post('/v1/tx/sign-and-send', { intent: i })
-      } catch {
+        r = await stack.post('/v1/tx/sign-and-send', { intent: i, ...(approvalTokenId ? { approvalTokenId } : {}) })
+        if (r.status === 502 && String(r.body.message).includes('does not count as safe yet')) {
+          await rpc(chain.rpcUrl, 'anvil_mine', ['0x20'])
+          return null
+        }
+        if (r.status === 403 && r.body.error === 'approval_required') {
+          const approved = await stack.post('/v1/tx/approve-request', i)
+          if (approved.status === 200 && approved.body.approvalTokenId) approvalTokenId = approved.body.approvalTokenId
+          else if (approved.status !== 503) throw new Error(`approve-request: unexpected ${approved.status}: ${JSON.stringify(approved.body)}`)
+          return null
+        }
+      } catch (err) {
+        if (err instanceof Error && err.message.startsWith('approve-request:')) throw err
         return null // no answer: the gateway was killed under this request, or is not back yet
       }
       if (r.status === 200 && r.body.broadcast === true) return r.body as { txHash: Hex }
@@ -109,9 +126,11 @@ beforeAll(async () => {
   stack = new Stack({
     rpcUrls: { 8453: chain.rpcUrl },
     policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: parseEther('1').toString() } },
+    // A replacement needs an operator's approval whatever policy says: here the approver grants it at once.
+    env: { SERVICE_APPROVAL_MODE: 'auto' },
   })
   expect(await importKey(stack.dataDir, owner.privateKey)).toBe(WALLET)
-  await stack.start()
+  await stack.start({ approver: true })
 }, 120_000)
 
 afterAll(async () => {
@@ -145,7 +164,12 @@ describe('the crash window', () => {
     await waitFor(() => receiptOf(b.txHash), { what: 'b mined' })
     expect((await minedFromWallet()).find((t) => t.hash === b.txHash)?.nonce).toBe(nonce)
 
-    // Retrying the first intent: its stored signature can never be mined, so it is replaced.
+    // Retrying the first intent: its stored signature can never be mined, so it is replaced: once B's block is
+    // safe, and with an operator's approval.
+    const early = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    expect(early).toMatchObject({ status: 502, body: { error: 'rpc_error', message: expect.stringContaining('does not count as safe yet') } })
+    await rpc(chain.rpcUrl, 'anvil_mine', ['0x20'])
+    expect(await stack.post('/v1/tx/sign-and-send', { intent: a })).toMatchObject({ status: 403, body: { error: 'approval_required' } })
     const retried = await sendUntilBroadcast(a)
     expect(retried.txHash).not.toBe(lost.txHash)
     const mined = await waitFor(() => receiptOf(retried.txHash), { what: 'a mined' })

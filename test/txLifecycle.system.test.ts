@@ -117,7 +117,7 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     expect(retry).toMatchObject({ status: 200, body: { txHash: sentHash } })
   })
 
-  it('a transaction the node drops from its pool leaves no gap: the next one takes its nonce and mines; the dropped intent is signed anew on its retry', async () => {
+  it('a transaction the node drops from its pool leaves no gap: the next one takes its nonce and mines; the dropped intent is not signed again while that block can still be reorganised away, nor afterwards without an operator', async () => {
     node.answer(undefined)
     await rpc(chain.rpcUrl, 'evm_setAutomine', [false])
     try {
@@ -131,13 +131,22 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       await rpc(chain.rpcUrl, 'evm_mine', [])
       expect(await receiptOf(b.body.txHash)).not.toBeNull()
       expect(await receiptOf(c.body.txHash)).not.toBeNull()
-      // The dropped intent's retry: its transaction is dead (B took its nonce), so it is signed again and mines.
-      const again = await stack.post('/v1/tx/sign-and-send', { intent: a })
-      expect(again.status).toBe(200)
-      expect(again.body.txHash).not.toBe(ra.body.txHash)
+      // The dropped intent's retry while B's block is newer than the node's safe block (anvil: 32 blocks back):
+      // a reorganisation could still drop B and mine A (the client holds A's signed bytes), so signing A again
+      // now could pay twice (found by review: anvil_reorg did). Nothing is signed; retry later.
+      const early = await stack.post('/v1/tx/sign-and-send', { intent: a })
+      expect(early.status).toBe(502)
+      expect(early.body).toMatchObject({ error: 'rpc_error', message: expect.stringContaining('which the node does not count as safe yet') })
+      expect(early.body.message).toContain(`its nonce ${Number((await rpc<{ nonce: string }>(chain.rpcUrl, 'eth_getTransactionByHash', [b.body.txHash])).nonce)} went to transaction ${b.body.txHash}`)
+      // Once it is safe, A is dead: signing it again needs an operator, even though policy allows it without one.
+      await rpc(chain.rpcUrl, 'anvil_mine', ['0x20'])
+      const later = await stack.post('/v1/tx/sign-and-send', { intent: a })
+      expect(later.status).toBe(403)
+      expect(later.body.error).toBe('approval_required')
+      expect(later.body.message).toContain(`transaction ${ra.body.txHash}`)
+      expect(later.body.message).toContain('call POST /v1/tx/approve-request with the same intent')
       await rpc(chain.rpcUrl, 'evm_mine', [])
-      expect(await receiptOf(again.body.txHash)).not.toBeNull()
-      expect((await sentToBob()).filter((t) => t.value === 2_222_221n)).toHaveLength(1)
+      expect((await sentToBob()).filter((t) => t.value === 2_222_221n)).toHaveLength(0)
     } finally {
       await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
     }
@@ -167,6 +176,8 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       const b = await approveAndSend(pay(3_333_332))
       await rpc(chain.rpcUrl, 'evm_mine', [])
       expect(await receiptOf(b.hash)).not.toBeNull()
+      // B's block becomes safe (anvil counts 32 blocks back): only then is A lost for good.
+      await rpc(chain.rpcUrl, 'anvil_mine', ['0x20'])
 
       // The retry with the token the lost transaction used: refused, and told how to go on.
       const retry = await auto.post('/v1/tx/sign-and-send', { intent: a, approvalTokenId: first.token })
@@ -208,6 +219,42 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
       await auto.stop()
     }
+  })
+
+  it('a node that lies (a mined transaction "unknown", another of ours "mined" at its nonce) gets no second transaction of an intent signed without an operator', async () => {
+    node.answer(undefined)
+    const a = transfer(7_777_771)
+    const first = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    expect(first).toMatchObject({ status: 200, body: { broadcast: true } })
+    const hashA = first.body.txHash as string
+    const nonceA = Number((await rpc<{ nonce: string }>(chain.rpcUrl, 'eth_getTransactionByHash', [hashA])).nonce)
+    // Deep enough that any block the node names is below its safe block.
+    await rpc(chain.rpcUrl, 'anvil_mine', ['0x30'])
+    const hidesA = (c: { method: string; params: any[] }) =>
+      (c.method === 'eth_getTransactionReceipt' || c.method === 'eth_getTransactionByHash') && String(c.params[0]).toLowerCase() === hashA.toLowerCase()
+    // The node hides A and says the pending count is A's nonce: B is given A's nonce (the node refuses it).
+    node.answer((c) => (hidesA(c) ? resultOf(c, null) : c.method === 'eth_getTransactionCount' && c.params[1] === 'pending' ? resultOf(c, `0x${nonceA.toString(16)}`) : undefined))
+    const b = await stack.post('/v1/tx/sign-and-send', { intent: transfer(7_777_772) })
+    expect(b.status).toBe(200)
+    const hashB = b.body.txHash as string
+    // Then it shows B mined (an old, safe block) and A nowhere: A looks lost for good.
+    node.answer((c) =>
+      hidesA(c)
+        ? resultOf(c, null)
+        : c.method === 'eth_getTransactionReceipt' && String(c.params[0]).toLowerCase() === hashB.toLowerCase()
+          ? resultOf(c, { transactionHash: hashB, status: '0x1', blockNumber: '0x1', blockHash: `0x${'11'.repeat(32)}`, gasUsed: '0x5208', logs: [] })
+          : undefined,
+    )
+    const retry = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    node.answer(undefined)
+    // Before, the signer took the gateway's word and signed A again at the next nonce: A was paid twice.
+    expect(retry.status).toBe(403)
+    expect(retry.body.error).toBe('approval_required')
+    expect((await sentToBob()).filter((t) => t.value === 7_777_771n).map((t) => t.hash)).toEqual([hashA])
+    // The signer refused it itself, and said so in the log.
+    const events = (await stack.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id)
+    expect(events.some((e: { event: string; data: { reason?: string; replaces?: string } }) => e.event === 'signing_denied' && e.data.reason === 'missing_approval_token' && e.data.replaces === hashA)).toBe(true)
+    expect(events.some((e: { event: string }) => e.event === 'signature_replaced')).toBe(false)
   })
 
   it('a retry after the deadline of a transaction signed before it and never mined: 403 saying it is not sent again (and why), not a broadcast after the deadline', async () => {

@@ -1,8 +1,8 @@
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
-import type { Hex, TxIntent } from '@countersign/shared'
+import type { Hex, PolicyDecision, TxIntent } from '@countersign/shared'
 import { rpcFailure, type ChainClients } from './chainClients.js'
-import { txFate, type TxFate } from './txFate.js'
+import { txFate, type TxFate, type TxFateFound } from './txFate.js'
 import type { SentTxs } from '../store/sentTxs.js'
 
 /** A signed transaction of an intent that can never be mined: another of the wallet's own took its nonce. */
@@ -12,8 +12,13 @@ export interface DeadSignature {
 }
 
 export interface SentTxFates {
-  /** txFate against the wallet's own other transactions at that nonce; a fate the node cannot tell is a 502 (nothing is signed then). */
-  fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>>
+  /**
+   * txFate against the wallet's own other transactions at that nonce. A fate
+   * the node cannot tell, or one that is not settled yet (the transaction
+   * that took the nonce is in a block newer than the node's safe block), is
+   * a 502 saying to retry later: nothing is signed then.
+   */
+  fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>>
   /**
    * The intent's transaction as sent before, when it was built for the same
    * transaction (txRequestHash) and can never be mined; null when there is
@@ -24,16 +29,26 @@ export interface SentTxFates {
 
 /** What the gateway knows of the intents it sent (sent_txs) and what the chain says became of them. */
 export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentTxFates {
-  async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown'>> {
+  async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>> {
     const { chainId } = intent.chain
     const others = sentTxs.atNonce(chainId, intent.wallet.address, nonce).map((t) => t.txHash as Hex)
-    let fate: TxFate
+    let found: TxFateFound
     try {
-      fate = await txFate(chains.get(chainId), intent.wallet.address, nonce, txHash, others)
+      found = await txFate(chains.get(chainId), intent.wallet.address, nonce, txHash, others)
     } catch (err) {
       throw rpcFailure(err, chainId)
     }
-    if (fate === 'unknown') {
+    const { fate, minedBy } = found
+    if (fate === 'settling' && minedBy) {
+      throw new HttpError(
+        502,
+        simpleErrorBody(
+          'rpc_error',
+          `chain ${chainId}: transaction ${txHash} of this intent was not mined, and its nonce ${nonce} went to transaction ${minedBy.txHash} in block ${minedBy.block}, which the node does not count as safe yet (its safe block is ${minedBy.safeBlock}); until it is, a reorganisation could still let ${txHash} be mined, so nothing was signed again: retry once block ${minedBy.block} is safe (minutes on most chains)`,
+        ),
+      )
+    }
+    if (fate === 'unknown' || fate === 'settling') {
       throw new HttpError(
         502,
         simpleErrorBody('rpc_error', `chain ${chainId}: nonce ${nonce} of transaction ${txHash} is used, but the node shows neither it nor another transaction of this wallet's there mined; nothing was signed again, retry later`),
@@ -59,5 +74,16 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentT
 
 /** What the operator reads first on a request to sign an intent again (approve-request) and what sign-and-send answers without a new approval. */
 export function replacementReason(dead: DeadSignature): string {
-  return `this intent was signed and sent before (transaction ${dead.txHash}, nonce ${dead.nonce}), and that transaction can never be mined: another transaction of this wallet's was mined at its nonce. Approving signs the same transaction again at a new nonce; the approval given before was used by the transaction that was lost`
+  return `this intent was signed and sent before (transaction ${dead.txHash}, nonce ${dead.nonce}), and that transaction can never be mined: another transaction of this wallet's was mined at its nonce. Approving signs the same transaction again at a new nonce (the signer signs no replacement without an operator's approval, whatever policy allows, as it cannot see the chain itself); the approval given before, if any, was used by the transaction that was lost`
+}
+
+/**
+ * An intent whose transaction was lost for good needs an operator to be
+ * signed again, whatever policy allows: the signer refuses a replacement
+ * without a fresh token (it cannot see the chain to tell a lost transaction
+ * from a node's lie), so approve-request asks for one.
+ */
+export function requireApprovalToReplace(decision: PolicyDecision, dead: DeadSignature | null): PolicyDecision {
+  if (!dead || decision.decision !== 'allow') return decision
+  return { ...decision, decision: 'require_approval', reasons: [replacementReason(dead)], reasonCodes: ['replacing_lost_transaction'] }
 }

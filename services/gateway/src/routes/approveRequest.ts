@@ -32,7 +32,7 @@ import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
-import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
+import { replacementReason, requireApprovalToReplace, type SentTxFates } from '../chain/sentTxFates.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -197,8 +197,13 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // asked as soon as they are committed: its own rows then follow them in
     // audit.db, and its durable commit, later in the same -wal file, makes
     // them durable too (bench/RESULTS.md, 2026-11-24).
+    // Sent before and lost for good (its nonce went to another of ours, in a safe block): signing it again needs an
+    // operator whatever policy says (the signer requires it), and the token it used, if any, is consumed, so the
+    // decision kept for it would hand back a token the signer refuses. The operator is asked again, and told why.
+    // An intent never sent costs one gateway.db read here.
+    const dead = await opts.fates.deadSignatureOf(intent, built.txRequestHash)
     const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
-    const decision = applyPreflightRules(gate.decision, preflight)
+    const decision = requireApprovalToReplace(applyPreflightRules(gate.decision, preflight), dead)
     const created = audit.appendOrdered({
       intentId: intent.id,
       event: 'approve_request_created',
@@ -246,14 +251,11 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       const skill = skillOf(call, intent)
       // The approver reads the same policy; it also gets the quorum the gateway found, and requires the larger of the two.
       const quorum = policyGate.quorumFor(intent)
-      // Sent before and lost for good (its nonce went to another of ours): the token it used is consumed, so the
-      // decision kept for it would hand back a token the signer refuses. The operator is asked again, and told why.
-      const dead = await opts.fates.deadSignatureOf(intent, built.txRequestHash)
       // Within the bounds the approver's schema sets: much of this comes from contracts the client chose.
       const params = fitApprovalParams({
         intent,
         preflight,
-        policyReasons: dead ? [replacementReason(dead), ...decision.reasons] : decision.reasons,
+        policyReasons: dead ? [replacementReason(dead), ...decision.reasons.filter((r) => r !== replacementReason(dead))] : decision.reasons,
         ...(dead ? { replacing: dead.txHash } : {}),
         ...(quorum !== null ? { quorum } : {}),
         ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),

@@ -263,6 +263,9 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       if (signed.repeated && signed.nonce !== params.nonce) {
         if ((await fateOf(intent, signed.nonce, signed.txHash)) === 'dead') {
           const dead = { txHash: signed.txHash, nonce: signed.nonce }
+          // Known here from now on: when the replacement below needs an operator, approve-request finds this
+          // transaction dead and asks one (without the record it would answer "allowed" with no token, forever).
+          sentTxs.save(sentRecord(intent, built.txRequestHash, signed, false), clock())
           try {
             signed = await sign({ ...params, replaces: dead.txHash })
           } catch (err) {

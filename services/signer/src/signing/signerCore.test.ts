@@ -195,8 +195,8 @@ describe('signer core', () => {
       const a1 = await s.core.sign(s.params(a, { nonce: 3 }))
       const b1 = await s.core.sign(s.params(b, { nonce: 3 }))
       expect(b1.txHash).toBe(a1.txHash)
-      const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash }))
-      const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash }))
+      const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash, approvalTokenId: await s.grant(a) }))
+      const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash, approvalTokenId: await s.grant(b) }))
       expect([a2.repeated, b2.repeated]).toEqual([false, false])
       expect(b2.nonce).toBe(6)
       expect(s.events().filter((e) => e.event === 'signature_replaced').map((e) => e.intentId).sort()).toEqual([a.id, b.id].sort())
@@ -210,7 +210,7 @@ describe('signer core', () => {
       expect(await s.core.sign(s.params(i, { nonce: 5 }))).toEqual({ ...first, repeated: true })
       expect(await s.core.sign(s.params(i, { nonce: 5, replaces: `0x${'ab'.repeat(32)}` }))).toEqual({ ...first, repeated: true })
       expect(await s.core.sign(s.params(i, { nonce: 3, replaces: first.txHash }))).toEqual({ ...first, repeated: true })
-      const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash }))
+      const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
       expect(second).toMatchObject({ intentId: i.id, nonce: 5, repeated: false })
       expect(second.txHash).not.toBe(first.txHash)
       expect(parseTransaction(second.signedTx)).toMatchObject({ nonce: 5, to: parseTransaction(first.signedTx).to, data: parseTransaction(first.signedTx).data })
@@ -222,7 +222,7 @@ describe('signer core', () => {
       expect(s.db.prepare('SELECT tx_hash, nonce, replaced_by FROM replaced_signatures').all()).toEqual([{ tx_hash: first.txHash, nonce: 3, replaced_by: second.txHash }])
       // A replacement cut off from its audit event is audited late as a replacement.
       s.auditLink.down = true
-      await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash }))).rejects.toThrow(/simulated kill/)
+      await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash, approvalTokenId: await s.grant(i) }))).rejects.toThrow(/simulated kill/)
       s.auditLink.down = false
       expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 0 })
       expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, nonce: 11, replacedTxHash: second.txHash } })
@@ -243,11 +243,23 @@ describe('signer core', () => {
       expect(again).toMatchObject({ nonce: 1, repeated: false })
     })
 
+    it('needs an operator even when policy asks none (the signer cannot see the chain: a node or gateway that calls a mined transaction lost gets no second one alone)', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.transfer() })
+      const first = await s.core.sign(s.params(i, { nonce: 3 }))
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash })))).toBe('missing_approval_token')
+      expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'missing_approval_token', replaces: first.txHash } })
+      // Nothing was replaced: the stored transaction is still the answer.
+      expect(await s.core.sign(s.params(i, { nonce: 4 }))).toEqual({ ...first, repeated: true })
+      const approved = await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
+      expect(approved).toMatchObject({ nonce: 4, repeated: false })
+    })
+
     it('each replaced signature counts against the signer’s own rate limit', async () => {
       const s = setup({ policy: { maxTxPerHour: 2 } })
       const a = s.intent()
       const first = await s.core.sign(s.params(a, { nonce: 0 }))
-      await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash }))
+      await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash, approvalTokenId: await s.grant(a) }))
       expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 2 })))).toBe('policy_deny')
     })
 

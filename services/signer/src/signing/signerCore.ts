@@ -104,9 +104,11 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
  * signature: it names that signature's txHash and gives a higher nonce. The
  * signer has no network and cannot see the chain; it takes the gateway's word
  * that the stored transaction can never be mined, and bounds what a lying
- * gateway could gain: the replacement passes the same policy (with every
- * replaced signature counted against the rate limit) and token rules as a
- * first signature, so it is no more than a new intent would get.
+ * gateway (or the node it believed) could gain: the replacement passes the
+ * same policy (with every replaced signature counted against the rate limit)
+ * as a first signature, and always needs a new operator's approval token,
+ * whatever policy says: a second mineable transaction of one intent is never
+ * signed without a human.
  */
 function isReplacement(p: SignParams, prior: StoredSignature): boolean {
   return p.replaces !== undefined && p.replaces.toLowerCase() === prior.txHash.toLowerCase() && p.nonce > prior.nonce
@@ -276,9 +278,12 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       // 5. (check) approval token when policy requires one; consumed below.
       // The gateway may ask for a token for reasons only it can see (its
       // preflight: nothing could be simulated). That can only add a check.
-      const needsToken = decision.decision === 'require_approval' || p.approvalRequired === true
+      // A replacement always needs one: the signer cannot see the chain, and
+      // a lying node or gateway that calls a mined transaction lost would
+      // otherwise get the intent paid twice with nobody asked.
+      const needsToken = decision.decision === 'require_approval' || p.approvalRequired === true || replacing !== undefined
       if (needsToken) {
-        if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash }, { txRequestHash })
+        if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash, ...(replacing ? { replaces: replacing.txHash } : {}) }, { txRequestHash })
         const problem = tokens.check(p.approvalTokenId, binding, clock())
         if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
       }
