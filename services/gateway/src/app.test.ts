@@ -58,6 +58,16 @@ describe('service-wide behaviour', () => {
       expect(ok.statusCode, host).toBe(200)
     }
   })
+
+  it('refuses a foreign Host with 403 host_not_allowed on every route, also those whose own 403 is another body (build, approve-request: was a 500)', async () => {
+    gw = await makeTestGateway()
+    for (const url of ['/v1/tx/build', '/v1/tx/approve-request', '/v1/tx/sign-and-send', '/v1/tx/preflight', '/v1/skills/register']) {
+      const res = await gw.app.inject({ method: 'POST', url, headers: { host: 'evil.example', 'content-type': 'application/json' }, payload: '{}' })
+      expect(res.statusCode, url).toBe(403)
+      expect(res.headers['content-type'], url).toMatch(/^application\/json/)
+      expect(res.json(), url).toEqual({ error: 'host_not_allowed', message: 'Host header "evil.example" is not allowed; use localhost or 127.0.0.1' })
+    }
+  })
 })
 
 describe('POST /v1/tx/build', () => {
