@@ -135,6 +135,21 @@ describe('POST /v1/tx/preflight', () => {
   })
 })
 
+describe('a token whose decimals() is no uint8', () => {
+  it('is described in raw units, at once; the gateway stays responsive (decimals 100000 blocked its event loop 10 s)', async () => {
+    // Answers every call with the one 32-byte word 100000 (found by review): decimals() = 100000, symbol() undecodable.
+    const HUGE = '0x00000000000000000000000000000000000E0111' as Address
+    await rpc(anvil.rpcUrl, 'anvil_setCode', [HUGE, '0x63000186a060005260206000f3'])
+    const started = Date.now()
+    const built = await stack.post('/v1/tx/build', intent({ type: 'transfer', asset: { kind: 'erc20', address: HUGE }, to: FRIEND, amount: '1' }))
+    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(built.status).toBe(200)
+    expect(built.body.description.toLowerCase()).toContain(`1 units of token ${HUGE.toLowerCase()}`)
+    const health = await stack.get('/v1/health')
+    expect(health.status).toBe(200)
+  })
+})
+
 describe('when the node fails', () => {
   it('preflight is 502 rpc_error; approve-request requires approval instead of allowing', async () => {
     const dead = await startAnvil({ chainId: 8453 })

@@ -23,6 +23,8 @@ export function displayableSymbol(symbol: string | undefined): string | undefine
 /** An amount in words: scaled by the asset's decimals when known, raw units otherwise. */
 export function formatAssetAmount(amount: string, asset: Pick<Asset, 'address' | 'symbol' | 'decimals'>): string {
   const symbol = displayableSymbol(asset.symbol)
+  // Decimals no ERC-20 can have (uint8) are not scaled by: viem's formatting takes time quadratic in them.
+  if (asset.decimals !== undefined && !(Number.isInteger(asset.decimals) && asset.decimals >= 0 && asset.decimals <= 255)) return `${amount} units of token ${asset.address}`
   if (asset.decimals !== undefined && symbol) return `${formatUnits(BigInt(amount), asset.decimals)} ${symbol}`
   if (asset.decimals !== undefined) return `${formatUnits(BigInt(amount), asset.decimals)} of token ${asset.address}`
   return `${amount} units of token ${asset.address}`

@@ -53,7 +53,7 @@ export class ChainFacts {
         client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(() => null),
         client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => null),
       ])
-      return { hasCode: true, symbol: typeof symbol === 'string' ? symbol : null, decimals: typeof decimals === 'number' ? decimals : null }
+      return { hasCode: true, symbol: typeof symbol === 'string' ? symbol : null, decimals: isUint8(decimals) ? decimals : null }
     })()
     this.tokens.set(key, lookup)
     // Only a token with code is a constant worth keeping; a failed lookup is retried next time.
@@ -65,4 +65,14 @@ export class ChainFacts {
     )
     return lookup
   }
+}
+
+/**
+ * ERC-20's decimals() is a uint8, but viem hands back whatever number the
+ * contract's 32 bytes hold. A contract that answers 100000 made formatting an
+ * amount (the description, before policy ran) block the event loop for
+ * seconds (found by review): such an answer is no decimals at all.
+ */
+function isUint8(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 255
 }
