@@ -19,9 +19,19 @@ try {
   process.exit(1)
 }
 const manual = process.argv.includes('--manual')
-const base = `http://127.0.0.1:${process.env.SERVICE_PORT || '3100'}`
 const dataDir = path.resolve(root, process.env.SERVICE_DATA_DIR || 'data')
 const devFile = path.join(dataDir, 'dev-chain.json')
+// SERVICE_PORT if given, else where npm start said its gateway is (dev-chain.json), else the default port.
+const base = process.env.SERVICE_PORT ? `http://127.0.0.1:${process.env.SERVICE_PORT}` : (devGatewayUrl() ?? 'http://127.0.0.1:3100')
+
+function devGatewayUrl() {
+  try {
+    const url = JSON.parse(readFileSync(devFile, 'utf8')).gatewayUrl
+    return typeof url === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(url) ? url : undefined
+  } catch {
+    return undefined
+  }
+}
 const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const FRIEND = '0x000000000000000000000000000000000000bEEF'
 
@@ -30,16 +40,29 @@ const step = (n, title) => console.log(`\n${bold(`${n}. ${title}`)}`)
 const show = (label, value) => console.log(`   ${label.padEnd(14)} ${typeof value === 'string' ? value : JSON.stringify(value)}`)
 
 async function call(method, pathname, body, headers = {}) {
-  const res = await fetch(base + pathname, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  })
+  let res
+  try {
+    res = await fetch(base + pathname, {
+      method,
+      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
+  } catch (err) {
+    throw new Error(`cannot reach the gateway at ${base} (${err.cause?.code ?? err.message}): is npm start running? If it listens on another port, set SERVICE_PORT for the demo too`)
+  }
   return { status: res.status, body: await res.json() }
 }
 const expectOk = (r, what) => {
-  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`)
+  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}${rateLimitHint(r.body)}`)
   return r.body
+}
+
+/** Every intent built or sent for approval counts against maxTxPerHour (SPEC), declined or unsent ones too: a few demos reach 10. */
+function rateLimitHint(body) {
+  const limited = Array.isArray(body?.reasons) && body.reasons.some((r) => typeof r === 'string' && r.startsWith('rate limit exceeded'))
+  return limited
+    ? '\n(every intent built or sent for approval in the last hour counts, declined or unsent ones too; wait, or raise maxTxPerHour in a policy file: SERVICE_POLICY_FILE, see README "Policy")'
+    : ''
 }
 
 function intent(wallet, action, slippage = 0) {
@@ -119,7 +142,7 @@ async function main() {
   }
   // Not seen pending but answered: decided on the dashboard between two looks, or refused (shown below).
   const approved = await waiting
-  if (approved.status !== 200) throw new Error(`not approved: ${JSON.stringify(approved.body)}`)
+  if (approved.status !== 200) throw new Error(`not approved: ${JSON.stringify(approved.body)}${rateLimitHint(approved.body)}`)
   show('token', `${approved.body.approvalTokenId} (single use, 300 s, bound to ${approved.body.txRequestHash.slice(0, 18)}…)`)
   hashes.push(await sendAndShow(native, approved.body.approvalTokenId))
 

@@ -110,7 +110,8 @@ if (isDevMode(env)) {
       })
       say(`dev chain: Uniswap v3 deployed (SwapRouter02 ${contracts.swapRouter02}, pool TKA/TUSD ${contracts.pool})`)
     }
-    dev = { rpcUrl: chain.rpcUrl, chainId: DEV_CHAIN_ID, wallet: key.address, contracts }
+    // gatewayUrl: where npm run demo finds this gateway, whatever SERVICE_PORT was here.
+    dev = { rpcUrl: chain.rpcUrl, chainId: DEV_CHAIN_ID, wallet: key.address, gatewayUrl: `http://127.0.0.1:${port}`, contracts }
     writeFileSync(path.join(dataDir, 'dev-chain.json'), JSON.stringify(dev, null, 2) + '\n', { mode: 0o600 })
     env[`SERVICE_RPC_URL_${DEV_CHAIN_ID}`] = chain.rpcUrl
     env.SERVICE_KEYSTORE_DIR = key.keystoreDir
@@ -183,6 +184,7 @@ if (!stopping && !(gatewayUp && signerUp)) {
     }
     lines.push(
       `  dev wallet:     ${dev.wallet} (throwaway key, local chain ${dev.rpcUrl} only; its transactions carry Base's chain id 8453: never fund this address on Base)`,
+      ...(dev.contracts ? [`  dev tokens:     TKA ${dev.contracts.tokenA} (18 decimals), TUSD ${dev.contracts.tokenB} (6 decimals); all in ${path.join(dataDir, 'dev-chain.json')}`] : []),
       '  try it:         npm run demo        (in another terminal: a guided tour of the API)',
       '  or submit a transfer yourself and approve it on the dashboard:',
       `    curl -s -X POST http://127.0.0.1:${port}/v1/tx/approve-request -H 'content-type: application/json' \\`,

@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel },
   })
   // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
-  await listenHttp(app, { host: config.host, port: config.port })
+  await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_APPROVER_PORT' })
   const closeSocketListener = await listenOnSocket(app, sockets.approverHttp, sockets.mode)
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : config.port

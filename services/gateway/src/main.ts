@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
-  await listenHttp(app, { host: config.host, port: config.port })
+  await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_PORT' })
   // Printed whatever the log level, once: the operator must see why skills do not run.
   if (!sandbox.available) process.stderr.write(`countersign gateway: WARNING: ${sandbox.message}\n`)
   app.log.info(

@@ -37,10 +37,22 @@ const sameHost = (configured: string, actual: string): boolean =>
  * socket must be the configured address: the Host check and every printed
  * URL follow SERVICE_HOST and the port.
  */
-export async function listenHttp(app: FastifyInstance, where: { host: string; port: number }, env: NodeJS.ProcessEnv = process.env): Promise<'activated' | 'bound'> {
+export async function listenHttp(
+  app: FastifyInstance,
+  where: { host: string; port: number; portVariable?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<'activated' | 'bound'> {
   const fd = takeActivatedSocket(env)
   if (fd === null) {
-    await app.listen(where)
+    try {
+      await app.listen({ host: where.host, port: where.port })
+    } catch (err) {
+      // Said with the variable that moves it, as the dev chain's "port 8545 is taken" is (found by review).
+      if ((err as { code?: unknown }).code === 'EADDRINUSE' && where.portVariable) {
+        throw new OperatorError(`${where.host}:${where.port} is already in use (another countersign, or another program): stop it, or set ${where.portVariable} to a free port`)
+      }
+      throw err
+    }
     return 'bound'
   }
   await app.ready()
