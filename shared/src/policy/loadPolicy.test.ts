@@ -26,7 +26,7 @@ describe('policy file', () => {
   })
 
   it('overrides only the fields it names and lowercases token limit keys', () => {
-    const c = parsePolicyConfig({ maxTxPerHour: 3, tokenLimits: { '0xAbCdEf0000000000000000000000000000000001': { maxAmount: '7' } } })
+    const c = parsePolicyConfig({ maxTxPerHour: 3, tokenLimits: { '0xABCDEF0000000000000000000000000000000001': { maxAmount: '7' } } })
     expect(c.maxTxPerHour).toBe(3)
     expect(c.maxRiskScore).toBe(50)
     expect(c.tokenLimits).toEqual({ '0xabcdef0000000000000000000000000000000001': { maxAmount: '7' } })
@@ -59,7 +59,7 @@ describe('policy file', () => {
   })
 
   it('refuses two token limit keys for one token, and keeps no reference to the parsed JSON', () => {
-    const a = '0xAbCdEf0000000000000000000000000000000001'
+    const a = '0xABCDEF0000000000000000000000000000000001'
     expect(() => parsePolicyConfig({ tokenLimits: { [a]: { maxAmount: '1' }, [a.toLowerCase()]: { maxAmount: '2' } } })).toThrow(
       /policy\/tokenLimits has token 0xabcdef0000000000000000000000000000000001 more than once/,
     )
@@ -67,6 +67,20 @@ describe('policy file', () => {
     const c = parsePolicyConfig(json)
     json.tokenAllowlist.push(a)
     expect(c.tokenAllowlist).toEqual([a])
+  })
+
+  it('refuses a mixed-case address whose EIP-55 checksum fails, and the native pseudo-token as a token rule, naming where', () => {
+    expect(() => parsePolicyConfig({ recipientAllowlist: ['0x000000000000000000000000000000000000B0b0'] }, 'p.json')).toThrow(
+      'p.json: policy/recipientAllowlist/0 0x000000000000000000000000000000000000B0b0 is mixed case but fails its EIP-55 checksum (a typo?)',
+    )
+    expect(() => parsePolicyConfig({ tokenAllowlist: ['0x833589FCD6eDb6E08f4c7C32D4f71b54bdA02913'] })).toThrow(/policy\/tokenAllowlist\/0 .* fails its EIP-55 checksum/)
+    const native = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
+    expect(() => parsePolicyConfig({ tokenLimits: { [native]: { maxAmount: '100000000000000000' } } })).toThrow(
+      /policy\/tokenLimits\/0xEeee.* names the native pseudo-token .* limit native value with maxValueWei/,
+    )
+    expect(() => parsePolicyConfig({ requireQuorumAbove: { tokens: { [native]: '1' }, approvals: 2 } })).toThrow(/requireQuorumAbove\/tokens\/.* native pseudo-token/)
+    // Lower case, upper case and correct checksums load as before.
+    expect(parsePolicyConfig({ recipientAllowlist: ['0x000000000000000000000000000000000000b0b0', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', '0x833589FCD6EDB6E08F4C7C32D4F71B54BDA02913'] }).recipientAllowlist).toHaveLength(3)
   })
 
   it('names the file when it is missing or not JSON', () => {

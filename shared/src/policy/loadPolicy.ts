@@ -6,6 +6,8 @@ import { createAjv, describeValidationErrors } from '../validation.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { policyFileSchema } from './policyFileSchema.js'
 import { OperatorError } from '../operatorError.js'
+import { hasValidChecksum } from '../builders/addresses.js'
+import { NATIVE_TOKEN_ADDRESS } from '../constants.js'
 
 export class PolicyConfigError extends OperatorError {
   override name = 'PolicyConfigError'
@@ -28,10 +30,40 @@ export function parsePolicyConfig(json: unknown, source = 'policy'): PolicyConfi
     version?: string
     requireQuorumAbove?: QuorumFile
   }
+  assertPolicyAddresses(file, requireQuorumAbove, source)
   const config: PolicyConfig = { ...defaultPolicyConfig(), ...file }
   config.tokenLimits = lowercaseKeys(file.tokenLimits ?? {}, source, 'tokenLimits')
   config.requireQuorumAbove = requireQuorumAbove === undefined ? null : quorumRule(requireQuorumAbove, source)
   return config
+}
+
+/**
+ * Addresses an operator wrote that would load but mean something else (found
+ * by review): a mixed-case address whose EIP-55 checksum fails is most likely
+ * a typo, as in an intent; and the native pseudo-address as a token, which no
+ * token rule ever meets (native value goes by maxValueWei,
+ * requireApprovalAbove.valueWei and requireQuorumAbove.valueWei), so a limit
+ * written there silently limited nothing.
+ */
+function assertPolicyAddresses(file: Partial<Pick<PolicyConfig, 'tokenAllowlist' | 'contractAllowlist' | 'recipientAllowlist' | 'tokenLimits'>>, quorum: QuorumFile | undefined, source: string): void {
+  const listed: Array<[where: string, address: string]> = [
+    ...(file.tokenAllowlist ?? []).map((a, i): [string, string] => [`tokenAllowlist/${i}`, a]),
+    ...(file.contractAllowlist ?? []).map((a, i): [string, string] => [`contractAllowlist/${i}`, a]),
+    ...(file.recipientAllowlist ?? []).map((a, i): [string, string] => [`recipientAllowlist/${i}`, a]),
+    ...Object.keys(file.tokenLimits ?? {}).map((a): [string, string] => [`tokenLimits/${a}`, a]),
+    ...Object.keys(quorum?.tokens ?? {}).map((a): [string, string] => [`requireQuorumAbove/tokens/${a}`, a]),
+  ]
+  for (const [where, address] of listed) {
+    if (!hasValidChecksum(address)) {
+      throw new PolicyConfigError(`${source}: policy/${where} ${address} is mixed case but fails its EIP-55 checksum (a typo?); write the checksummed address or the address in lower case`)
+    }
+    const isToken = where.startsWith('token') || where.startsWith('requireQuorumAbove')
+    if (isToken && address.toLowerCase() === NATIVE_TOKEN_ADDRESS.toLowerCase()) {
+      throw new PolicyConfigError(
+        `${source}: policy/${where} names the native pseudo-token ${NATIVE_TOKEN_ADDRESS}, which no token rule applies to: limit native value with maxValueWei, requireApprovalAbove.valueWei or requireQuorumAbove.valueWei`,
+      )
+    }
+  }
 }
 
 /** requireQuorumAbove as the file spells it (the schema has checked each field). */
