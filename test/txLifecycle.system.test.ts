@@ -74,6 +74,25 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     expect(await stack.post('/v1/tx/sign-and-send', { intent: a })).toMatchObject({ status: 200, body: { txHash: first.body.txHash } })
   })
 
+  it('retries of a mined intent answer its transaction without sending it again or auditing another broadcast', async () => {
+    node.answer(undefined)
+    const a = transfer(1_212_121)
+    const first = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    expect((await receiptOf(first.body.txHash))?.status).toBe('0x1')
+    let sends = 0
+    node.answer((c) => {
+      if (c.method === 'eth_sendRawTransaction') sends += 1
+      return undefined
+    })
+    const retries = await Promise.all(Array.from({ length: 50 }, () => stack.post('/v1/tx/sign-and-send', { intent: a })))
+    node.answer(undefined)
+    for (const r of retries) expect(r).toMatchObject({ status: 200, body: { txHash: first.body.txHash, signedTx: first.body.signedTx, broadcast: true, broadcastError: null } })
+    // Before, each retry went through the wallet's queue to the node and into the log (a flood held the wallet's next transaction).
+    expect(sends).toBe(0)
+    const events = (await stack.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id)
+    expect(events.filter((e: { event: string }) => e.event === 'tx_broadcast')).toHaveLength(1)
+  })
+
   it('a retry that overlaps its first call (a client timeout) gets the transaction the first call sent, not "would fail"', async () => {
     const bal = await erc20Balance(chain.rpcUrl, TOKEN, WALLET)
     const a = intentFor(WALLET, { type: 'transfer', asset: { kind: 'erc20', address: TOKEN }, to: BOB, amount: bal.toString() } as never)

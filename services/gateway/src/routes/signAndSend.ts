@@ -157,6 +157,12 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       }
       const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
       await refuseAfterDeadline(intent, prior, fate)
+      // Mined: nothing to send or record again, and nothing to wait behind the wallet's queue for. Before, each
+      // retry re-sent it through the queue and audited tx_broadcast again: a flood of retries of one mined intent
+      // held the wallet's next real transaction for 20 s (found by review).
+      if (fate === 'mined') {
+        return { intentId: intent.id, signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, broadcast: true, broadcastError: null }
+      }
       if (fate !== 'dead') {
         return queue.run(intent.chain.chainId, intent.wallet.address, () =>
           broadcastAndRecord(intent, prior.txRequestHash, { signedTx: prior.signedTx as Hex, txHash: prior.txHash as Hex, nonce: prior.nonce }, req.phases),
