@@ -92,7 +92,7 @@ describe('a key on a PKCS#11 token', () => {
       initialize(lib, pkcs11)
       const session = pkcs11.C_OpenSession(slotOfToken(pkcs11, token.label), lib.CKF_SERIAL_SESSION)
       login(lib, pkcs11, session, token.pin)
-      const [key] = listTokenKeys(lib, pkcs11, session)
+      const [key] = await listTokenKeys(lib, pkcs11, session)
       expect(key?.address).toBe(hsmWallet)
       expect(() => pkcs11.C_GetAttributeValue(session, key!.handle, [{ type: lib.CKA_VALUE }])).toThrow(/CKR_ATTRIBUTE_SENSITIVE/)
       const [extractable] = pkcs11.C_GetAttributeValue(session, key!.handle, [{ type: lib.CKA_EXTRACTABLE }])

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { pkcs11ConfigFrom, type Pkcs11Config } from '../config.js'
 import { readPassphraseFile } from '../keystore/passphrase.js'
 import { labelProblem } from '../keystore/format.js'
-import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, moduleRefusalAsOperatorError, slotOfToken, type Handle, type Pkcs11, type Pkcs11Lib } from '../pkcs11/token.js'
+import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, moduleRefusalAsOperatorError, slotOfToken, type Handle, type Pkcs11, type Pkcs11Lib, type TokenWarning } from '../pkcs11/token.js'
 import { UsageError } from './args.js'
 import type { KeyAdded } from './commands.js'
 
@@ -20,7 +20,7 @@ export function hsmConfigOf(env: Record<string, string | undefined>): Pkcs11Conf
 }
 
 /** Opens one logged-in session on the configured token, runs `work`, and releases the module. */
-async function withTokenSession<T>(env: Record<string, string | undefined>, rw: boolean, work: (lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle) => T): Promise<T> {
+async function withTokenSession<T>(env: Record<string, string | undefined>, rw: boolean, work: (lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle) => Promise<T>): Promise<T> {
   const config = hsmConfigOf(env)
   const pin = readPassphraseFile(config.pinFile, env, 'SERVICE_PKCS11_PIN_FILE')
   const lib = await loadPkcs11Lib()
@@ -30,7 +30,7 @@ async function withTokenSession<T>(env: Record<string, string | undefined>, rw: 
     const slot = slotOfToken(pkcs11, config.tokenLabel)
     const session = pkcs11.C_OpenSession(slot, lib.CKF_SERIAL_SESSION | (rw ? lib.CKF_RW_SESSION : 0))
     login(lib, pkcs11, session, pin)
-    return work(lib, pkcs11, session)
+    return await work(lib, pkcs11, session)
   } catch (err) {
     throw moduleRefusalAsOperatorError(lib, err)
   } finally {
@@ -44,16 +44,20 @@ async function withTokenSession<T>(env: Record<string, string | undefined>, rw: 
 }
 
 /** `hsm-generate --label NAME`: a new non-extractable secp256k1 key on the token; the private key never leaves it. */
-export async function hsmGenerate(env: Record<string, string | undefined>, label: string | undefined): Promise<KeyAdded> {
+export async function hsmGenerate(env: Record<string, string | undefined>, label: string | undefined, warn: TokenWarning = () => {}): Promise<KeyAdded> {
   if (label === undefined) throw new UsageError('hsm-generate needs --label NAME: the signer finds token keys by label')
   const problem = labelProblem(label)
   if (problem) throw new UsageError(problem)
   const config = hsmConfigOf(env)
-  const key = await withTokenSession(env, true, (lib, pkcs11, session) => generateTokenKey(lib, pkcs11, session, label, randomBytes(16)))
+  const key = await withTokenSession(env, true, (lib, pkcs11, session) => generateTokenKey(lib, pkcs11, session, label, randomBytes(16), warn))
   return { address: key.address, label: key.label, source: 'generated', backend: 'pkcs11', file: `pkcs11:token=${encodeURIComponent(config.tokenLabel)};object=${encodeURIComponent(label)}` }
 }
 
-/** `hsm-list`: the token's secp256k1 keys with their addresses. */
-export async function hsmList(env: Record<string, string | undefined>): Promise<HsmKeyEntry[]> {
-  return withTokenSession(env, false, (lib, pkcs11, session) => listTokenKeys(lib, pkcs11, session).map(({ address, label }) => ({ address, label })))
+/** `hsm-list`: the token's secp256k1 keys the signer would use, with their addresses; objects it would leave out go to `warn`. */
+export async function hsmList(env: Record<string, string | undefined>, warn: TokenWarning = () => {}): Promise<HsmKeyEntry[]> {
+  return withTokenSession(env, false, async (lib, pkcs11, session) => (await listTokenKeys(lib, pkcs11, session, warn)).map(({ address, label }) => ({ address, label })))
 }
+
+/** A token warning as one line for the CLI's stderr (the label in it is already escaped). */
+export const tokenWarningLine = (msg: string, fields: Record<string, unknown>): string =>
+  `countersign-keys: warning: ${msg}: label "${String(fields.label)}", CKA_ID ${String(fields.id)}: ${String(fields.reason)}\n`

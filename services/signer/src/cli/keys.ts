@@ -3,11 +3,11 @@ import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { OperatorError, dataDirOption, readDataDir } from '@countersign/shared'
-import type { ScryptParams } from '../keystore/format.js'
+import { printableLabel, type ScryptParams } from '../keystore/format.js'
 import { Keystore } from '../keystore/keystore.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
 import { generateKey, importKey, importMnemonic, listKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
-import { hsmGenerate, hsmList } from './hsmCommands.js'
+import { hsmGenerate, hsmList, tokenWarningLine } from './hsmCommands.js'
 import { auditKeyAdded } from './keyAudit.js'
 import { pkcs11ConfigFrom } from '../config.js'
 
@@ -46,6 +46,9 @@ export interface KeysCliOptions {
   scrypt?: ScryptParams
 }
 
+/** Token objects the signer would not use, reported on stderr so the operator sees them beside the list. */
+const warnTo = (io: KeysIo) => (msg: string, fields: Record<string, unknown>) => void io.stderr.write(tokenWarningLine(msg, fields))
+
 /** The data directory: --data-dir, else SERVICE_DATA_DIR, else ./data. */
 export const dataDirOf = (opts: Record<string, string>, env: KeysIo['env']): string =>
   opts['data-dir'] !== undefined ? dataDirOption(opts['data-dir']) : readDataDir(env)
@@ -74,20 +77,21 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
     switch (command) {
       case 'list': {
         const keys = listKeys(ctx)
-        const tokenKeys = pkcs11ConfigFrom(io.env) ? await hsmList(io.env) : []
+        const tokenKeys = pkcs11ConfigFrom(io.env) ? await hsmList(io.env, warnTo(io)) : []
         if (keys.length === 0 && tokenKeys.length === 0) io.stdout.write(`no keys in ${ctx.keystore.dir}\n`)
-        for (const k of keys) io.stdout.write(`${k.address}  ${k.label ?? '-'}  keystore${k.dev ? '  (dev)' : ''}\n`)
-        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${k.label}  pkcs11\n`)
+        // Labels escaped even though both backends refuse control characters: a terminal must never act on one.
+        for (const k of keys) io.stdout.write(`${k.address}  ${k.label === null ? '-' : printableLabel(k.label)}  keystore${k.dev ? '  (dev)' : ''}\n`)
+        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${printableLabel(k.label)}  pkcs11\n`)
         return 0
       }
       case 'hsm-list': {
-        const tokenKeys = await hsmList(io.env)
+        const tokenKeys = await hsmList(io.env, warnTo(io))
         if (tokenKeys.length === 0) io.stdout.write(`no secp256k1 keys on the token\n`)
-        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${k.label}\n`)
+        for (const k of tokenKeys) io.stdout.write(`${k.address}  ${printableLabel(k.label)}\n`)
         return 0
       }
       case 'hsm-generate':
-        result = await hsmGenerate(io.env, opts.label)
+        result = await hsmGenerate(io.env, opts.label, warnTo(io))
         break
       case 'generate':
         result = await generateKey(ctx, label)

@@ -65,6 +65,19 @@ export function labelProblem(label: string): string | null {
   return null
 }
 
+/**
+ * A label as printed on a terminal or in a log: every character labelProblem
+ * refuses shown as its escape (\u001b), for labels that were never checked by
+ * it (a PKCS#11 object's CKA_LABEL, which anyone who can open the token may
+ * set).
+ */
+export function printableLabel(label: string): string {
+  return label.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => {
+    const cp = c.codePointAt(0)!
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`
+  })
+}
+
 export const keyFileName = (address: string): string => `${address.toLowerCase()}.json`
 
 /** The name pattern of key files in a keystore directory. */

@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { keccak256, recoverAddress, toHex } from 'viem'
+import { hexToBytes, keccak256, parseSignature, recoverAddress, toHex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts'
 import { KeyUnavailableError, type KeyBackend } from '../signing/keyBackend.js'
 import { SECP256K1_N } from './ecdsa.js'
-import { openPkcs11Backend } from './pkcs11Backend.js'
+import { openPkcs11Backend, verifiedTokenSignature } from './pkcs11Backend.js'
 import { initSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from './softhsm.testkit.js'
 import { generateTokenKey, initialize, listTokenKeys, loadModule, loadPkcs11Lib, login, slotOfToken, type Pkcs11Lib } from './token.js'
 
@@ -22,9 +23,9 @@ beforeAll(async () => {
   initialize(lib, pkcs11)
   const session = pkcs11.C_OpenSession(slotOfToken(pkcs11, token.label), lib.CKF_SERIAL_SESSION | lib.CKF_RW_SESSION)
   login(lib, pkcs11, session, token.pin)
-  const key = generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('01', 'hex'))
+  const key = await generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('01', 'hex'))
   address = key.address
-  expect(() => generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('02', 'hex'))).toThrow(/already holds a key labelled "hot-wallet"/)
+  await expect(generateTokenKey(lib, pkcs11, session, 'hot-wallet', Buffer.from('02', 'hex'))).rejects.toThrow(/already holds a key labelled "hot-wallet"/)
   // The private key's value and its extractability, as the token reports them to a logged-in user.
   expect(() => pkcs11.C_GetAttributeValue(session, key.handle, [{ type: lib.CKA_VALUE }])).toThrow(/CKR_ATTRIBUTE_SENSITIVE/)
   const [sensitive, extractable] = pkcs11.C_GetAttributeValue(session, key.handle, [{ type: lib.CKA_SENSITIVE }, { type: lib.CKA_EXTRACTABLE }])
@@ -91,12 +92,26 @@ describe('the PKCS#11 backend on a SoftHSM2 token', () => {
     expect(await recoverAddress({ hash: digest, signature: await key!.signDigest(digest) })).toBe(address)
   })
 
-  it('lists the same key through a fresh session, as the key CLI does', () => {
+  it('lists the same key through a fresh session, as the key CLI does', async () => {
     const pkcs11 = loadModule(lib, SOFTHSM_MODULE)
     initialize(lib, pkcs11)
     const session = pkcs11.C_OpenSession(slotOfToken(pkcs11, token.label), lib.CKF_SERIAL_SESSION)
     login(lib, pkcs11, session, token.pin)
-    expect(listTokenKeys(lib, pkcs11, session).map((k) => k.address)).toEqual([address])
+    expect((await listTokenKeys(lib, pkcs11, session)).map((k) => k.address)).toEqual([address])
     pkcs11.close()
+  })
+})
+
+describe('a token signature that does not verify against the key', () => {
+  it('is a KeyUnavailableError (the signer refuses key_unavailable, audited), never a plain error the RPC layer turns into an internal error', async () => {
+    const digest = keccak256('0x01')
+    const own = privateKeyToAccount(generatePrivateKey())
+    const { r, s } = parseSignature(await sign({ hash: digest, privateKey: generatePrivateKey(), to: 'hex' }))
+    const raw = hexToBytes(`0x${r.slice(2)}${s.slice(2)}`)
+    const failures: unknown[] = []
+    const signing = verifiedTokenSignature(raw, digest, { address: own.address, publicPoint: hexToBytes(own.publicKey) }, 'countersign', (err) => failures.push(err))
+    await expect(signing).rejects.toThrow(KeyUnavailableError)
+    await expect(signing).rejects.toThrow(`the PKCS#11 token "countersign" gave a signature that does not verify against ${own.address}`)
+    expect(failures).toHaveLength(1)
   })
 })

@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import { KeyUnavailableError, type KeyBackend, type RingKey } from '../signing/keyBackend.js'
+import { KeyUnavailableError, type DigestSignature, type KeyBackend, type RingKey } from '../signing/keyBackend.js'
 import { ethSignatureOf } from './ecdsa.js'
 import { SessionPool } from './sessionPool.js'
 import { initialize, listTokenKeys, loadModule, login, slotOfToken, type Handle, type Pkcs11, type Pkcs11Lib, type TokenKey } from './token.js'
@@ -39,13 +39,14 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
   let lastFailure = 0
   let retired: Connection | null = null
 
-  function connect(): Connection {
+  async function connect(): Promise<Connection> {
     initialize(lib, pkcs11)
     const slot = slotOfToken(pkcs11, options.tokenLabel)
     const sessions: Handle[] = []
     for (let i = 0; i < options.sessions; i++) sessions.push(pkcs11.C_OpenSession(slot, lib.CKF_SERIAL_SESSION))
     login(lib, pkcs11, sessions[0]!, options.pin)
-    const keys = new Map(listTokenKeys(lib, pkcs11, sessions[0]!).map((k) => [k.address.toLowerCase(), k]))
+    const warn = (msg: string, fields: Record<string, unknown>) => log(msg, { level: 'warn', token: options.tokenLabel, ...fields })
+    const keys = new Map((await listTokenKeys(lib, pkcs11, sessions[0]!, warn)).map((k) => [k.address.toLowerCase(), k]))
     return { pool: new SessionPool(sessions), keys, inFlight: 0, drained: [] }
   }
 
@@ -59,7 +60,7 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
       // Already finalised, or the module lost its state with the token: either way C_Initialize follows.
     }
     retired = null
-    const conn = connect()
+    const conn = await connect()
     log('PKCS#11 token reconnected', { token: options.tokenLabel, keys: conn.keys.size })
     return conn
   }
@@ -87,7 +88,8 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
     log('PKCS#11 signature failed; the token will be reopened', { token: options.tokenLabel, error: (err as Error).message })
   }
 
-  async function signDigest(address: string, digest: Hex): Promise<Uint8Array> {
+  /** The token's raw CKM_ECDSA signature, and the connection that made it. */
+  async function signDigest(address: string, digest: Hex): Promise<{ raw: Uint8Array; conn: Connection }> {
     const conn = await connection()
     const key = conn.keys.get(address.toLowerCase())
     if (!key) throw new KeyUnavailableError(`the PKCS#11 token "${options.tokenLabel}" no longer holds the key ${address}`)
@@ -100,7 +102,7 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
       // Another signature found the token gone while this one waited: do not touch the old sessions.
       if (current !== conn) throw new KeyUnavailableError(`the PKCS#11 token "${options.tokenLabel}" is being reopened`)
       pkcs11.C_SignInit(session, { mechanism: lib.CKM_ECDSA }, key.handle)
-      return await pkcs11.C_SignAsync(session, Buffer.from(digest.slice(2), 'hex'), Buffer.alloc(64))
+      return { raw: await pkcs11.C_SignAsync(session, Buffer.from(digest.slice(2), 'hex'), Buffer.alloc(64)), conn }
     } catch (err) {
       if (err instanceof KeyUnavailableError) throw err
       broken(conn, err)
@@ -111,13 +113,19 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
     }
   }
 
-  current = connect()
+  /** A signature that does not verify also reopens the token, so every key is checked again (listTokenKeys) before the next one. */
+  async function verifiedSignature(key: TokenKey, digest: Hex): Promise<DigestSignature> {
+    const { raw, conn } = await signDigest(key.address, digest)
+    return verifiedTokenSignature(raw, digest, key, options.tokenLabel, (err) => broken(conn, err))
+  }
+
+  current = await connect()
   const ring: RingKey[] = [...current.keys.values()].map((k) => ({
     address: k.address,
     label: k.label,
     dev: false,
     backend: 'pkcs11',
-    signDigest: async (digest: Hex) => ethSignatureOf(await signDigest(k.address, digest), digest, k.publicPoint),
+    signDigest: (digest: Hex) => verifiedSignature(k, digest),
   }))
   return {
     name: 'pkcs11',
@@ -131,5 +139,21 @@ export async function openPkcs11Backend(lib: Pkcs11Lib, options: Pkcs11BackendOp
       }
       pkcs11.close()
     },
+  }
+}
+
+/**
+ * The token's raw signature as an Ethereum one, verified against the key's
+ * point. One that does not verify was not made by the key the address
+ * belongs to (the token answered for another object, or wrongly): nothing
+ * is signed, and it is a KeyUnavailableError, which the signer refuses as
+ * key_unavailable (audited), not a failure of the request.
+ */
+export async function verifiedTokenSignature(raw: Uint8Array, digest: Hex, key: Pick<TokenKey, 'address' | 'publicPoint'>, tokenLabel: string, onFailure: (err: unknown) => void = () => {}): Promise<DigestSignature> {
+  try {
+    return await ethSignatureOf(raw, digest, key.publicPoint)
+  } catch (err) {
+    onFailure(err)
+    throw new KeyUnavailableError(`the PKCS#11 token "${tokenLabel}" gave a signature that does not verify against ${key.address} (${(err as Error).message}); nothing was signed`)
   }
 }

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto'
 import type * as Pkcs11Js from 'pkcs11js'
-import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS, uncompressedPoint } from './ecPoint.js'
 import { OperatorError } from '@countersign/shared'
+import { labelProblem, printableLabel } from '../keystore/format.js'
+import { ethSignatureOf } from './ecdsa.js'
+import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS, uncompressedPoint } from './ecPoint.js'
 
 export type Pkcs11Lib = typeof Pkcs11Js
 export type Pkcs11 = Pkcs11Js.PKCS11
@@ -85,10 +88,6 @@ export interface TokenKey {
   handle: Handle
 }
 
-function keyOf(label: string, ecPoint: Buffer, handle: Handle): TokenKey {
-  return { label, address: addressOfEcPoint(ecPoint), publicPoint: uncompressedPoint(ecPoint), handle }
-}
-
 function findObjects(pkcs11: Pkcs11, session: Handle, template: Pkcs11Js.Template): Handle[] {
   pkcs11.C_FindObjectsInit(session, template)
   try {
@@ -108,13 +107,83 @@ const attribute = (pkcs11: Pkcs11, session: Handle, object: Handle, type: number
   return attr?.value as Buffer
 }
 
+/** A CK_BBOOL attribute; null when the token does not report it (an attribute the object lacks counts as neither). */
+function flag(pkcs11: Pkcs11, session: Handle, object: Handle, type: number): boolean | null {
+  try {
+    const value = attribute(pkcs11, session, object, type)
+    return value?.length === 1 ? value[0] !== 0 : null
+  } catch {
+    return null
+  }
+}
+
+/** Reports a token object the signer does not use, and why; the label escaped, since anyone who can open the token chose it. */
+export type TokenWarning = (msg: string, fields: Record<string, unknown>) => void
+
 /**
- * The token's labelled secp256k1 private keys, by label order. A private key
- * object carries no public point, so each one's address comes from the
- * CKA_EC_POINT of the public key with the same CKA_ID (the pair generation
- * gives both halves the same id).
+ * Why this private key object is not one the signer may use, or null. Anyone
+ * who can open the token without the PIN (the softhsm group, a USB token
+ * allowing R/W public sessions) can create and destroy objects with
+ * CKA_PRIVATE=false, including a private key whose value they chose. A token
+ * refuses to create or show a CKA_PRIVATE=true object outside a logged-in
+ * session, so that flag is what says the PIN holder made it; sensitive and
+ * not extractable say its value cannot be read out (through the PIN either).
+ * CKA_LOCAL and CKA_NEVER_EXTRACTABLE are not required: a key moved between
+ * HSMs by the vendor's wrapped backup, which operations.md recommends, has
+ * both false, and neither keeps out the attacker here (only the PIN holder
+ * can set CKA_PRIVATE=true).
  */
-export function listTokenKeys(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle): TokenKey[] {
+function privateKeyProblem(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, handle: Handle, label: string): string | null {
+  if (flag(pkcs11, session, handle, lib.CKA_PRIVATE) !== true) return 'CKA_PRIVATE is not true: anyone who can open the token without the PIN can make such an object'
+  if (flag(pkcs11, session, handle, lib.CKA_SENSITIVE) !== true) return 'CKA_SENSITIVE is not true: its value can be read from the token'
+  if (flag(pkcs11, session, handle, lib.CKA_EXTRACTABLE) !== false) return 'CKA_EXTRACTABLE is not false: its value can be exported from the token'
+  if (flag(pkcs11, session, handle, lib.CKA_SIGN) !== true) return 'CKA_SIGN is not true'
+  return labelProblem(label)
+}
+
+/**
+ * The uncompressed public point of the private key `handle`, or null: the
+ * CKA_EC_POINT of a public key object with its CKA_ID that a signature by the
+ * private key, over a fresh random digest, verifies against. Public key
+ * objects are not to be trusted (without the PIN they can be replaced under
+ * the same CKA_ID, which would announce an attacker's address for the key),
+ * so the point is taken only when the private key itself proves it; a point
+ * off the curve never verifies.
+ */
+async function provenPoint(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, handle: Handle, id: Buffer | undefined): Promise<Uint8Array | null> {
+  if (!id) return null
+  const digest = randomBytes(32)
+  pkcs11.C_SignInit(session, { mechanism: lib.CKM_ECDSA }, handle)
+  const raw = pkcs11.C_Sign(session, digest, Buffer.alloc(64))
+  const publics = findObjects(pkcs11, session, [
+    { type: lib.CKA_CLASS, value: lib.CKO_PUBLIC_KEY },
+    { type: lib.CKA_KEY_TYPE, value: lib.CKK_EC },
+    { type: lib.CKA_ID, value: id },
+  ])
+  for (const object of publics) {
+    let point: Uint8Array
+    try {
+      point = uncompressedPoint(attribute(pkcs11, session, object, lib.CKA_EC_POINT))
+      await ethSignatureOf(raw, `0x${digest.toString('hex')}`, point)
+    } catch {
+      continue // not a point, or not this key's: someone else's object under its CKA_ID
+    }
+    return point
+  }
+  return null
+}
+
+/**
+ * The token's labelled secp256k1 private keys that the signer may use, by
+ * label order. Each must be a private, sensitive, non-extractable signing
+ * key with a printable label, and must sign a random digest that verifies
+ * against the public point its address is made from (provenPoint); any
+ * other secp256k1 private key object is left out and reported through
+ * `warn`, naming it, before labels are compared, so an object planted
+ * without the PIN can neither become a wallet nor, by taking a key's label,
+ * stop the signer. Needs a logged-in session (the test signature).
+ */
+export async function listTokenKeys(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, warn: TokenWarning = () => {}): Promise<TokenKey[]> {
   const keys: TokenKey[] = []
   const privates = findObjects(pkcs11, session, [
     { type: lib.CKA_CLASS, value: lib.CKO_PRIVATE_KEY },
@@ -126,18 +195,37 @@ export function listTokenKeys(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle): 
     const label = attribute(pkcs11, session, handle, lib.CKA_LABEL)?.toString('utf8') ?? ''
     if (label === '') continue
     const id = attribute(pkcs11, session, handle, lib.CKA_ID)
-    const publics = findObjects(pkcs11, session, [
-      { type: lib.CKA_CLASS, value: lib.CKO_PUBLIC_KEY },
-      { type: lib.CKA_KEY_TYPE, value: lib.CKK_EC },
-      { type: lib.CKA_ID, value: id },
-    ])
-    if (publics.length !== 1) throw new Pkcs11BackendError(`PKCS#11 key "${label}" has ${publics.length} public keys with its CKA_ID, so its address is unknown`)
-    keys.push(keyOf(label, attribute(pkcs11, session, publics[0]!, lib.CKA_EC_POINT), handle))
+    const ignored = (reason: string) =>
+      warn('PKCS#11 key object ignored', { label: printableLabel(label), id: id?.toString('hex') ?? null, reason })
+    const problem = privateKeyProblem(lib, pkcs11, session, handle, label)
+    if (problem) {
+      ignored(problem)
+      continue
+    }
+    let point: Uint8Array | null
+    try {
+      point = await provenPoint(lib, pkcs11, session, handle, id)
+    } catch (err) {
+      if (!(err instanceof lib.Pkcs11Error)) throw err
+      ignored(`the token refused a test signature with it (${err.message})`)
+      continue
+    }
+    if (!point) {
+      ignored('no public key object with its CKA_ID holds the point its signatures verify against, so its address is unknown')
+      continue
+    }
+    keys.push({ label, address: addressOfEcPoint(point), publicPoint: point, handle })
   }
   keys.sort((a, b) => a.label.localeCompare(b.label))
   const labels = keys.map((k) => k.label)
   const twice = labels.find((l, i) => labels.indexOf(l) !== i)
   if (twice !== undefined) throw new Pkcs11BackendError(`two secp256k1 keys on the token are labelled "${twice}"; a key is found by its label, so give each its own`)
+  const addresses = keys.map((k) => k.address)
+  const same = addresses.findIndex((a, i) => addresses.indexOf(a) !== i)
+  if (same !== -1) {
+    const first = keys[addresses.indexOf(addresses[same]!)]!
+    throw new Pkcs11BackendError(`the token keys "${first.label}" and "${keys[same]!.label}" are one key (${addresses[same]}); remove one, so each address has one label`)
+  }
   return keys
 }
 
@@ -145,8 +233,8 @@ export function listTokenKeys(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle): 
  * Generates a secp256k1 key pair on the token: the private half sensitive and
  * not extractable, so its value never leaves the token, not even wrapped.
  */
-export function generateTokenKey(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, label: string, id: Buffer): TokenKey {
-  if (listTokenKeys(lib, pkcs11, session).some((k) => k.label === label)) throw new Pkcs11BackendError(`the token already holds a key labelled "${label}"`)
+export async function generateTokenKey(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle, label: string, id: Buffer, warn: TokenWarning = () => {}): Promise<TokenKey> {
+  if ((await listTokenKeys(lib, pkcs11, session, warn)).some((k) => k.label === label)) throw new Pkcs11BackendError(`the token already holds a key labelled "${label}"`)
   const params = Buffer.from(SECP256K1_EC_PARAMS)
   const pair = pkcs11.C_GenerateKeyPair(
     session,
@@ -157,6 +245,11 @@ export function generateTokenKey(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle
       { type: lib.CKA_LABEL, value: label },
       { type: lib.CKA_ID, value: id },
       { type: lib.CKA_VERIFY, value: true },
+      // Private: without the PIN the public half can then be neither seen
+      // nor destroyed (CKA_PRIVATE=false objects can, and an address-less key
+      // is one the signer must leave out). Not modifiable: its point is fixed.
+      { type: lib.CKA_PRIVATE, value: true },
+      { type: lib.CKA_MODIFIABLE, value: false },
     ],
     [
       { type: lib.CKA_TOKEN, value: true },
@@ -168,5 +261,6 @@ export function generateTokenKey(lib: Pkcs11Lib, pkcs11: Pkcs11, session: Handle
       { type: lib.CKA_ID, value: id },
     ],
   )
-  return keyOf(label, attribute(pkcs11, session, pair.publicKey, lib.CKA_EC_POINT), pair.privateKey)
+  const point = uncompressedPoint(attribute(pkcs11, session, pair.publicKey, lib.CKA_EC_POINT))
+  return { label, address: addressOfEcPoint(point), publicPoint: point, handle: pair.privateKey }
 }
