@@ -1,4 +1,7 @@
-import { rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { OperatorError } from '@countersign/shared'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hexToBytes, keccak256, parseSignature, recoverAddress, toHex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts'
@@ -113,5 +116,21 @@ describe('a token signature that does not verify against the key', () => {
     await expect(signing).rejects.toThrow(KeyUnavailableError)
     await expect(signing).rejects.toThrow(`the PKCS#11 token "countersign" gave a signature that does not verify against ${own.address}`)
     expect(failures).toHaveLength(1)
+  })
+})
+
+describe('the PKCS#11 module file', () => {
+  it('is not loaded from a directory others can write, where anyone could have put their own code in its place', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-module-'))
+    try {
+      chmodSync(dir, 0o777)
+      const planted = path.join(dir, 'libsofthsm2.so')
+      copyFileSync(SOFTHSM_MODULE, planted)
+      chmodSync(planted, 0o755)
+      expect(() => loadModule(lib, planted)).toThrow(`SERVICE_PKCS11_MODULE ${planted}: the directory ${dir} is writable by group or others (mode 777), who could replace the module this process runs: run chmod go-w ${dir}`)
+      await expect(openPkcs11Backend(lib, { modulePath: planted, tokenLabel: token.label, pin: token.pin, sessions: 1 })).rejects.toThrow(OperatorError)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type * as Pkcs11Js from 'pkcs11js'
-import { OperatorError } from '@countersign/shared'
+import { OperatorError, trustedCodeFile } from '@countersign/shared'
 import { labelProblem, printableLabel } from '../keystore/format.js'
 import { ethSignatureOf } from './ecdsa.js'
 import { addressOfEcPoint, isSecp256k1Params, SECP256K1_EC_PARAMS, uncompressedPoint } from './ecPoint.js'
@@ -37,11 +37,17 @@ export function moduleRefusalAsOperatorError(lib: Pkcs11Lib, err: unknown): unkn
   return err instanceof lib.Pkcs11Error ? new Pkcs11BackendError(`the PKCS#11 module refused: ${err.message}`) : err
 }
 
-/** Loads the module's .so into a PKCS11 object (not yet initialised). */
+/**
+ * Loads the module's .so into a PKCS11 object (not yet initialised). The
+ * module runs inside this process, beside the PIN and every keystore key, so
+ * it is loaded only from a file that no one but root and this user can
+ * replace (trustedCodeFile), and from its real path, the one checked.
+ */
 export function loadModule(lib: Pkcs11Lib, modulePath: string): Pkcs11 {
+  const real = trustedCodeFile(modulePath, 'SERVICE_PKCS11_MODULE', (message) => new Pkcs11BackendError(message))
   const pkcs11 = new lib.PKCS11()
   try {
-    pkcs11.load(modulePath)
+    pkcs11.load(real)
   } catch (err) {
     throw new Pkcs11BackendError(`cannot load the PKCS#11 module ${modulePath}: ${(err as Error).message}`)
   }
