@@ -76,12 +76,14 @@ export async function ensureDevKey({ root, dataDir, log }) {
   const { Keystore } = await import(path.join(root, 'services/signer/dist/keystore/keystore.js'))
   const keystore = new Keystore(keystoreDir)
   let [key] = keystore.list()
+  const passphrase = () => readFileSync(passFile, 'utf8').replace(/\r?\n$/, '')
   if (!key) {
-    const passphrase = readFileSync(passFile, 'utf8').replace(/\r?\n$/, '')
-    key = await keystore.save(generatePrivateKey(), passphrase, { label: 'dev (throwaway, local chain only)', dev: true })
+    key = await keystore.save(generatePrivateKey(), passphrase(), { label: 'dev (throwaway, local chain only)', dev: true })
     log(`dev key generated: ${key.address} (in ${keystoreDir})`)
   }
   if (!key.dev) throw new Error(`${keystoreDir} holds a key that is not marked dev; refusing to use it for the dev chain`)
+  // A dev keystore from before format version 2 (which the signer refuses): its key is marked dev, checked just above, so it is resealed as one.
+  if (key.version === 1) [key] = await keystore.reseal(passphrase())
   return { address: key.address, keystoreDir, passFile }
 }
 

@@ -1,7 +1,7 @@
 // Issue 11 end to end: the side doors an attacker found, on the real three
 // processes and a real anvil chain with a real ERC-20 (TUSD).
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { erc20Abi, parseEther, type Address } from 'viem'
@@ -283,12 +283,13 @@ describe("the policy's own ceiling on fees (maxGasCostWei)", () => {
 
 describe('dev keys: the signer decides by itself', () => {
   /** A signer holding only the dev launcher's throwaway key, configured as start.mjs configures it, or not. */
-  async function devSigner(devChainId: string | null) {
+  async function devSigner(devChainId: string | null, tamper: (keyFile: string) => void = () => {}) {
     const dataDir = tempDataDir()
     const { ensureDevKey } = (await import(path.join(repoRoot, 'scripts/dev-stack.mjs'))) as {
       ensureDevKey(o: { root: string; dataDir: string; log: (m: string) => void }): Promise<{ address: Address; keystoreDir: string; passFile: string }>
     }
     const key = await ensureDevKey({ root: repoRoot, dataDir, log: () => undefined })
+    tamper(path.join(key.keystoreDir, `${key.address.toLowerCase()}.json`))
     const signer = new Stack({
       dataDir,
       env: {
@@ -320,6 +321,31 @@ describe('dev keys: the signer decides by itself', () => {
       expect(await refusalOf(signDirectly(toBob(8453), signer, 0))).toBe('signed')
     } finally {
       await signer.stop()
+    }
+  })
+
+  it('a dev key whose "dev": true was deleted from its file does not sign for chain 1: its file no longer opens, and the signer says so', async () => {
+    const stripDev = (file: string) => {
+      const { dev, ...rest } = JSON.parse(readFileSync(file, 'utf8')) as { dev?: boolean }
+      expect(dev).toBe(true)
+      writeFileSync(file, JSON.stringify(rest))
+    }
+    let started: Awaited<ReturnType<typeof devSigner>> | null = null
+    let failure = ''
+    try {
+      started = await devSigner('8453', stripDev)
+    } catch (err) {
+      failure = String(err)
+    }
+    try {
+      if (started) {
+        const i = intentFor(started.wallet, { type: 'transfer_native', to: FRIEND, amount: '0' }, { chainId: 1 })
+        expect(await refusalOf(signDirectly(i, started.signer, 0))).not.toBe('signed')
+      }
+      expect(started).toBeNull()
+      expect(failure).toMatch(/cannot unlock key 0x[0-9a-fA-F]{40} \(.*\): wrong passphrase, or the file was altered/)
+    } finally {
+      await started?.signer.stop()
     }
   })
 

@@ -47,6 +47,8 @@ async function main(): Promise<void> {
   const entries = keystore.list()
   let keys: Awaited<ReturnType<Keystore['unlockAll']>> = []
   if (entries.length > 0) {
+    // Before the passphrase is asked: a version 1 file's dev flag is not sealed with its key.
+    keystore.requireResealed(entries)
     const passphrase = await resolvePassphrase({ env: process.env, stdin: process.stdin, stderr: process.stderr })
     const started = performance.now()
     keys = await keystore.unlockAll(passphrase)

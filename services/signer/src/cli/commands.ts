@@ -2,7 +2,7 @@ import { generatePrivateKey } from 'viem/accounts'
 import { KeystoreError } from '../keystore/errors.js'
 import type { ScryptParams } from '../keystore/format.js'
 import { addressOfPrivateKey, type KeyEntry, type Keystore } from '../keystore/keystore.js'
-import { configuredPassphrase, HOW_TO_GIVE_A_PASSPHRASE, PassphraseError, promptHidden, type PassphraseIo } from '../keystore/passphrase.js'
+import { configuredPassphrase, HOW_TO_GIVE_A_PASSPHRASE, PassphraseError, promptHidden, resolvePassphrase, type PassphraseIo } from '../keystore/passphrase.js'
 import { UsageError } from './args.js'
 import { derivationPath, deriveFromMnemonic, mnemonicProblem, normalizeMnemonic } from './mnemonic.js'
 import { readSecret } from './secretInput.js'
@@ -114,6 +114,18 @@ export async function importMnemonic(ctx: CommandContext, opts: { label?: string
   } finally {
     derived.wipe()
   }
+}
+
+/**
+ * `reseal`: rewrites every version 1 key file as version 2, whose dev flag
+ * and label are sealed with the key, keeping each key's header as it is. The
+ * passphrase must open the keys (SERVICE_PASSPHRASE_FILE,
+ * SERVICE_DEMO_PASSPHRASE, or asked once on a terminal).
+ */
+export async function resealKeys(ctx: CommandContext): Promise<KeyEntry[]> {
+  if (ctx.keystore.list().every((k) => k.version !== 1)) return []
+  const passphrase = await resolvePassphrase(ctx.io)
+  return ctx.keystore.reseal(passphrase, scrypt(ctx))
 }
 
 export function listKeys(ctx: Pick<CommandContext, 'keystore'>): KeyEntry[] {

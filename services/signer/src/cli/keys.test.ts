@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { openAuditLog } from '@countersign/shared'
 import { Keystore } from '../keystore/keystore.js'
 import type { InputStream } from '../keystore/passphrase.js'
-import { FAST_SCRYPT } from '../keystore/testkeys.testkit.js'
+import { FAST_SCRYPT, writeVersion1 } from '../keystore/testkeys.testkit.js'
 import { auditKeyAdded } from './keyAudit.js'
 import { runKeysCli, type KeyAdded, type KeysCliOptions } from './keys.js'
 
@@ -267,5 +267,32 @@ describe('the compiled bin (dist/cli/keys.js)', () => {
     const audit = openAuditLog(path.join(dir, 'audit.db'))
     expect(audit.list({ limit: 10 }).map((e) => e.event)).toEqual(['key_imported'])
     await audit.close()
+  })
+})
+
+describe('countersign-keys reseal', () => {
+  it('lists version 1 files with what to run, and reseal rewrites them (dev flag and label kept, now sealed); list and the signer then take them', async () => {
+    const dir = tempDir()
+    const keystore = new Keystore(path.join(dir, 'keystore'))
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'dev key', dev: true })
+    const before = piped('')
+    expect(await runKeysCli(['list', '--data-dir', dir], before.io)).toBe(0)
+    expect(before.out()).toBe(`${KEY_ADDRESS}  dev key  keystore  (dev)  (version 1: run countersign-keys reseal)\n`)
+    await expect(keystore.unlockAll('pw')).rejects.toThrow(/format version 1.*run countersign-keys reseal once/)
+
+    const wrong = piped('', { SERVICE_DEMO_PASSPHRASE: 'not it' })
+    expect(await runKeysCli(['reseal', '--data-dir', dir], wrong.io, fast)).toBe(1)
+    expect(wrong.err()).toMatch(/^countersign-keys: cannot unlock key 0x3C44.*: wrong passphrase, or the file was altered\n$/)
+
+    const reseal = piped('')
+    expect(await runKeysCli(['reseal', '--data-dir', dir], reseal.io, fast)).toBe(0)
+    expect(reseal.out()).toBe(`${KEY_ADDRESS}  dev key  resealed  (dev)\n`)
+    const after = piped('')
+    expect(await runKeysCli(['list', '--data-dir', dir], after.io)).toBe(0)
+    expect(after.out()).toBe(`${KEY_ADDRESS}  dev key  keystore  (dev)\n`)
+    expect((await keystore.unlockAll('pw')).map((k) => [k.address, k.dev])).toEqual([[KEY_ADDRESS, true]])
+    const again = piped('')
+    expect(await runKeysCli(['reseal', '--data-dir', dir], again.io, fast)).toBe(0)
+    expect(again.out()).toBe(`no version 1 key files in ${path.join(dir, 'keystore')}\n`)
   })
 })

@@ -6,7 +6,7 @@ import { OperatorError, dataDirOption, readDataDir } from '@countersign/shared'
 import { printableLabel, type ScryptParams } from '../keystore/format.js'
 import { Keystore } from '../keystore/keystore.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
-import { generateKey, importKey, importMnemonic, listKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
+import { generateKey, importKey, importMnemonic, listKeys, resealKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
 import { hsmGenerate, hsmList, tokenWarningLine } from './hsmCommands.js'
 import { auditKeyAdded } from './keyAudit.js'
 import { pkcs11ConfigFrom } from '../config.js'
@@ -20,6 +20,8 @@ export const USAGE = `usage: countersign-keys <command> [options]
   import-mnemonic [--account N] [--index N] [--label L]
                                          import m/44'/60'/N'/0/I of a BIP-39 mnemonic read from stdin
   list                                   list keys: address, label, backend (keystore or pkcs11), dev
+  reseal                                 rewrite version 1 key files as version 2 (dev flag and label
+                                         sealed with the key); the signer refuses version 1 files
   hsm-generate --label L                 create a secp256k1 key on the PKCS#11 token; it never leaves the token
   hsm-list                               list the PKCS#11 token's keys: address, label
 
@@ -35,6 +37,7 @@ const OPTIONS: Record<string, string[]> = {
   import: ['label', 'data-dir'],
   'import-mnemonic': ['account', 'index', 'label', 'data-dir'],
   list: ['data-dir'],
+  reseal: ['data-dir'],
   'hsm-generate': ['label', 'data-dir'],
   'hsm-list': ['data-dir'],
 }
@@ -80,8 +83,15 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
         const tokenKeys = pkcs11ConfigFrom(io.env) ? await hsmList(io.env, warnTo(io)) : []
         if (keys.length === 0 && tokenKeys.length === 0) io.stdout.write(`no keys in ${ctx.keystore.dir}\n`)
         // Labels escaped even though both backends refuse control characters: a terminal must never act on one.
-        for (const k of keys) io.stdout.write(`${k.address}  ${k.label === null ? '-' : printableLabel(k.label)}  keystore${k.dev ? '  (dev)' : ''}\n`)
+        for (const k of keys) io.stdout.write(`${k.address}  ${k.label === null ? '-' : printableLabel(k.label)}  keystore${k.dev ? '  (dev)' : ''}${k.version === 1 ? '  (version 1: run countersign-keys reseal)' : ''}\n`)
         for (const k of tokenKeys) io.stdout.write(`${k.address}  ${printableLabel(k.label)}  pkcs11\n`)
+        return 0
+      }
+      case 'reseal': {
+        const resealed = await resealKeys(ctx)
+        if (resealed.length === 0) io.stdout.write(`no version 1 key files in ${ctx.keystore.dir}\n`)
+        // Each key with its dev flag as now sealed: the operator checks that every dev key still says (dev).
+        for (const k of resealed) io.stdout.write(`${k.address}  ${k.label === null ? '-' : printableLabel(k.label)}  resealed${k.dev ? '  (dev)' : ''}\n`)
         return 0
       }
       case 'hsm-list': {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
 export class FileExistsError extends Error {
@@ -39,6 +39,37 @@ export function createFileAtomic(dir: string, name: string, data: string, mode =
     }
   } finally {
     unlinkSync(temp)
+  }
+  fsyncDir(dir)
+  return target
+}
+
+/**
+ * Replaces `dir/name` with `data` and `mode`, all or nothing: a fresh temp
+ * file in the same directory (exclusive create, fsync) is renamed over it,
+ * then the directory is fsynced. A crash leaves the old file or the new one,
+ * never a mix (and at worst a stray temp file, which listings skip).
+ */
+export function replaceFileAtomic(dir: string, name: string, data: string, mode = 0o600): string {
+  const target = path.join(dir, name)
+  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
+  const fd = openSync(temp, 'wx', mode)
+  try {
+    try {
+      fchmodSync(fd, mode)
+      writeFileSync(fd, data)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(temp, target)
+  } catch (err) {
+    try {
+      unlinkSync(temp)
+    } catch {
+      // renamed already, or never created
+    }
+    throw err
   }
   fsyncDir(dir)
   return target

@@ -1,7 +1,7 @@
 import { randomBytes, scrypt } from 'node:crypto'
 import { gcm } from '@noble/ciphers/aes.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import { NONCE_BYTES, PRIVATE_KEY_BYTES, SALT_BYTES, scryptParamsProblem, type KeyFile, type ScryptParams } from './format.js'
+import { KEY_FILE_VERSION, keyFileAssociatedData, NONCE_BYTES, PRIVATE_KEY_BYTES, SALT_BYTES, scryptParamsProblem, type KeyFile, type ScryptParams } from './format.js'
 
 /**
  * Production parameters: N = 2^17, r = 8, p = 1 (128 MiB per derivation).
@@ -40,8 +40,6 @@ export function deriveKey(passphrase: string, salt: Uint8Array, params: ScryptPa
   })
 }
 
-const associatedData = (address: string): Uint8Array => new TextEncoder().encode(address.toLowerCase())
-
 export interface SealOptions {
   scrypt?: ScryptParams
   label?: string
@@ -51,7 +49,8 @@ export interface SealOptions {
 
 /**
  * Encrypts a 32-byte private key for `address` (checksummed; the caller has
- * derived it from the key). Does not modify or zero `privateKey`.
+ * derived it from the key) into a version 2 file, whose associated data
+ * binds the address, `dev` and `label`. Does not modify or zero `privateKey`.
  */
 export async function sealPrivateKey(privateKey: Uint8Array, address: string, passphrase: string, opts: SealOptions = {}): Promise<KeyFile> {
   if (privateKey.length !== PRIVATE_KEY_BYTES) throw new RangeError(`a private key is ${PRIVATE_KEY_BYTES} bytes`)
@@ -60,9 +59,15 @@ export async function sealPrivateKey(privateKey: Uint8Array, address: string, pa
   const nonce = randomBytes(NONCE_BYTES)
   const key = await deriveKey(passphrase, salt, params)
   try {
-    const ciphertext = gcm(key, nonce, associatedData(address)).encrypt(privateKey)
+    const header = {
+      version: KEY_FILE_VERSION,
+      address,
+      ...(opts.label !== undefined ? { label: opts.label } : {}),
+      ...(opts.dev ? { dev: true } : {}),
+    } as const
+    const ciphertext = gcm(key, nonce, keyFileAssociatedData(header)).encrypt(privateKey)
     return {
-      version: 1,
+      version: KEY_FILE_VERSION,
       address,
       kdf: { name: 'scrypt', N: params.N, r: params.r, p: params.p, salt: bytesToHex(salt), dkLen: 32 },
       cipher: { name: 'aes-256-gcm', nonce: bytesToHex(nonce), ciphertext: bytesToHex(ciphertext) },
@@ -77,13 +82,13 @@ export async function sealPrivateKey(privateKey: Uint8Array, address: string, pa
 
 /**
  * The private key bytes of a validated key file; the caller zeroes them when
- * done. Throws DecryptionError on a wrong passphrase or an altered file (GCM
- * cannot tell the two apart).
+ * done. Throws DecryptionError on a wrong passphrase or an altered file,
+ * its address, dev flag or label included (GCM cannot tell the two apart).
  */
 export async function openPrivateKey(keyFile: KeyFile, passphrase: string): Promise<Uint8Array> {
   const key = await deriveKey(passphrase, hexToBytes(keyFile.kdf.salt), keyFile.kdf)
   try {
-    return gcm(key, hexToBytes(keyFile.cipher.nonce), associatedData(keyFile.address)).decrypt(hexToBytes(keyFile.cipher.ciphertext))
+    return gcm(key, hexToBytes(keyFile.cipher.nonce), keyFileAssociatedData(keyFile)).decrypt(hexToBytes(keyFile.cipher.ciphertext))
   } catch {
     throw new DecryptionError('wrong passphrase, or the file was altered')
   } finally {

@@ -29,7 +29,7 @@ describe('key file format', () => {
   it.each([
     ['not JSON', '{"version": 1', /not valid JSON/],
     ['an array', '[]', /not a JSON object/],
-    ['version 2', JSON.stringify({ ...valid, version: 2 }), /version 2 is not supported/],
+    ['version 3', JSON.stringify({ ...valid, version: 3 }), /version 3 is not supported \(expected 2, or 1 to reseal\)/],
     ['an unknown field', JSON.stringify({ ...valid, privateKey: 'x' }), /unknown field\(s\) privateKey/],
     ['a missing field', JSON.stringify({ ...valid, cipher: undefined }), /lacks cipher/],
     ['an unchecksummed address', JSON.stringify({ ...valid, address: ADDR_A.toLowerCase() }), /not EIP-55 checksummed/],

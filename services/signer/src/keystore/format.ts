@@ -1,19 +1,27 @@
 import { getAddress } from 'viem'
 
 /**
- * The key file format (version 1), one JSON file per key, named
+ * The key file format (version 2), one JSON file per key, named
  * `<lowercase address>.json`:
  *
  *   kdf     scrypt(NFKC(passphrase), salt, N, r, p) -> 32-byte key
- *   cipher  AES-256-GCM(key, nonce) over the 32 private-key bytes, with the
- *           UTF-8 bytes of the lowercase 0x-address as associated data (a
- *           ciphertext copied into another address's file does not decrypt);
- *           `ciphertext` is the 32 encrypted bytes followed by the 16-byte tag.
+ *   cipher  AES-256-GCM(key, nonce) over the 32 private-key bytes, with
+ *           keyFileAssociatedData (the lowercase address, `dev` and `label`)
+ *           as associated data: a ciphertext copied into another address's
+ *           file does not decrypt, nor does a file whose `dev` or `label` was
+ *           edited; `ciphertext` is the 32 encrypted bytes followed by the
+ *           16-byte tag.
  *
  * Everything but the ciphertext is public: listing reads only these headers.
+ * Version 1 bound only the address, so its `dev` flag could be deleted from
+ * the file and a dev key would sign for every chain. Version 1 files are
+ * still read (to list them, to check a passphrase, and by `countersign-keys
+ * reseal`, which rewrites them as version 2), but the signer does not unlock
+ * them (Keystore.unlockAll). A version 2 file edited back to version 1 does
+ * not decrypt: its tag covers the version 2 associated data.
  */
 export interface KeyFile {
-  version: 1
+  version: KeyFileVersion
   /** EIP-55 checksummed. */
   address: string
   kdf: { name: 'scrypt'; N: number; r: number; p: number; salt: string; dkLen: 32 }
@@ -23,6 +31,22 @@ export interface KeyFile {
   label?: string
   /** A throwaway development key: may only sign for the local chain. */
   dev?: boolean
+}
+
+/** The version every new or resealed file is written in. */
+export const KEY_FILE_VERSION = 2
+export type KeyFileVersion = 1 | 2
+
+/**
+ * The AES-GCM associated data of a key file: for version 2 the address, the
+ * dev flag and the label, as fixed-order JSON after a domain string (an
+ * absent `dev` is false, an absent label null, as the signer reads them);
+ * for version 1 the lowercase address alone.
+ */
+export function keyFileAssociatedData(keyFile: Pick<KeyFile, 'version' | 'address' | 'dev' | 'label'>): Uint8Array {
+  const address = keyFile.address.toLowerCase()
+  if (keyFile.version === 1) return new TextEncoder().encode(address)
+  return new TextEncoder().encode(`countersign key file v2\n${JSON.stringify({ address, dev: keyFile.dev === true, label: keyFile.label ?? null })}`)
 }
 
 export interface ScryptParams {
@@ -98,12 +122,12 @@ function keysProblem(obj: Obj, where: string, required: string[], optional: stri
   return null
 }
 
-/** Why this parsed JSON is not a version-1 key file, or null. */
+/** Why this parsed JSON is not a key file (version 1 or 2), or null. */
 export function keyFileProblem(json: unknown): string | null {
   if (!isObject(json)) return 'it is not a JSON object'
   const top = keysProblem(json, 'the file', ['version', 'address', 'kdf', 'cipher', 'createdAt'], ['label', 'dev'])
   if (top) return top
-  if (json.version !== 1) return `version ${JSON.stringify(json.version)} is not supported (expected 1)`
+  if (json.version !== 1 && json.version !== 2) return `version ${JSON.stringify(json.version)} is not supported (expected 2, or 1 to reseal)`
   const { address, kdf, cipher, createdAt, label, dev } = json
   if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) return 'address is not a 0x-address'
   if (getAddress(address) !== address) return 'address is not EIP-55 checksummed'

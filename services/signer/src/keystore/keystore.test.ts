@@ -5,10 +5,10 @@ import path from 'node:path'
 import { bytesToHex, hexToBytes, keccak256, recoverAddress, toHex } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { OperatorError } from '@countersign/shared'
-import { DEFAULT_SCRYPT } from './crypto.js'
+import { DecryptionError, DEFAULT_SCRYPT, openPrivateKey } from './crypto.js'
 import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
 import { addressOfPrivateKey, Keystore } from './keystore.js'
-import { ADDR_A, ADDR_B, ADDR_C, FAST_SCRYPT, KEY_A, KEY_B, KEY_C } from './testkeys.testkit.js'
+import { ADDR_A, ADDR_B, ADDR_C, FAST_SCRYPT, KEY_A, KEY_B, KEY_C, writeVersion1 } from './testkeys.testkit.js'
 
 const fresh = () => new Keystore(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-ks-')), 'keystore'))
 const fast = { scrypt: FAST_SCRYPT }
@@ -29,7 +29,7 @@ describe('Keystore', () => {
     const ks = fresh()
     const a = await ks.save(KEY_A, 'pass phrase', { ...fast, label: 'ops' })
     const b = await ks.save(KEY_B, 'pass phrase', { ...fast, dev: true })
-    expect(a).toEqual({ address: ADDR_A, label: 'ops', dev: false, file: path.join(ks.dir, `${ADDR_A.toLowerCase()}.json`) })
+    expect(a).toEqual({ address: ADDR_A, label: 'ops', dev: false, file: path.join(ks.dir, `${ADDR_A.toLowerCase()}.json`), version: 2 })
     expect(b).toMatchObject({ address: ADDR_B, label: null, dev: true })
     expect(ks.list()).toEqual([a, b].sort((x, y) => x.file.localeCompare(y.file)))
     const keys = await ks.unlockAll('pass phrase')
@@ -257,5 +257,75 @@ describe('Keystore', () => {
     expect(keys).toHaveLength(2)
     // Recorded in the docs; printed, not asserted as a timing.
     console.log(`keystore at N=2^17: save ${Math.round(saveMs)} ms per key, unlock ${Math.round(unlockMs)} ms per key (${keys.length} keys)`)
+  })
+})
+
+describe('the dev flag and label are sealed with the key (format version 2)', () => {
+  it('a dev key whose "dev": true was deleted from its file does not unlock, so it cannot sign for every chain', async () => {
+    const ks = fresh()
+    const dev = await ks.save(KEY_A, 'pw', { ...fast, dev: true, label: 'dev' })
+    expect(readJson(dev.file)).toMatchObject({ version: 2, dev: true })
+    const { dev: _dropped, ...edited } = readJson(dev.file)
+    rewrite(dev.file, edited)
+    expect(ks.list()).toMatchObject([{ address: ADDR_A, dev: false }]) // what the header now claims
+    const err = await expectRejection(ks.unlockAll('pw'))
+    expect(err).toBeInstanceOf(KeystoreUnlockError)
+    expect(err.message).toBe(`cannot unlock key ${ADDR_A} (${dev.file}): wrong passphrase, or the file was altered`)
+    // "dev": false written out is refused alike, and the untouched file still opens as a dev key.
+    rewrite(dev.file, { ...edited, dev: false })
+    await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+    rewrite(dev.file, { ...edited, dev: true })
+    expect((await ks.unlockAll('pw')).map((k) => k.dev)).toEqual([true])
+  })
+
+  it('an edited label does not unlock either', async () => {
+    const ks = fresh()
+    const a = await ks.save(KEY_A, 'pw', { ...fast, label: 'hot' })
+    rewrite(a.file, { ...readJson(a.file), label: 'cold storage' })
+    await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+    const { label: _l, ...unlabelled } = readJson(a.file)
+    rewrite(a.file, unlabelled)
+    await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+  })
+
+  it('a version 2 dev key written back as version 1 without "dev" does not decrypt: its tag covers the version 2 data', async () => {
+    const ks = fresh()
+    const dev = await ks.save(KEY_A, 'pw', { ...fast, dev: true })
+    const { dev: _d, ...rest } = readJson(dev.file)
+    const downgraded = { ...rest, version: 1 }
+    rewrite(dev.file, downgraded)
+    await expect(openPrivateKey(downgraded, 'pw')).rejects.toThrow(DecryptionError)
+    await expect(ks.reseal('pw', fast)).rejects.toThrow(KeystoreUnlockError)
+  })
+
+  it('the signer refuses version 1 files in one line; reseal rewrites them as version 2 with the same key, label, dev flag and date', async () => {
+    const ks = fresh()
+    const v1dev = await writeVersion1(ks, KEY_A, ADDR_A, 'pw', { label: 'dev key', dev: true })
+    await writeVersion1(ks, KEY_B, ADDR_B, 'pw')
+    await ks.save(KEY_C, 'pw', fast)
+    expect(Object.fromEntries(ks.list().map((k) => [k.address, k.version]))).toEqual({ [ADDR_A]: 1, [ADDR_B]: 1, [ADDR_C]: 2 })
+    const err = await expectRejection(ks.unlockAll('pw'))
+    expect(err).toBeInstanceOf(OperatorError)
+    expect(err.message).toBe(
+      `2 key file(s) in ${ks.dir} (first ${ks.list().find((k) => k.version === 1)!.file}) are format version 1, whose dev flag and label are not sealed with the key: run countersign-keys reseal once, with the keystore passphrase, to rewrite them as version 2`,
+    )
+    expect(() => ks.requireResealed()).toThrow(err.message)
+    await expect(ks.reseal('wrong', fast)).rejects.toThrow(KeystoreUnlockError)
+    const resealed = await ks.reseal('pw', fast)
+    // In file-name order: 0x7099… before 0xf39f….
+    expect(resealed.map((k) => [k.address, k.label, k.dev, k.version])).toEqual([
+      [ADDR_B, null, false, 2],
+      [ADDR_A, 'dev key', true, 2],
+    ])
+    expect(readJson(v1dev)).toMatchObject({ version: 2, label: 'dev key', dev: true, createdAt: '2025-06-01T00:00:00.000Z' })
+    expect(statSync(v1dev).mode & 0o777).toBe(0o600)
+    expect(readdirSync(ks.dir).filter((n) => n.endsWith('.tmp'))).toEqual([])
+    const unlocked = await ks.unlockAll('pw')
+    expect(unlocked.map((k) => [k.address, k.dev])).toEqual([ADDR_A, ADDR_B, ADDR_C].map((a) => [a, a === ADDR_A]).sort((x, y) => String(x[0]).toLowerCase().localeCompare(String(y[0]).toLowerCase())))
+    // Resealed, the dev flag is bound: deleting it now makes the file unopenable.
+    const { dev: _d, ...stripped } = readJson(v1dev)
+    rewrite(v1dev, stripped)
+    await expect(ks.unlockAll('pw')).rejects.toThrow(KeystoreUnlockError)
+    expect(await ks.reseal('pw', fast)).toEqual([]) // nothing left at version 1
   })
 })

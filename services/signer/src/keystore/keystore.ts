@@ -4,10 +4,10 @@ import { makePrivateDir } from '@countersign/shared'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { privateKeyToAccount } from 'viem/accounts'
 import { signingKeyOf, type SigningKey } from '../signing/secp256k1.js'
-import { createFileAtomic, FileExistsError, isTempName } from './atomicWrite.js'
+import { createFileAtomic, FileExistsError, isTempName, replaceFileAtomic } from './atomicWrite.js'
 import { DecryptionError, openPrivateKey, sealPrivateKey } from './crypto.js'
 import { KeyFileError, KeystoreError, KeystoreUnlockError } from './errors.js'
-import { KEY_FILE_NAME, keyFileName, labelProblem, MAX_KEY_FILE_BYTES, parseKeyFile, serializeKeyFile, type KeyFile, type ScryptParams } from './format.js'
+import { KEY_FILE_NAME, keyFileName, labelProblem, MAX_KEY_FILE_BYTES, parseKeyFile, serializeKeyFile, type KeyFile, type KeyFileVersion, type ScryptParams } from './format.js'
 
 /** What listing shows: public header fields only. */
 export interface KeyEntry {
@@ -15,6 +15,8 @@ export interface KeyEntry {
   label: string | null
   dev: boolean
   file: string
+  /** 1: written before `dev` and `label` were sealed with the key; the signer refuses it until `countersign-keys reseal`. */
+  version: KeyFileVersion
 }
 
 /** A decrypted key. The private key lives only inside `signingKey`'s closure, in this process's memory. */
@@ -73,7 +75,7 @@ export class Keystore {
   }
 
   private entry(name: string, keyFile: KeyFile): KeyEntry {
-    return { address: keyFile.address, label: keyFile.label ?? null, dev: keyFile.dev === true, file: path.join(this.dir, name) }
+    return { address: keyFile.address, label: keyFile.label ?? null, dev: keyFile.dev === true, file: path.join(this.dir, name), version: keyFile.version }
   }
 
   list(): KeyEntry[] {
@@ -121,11 +123,67 @@ export class Keystore {
   /**
    * Decrypts every key, in file-name order. The first that fails stops the
    * whole unlock with a KeystoreUnlockError naming its address and file.
+   * Version 1 files are refused before any is decrypted (requireResealed).
    */
   async unlockAll(passphrase: string): Promise<UnlockedKey[]> {
+    const names = this.names()
+    const files = names.map((name) => this.read(name))
+    this.requireResealed(names.map((name, i) => this.entry(name, files[i]!)))
     const keys: UnlockedKey[] = []
-    for (const name of this.names()) keys.push(await this.unlock(name, this.read(name), passphrase))
+    for (const [i, name] of names.entries()) keys.push(await this.unlock(name, files[i]!, passphrase))
     return keys
+  }
+
+  /**
+   * Refuses keys in version 1 files, in one line saying what to run. Their
+   * `dev` flag is not sealed with the key: deleting it from a dev key's file
+   * would let that key sign for every chain. Nothing in a version 1 file
+   * tells an honest header from an edited one, so every such key waits for
+   * the operator to reseal it (and see each key's dev flag as it does).
+   */
+  requireResealed(entries: KeyEntry[] = this.list()): void {
+    const old = entries.filter((e) => e.version === 1)
+    if (old.length === 0) return
+    throw new KeystoreError(
+      `${old.length} key file(s) in ${this.dir} (first ${old[0]!.file}) are format version 1, whose dev flag and label are not sealed with the key: run countersign-keys reseal once, with the keystore passphrase, to rewrite them as version 2`,
+    )
+  }
+
+  /**
+   * Rewrites every version 1 file as version 2 with the same key, address,
+   * label, dev flag and creation time, each file replaced atomically. The key
+   * must open with `passphrase`; a file that does not stops the reseal (files
+   * already rewritten stay rewritten, which is safe: each is complete).
+   * Returns the resealed entries.
+   */
+  async reseal(passphrase: string, opts: Pick<SaveOptions, 'scrypt'> = {}): Promise<KeyEntry[]> {
+    const resealed: KeyEntry[] = []
+    for (const name of this.names()) {
+      const keyFile = this.read(name)
+      if (keyFile.version !== 1) continue
+      const file = path.join(this.dir, name)
+      let secret: Uint8Array
+      try {
+        secret = await openPrivateKey(keyFile, passphrase)
+      } catch (err) {
+        if (err instanceof DecryptionError) throw new KeystoreUnlockError(keyFile.address, file)
+        throw err
+      }
+      try {
+        if (addressOf(secret) !== keyFile.address) throw new KeyFileError(file, `key file ${file} decrypts to the key of ${addressOf(secret)}, not ${keyFile.address}`)
+        const sealed = await sealPrivateKey(secret, keyFile.address, passphrase, {
+          ...(opts.scrypt ? { scrypt: opts.scrypt } : { scrypt: { N: keyFile.kdf.N, r: keyFile.kdf.r, p: keyFile.kdf.p } }),
+          ...(keyFile.label !== undefined ? { label: keyFile.label } : {}),
+          dev: keyFile.dev === true,
+          now: new Date(keyFile.createdAt),
+        })
+        replaceFileAtomic(this.dir, name, serializeKeyFile(sealed), 0o600)
+        resealed.push(this.entry(name, sealed))
+      } finally {
+        secret.fill(0)
+      }
+    }
+    return resealed
   }
 
   /** unlockAll, keyed by lowercase address. */
