@@ -207,6 +207,45 @@ describe('a PKCS#11 token tampered with by someone without the PIN', () => {
     })
   })
 
+  it('a private, signing key whose value can be exported (CKA_EXTRACTABLE, or not CKA_SENSITIVE) is left out, named', async () => {
+    for (const [label, sensitive, extractable] of [['exportable', true, true], ['readable', false, false]] as const) {
+      await onToken(token.pin, (p, s) =>
+        p.C_GenerateKeyPair(
+          s,
+          { mechanism: lib.CKM_EC_KEY_PAIR_GEN },
+          [
+            { type: lib.CKA_TOKEN, value: true },
+            { type: lib.CKA_PRIVATE, value: true },
+            { type: lib.CKA_EC_PARAMS, value: params },
+            { type: lib.CKA_ID, value: Buffer.from(label) },
+            { type: lib.CKA_VERIFY, value: true },
+          ],
+          [
+            { type: lib.CKA_TOKEN, value: true },
+            { type: lib.CKA_PRIVATE, value: true },
+            { type: lib.CKA_SENSITIVE, value: sensitive },
+            { type: lib.CKA_EXTRACTABLE, value: extractable },
+            { type: lib.CKA_SIGN, value: true },
+            { type: lib.CKA_LABEL, value: label },
+            { type: lib.CKA_ID, value: Buffer.from(label) },
+          ],
+        ),
+      )
+    }
+    const backend = await openBackend()
+    try {
+      expect(backend.keys().map((k) => k.label)).toEqual(['treasury'])
+    } finally {
+      await backend.close()
+    }
+    expect(logged.map((l) => [l.fields.label, l.fields.reason])).toEqual(
+      expect.arrayContaining([
+        ['exportable', 'CKA_EXTRACTABLE is not false: its value can be exported from the token'],
+        ['readable', 'CKA_SENSITIVE is not true: its value can be read from the token'],
+      ]),
+    )
+  })
+
   it('one key under two labels (a PIN holder copied it) is refused by name, not used under either', async () => {
     await onToken(token.pin, (p, s) => {
       p.C_FindObjectsInit(s, [{ type: lib.CKA_CLASS, value: lib.CKO_PRIVATE_KEY }, { type: lib.CKA_LABEL, value: 'treasury' }])
