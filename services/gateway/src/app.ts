@@ -132,6 +132,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const policyGate = createPolicyGate({ policy: deps.policy, routers: deps.routers, rateLimits: deps.rateLimits, audit: deps.audit, clock })
   // Token symbol() and decimals(), cached: descriptions, the approval card and the preflight all use the chain's, not the client's.
   const chainFacts = new ChainFacts()
+  chains.onWrongChain((chainId) => chainFacts.forget(chainId))
   const tokenFacts = createTokenFactsReader(chains, chainFacts)
   const buildIntent = createIntentBuilder({
     routers: deps.routers,

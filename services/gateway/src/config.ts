@@ -30,6 +30,8 @@ export interface GatewayConfig {
   skillPublishers: ReadonlySet<string>
   /** SERVICE_SKILL_CONCURRENCY: skill runs at once (default 2). */
   skillConcurrency: number
+  /** SERVICE_CHAIN_CHECK_MS: how often each RPC endpoint is asked its chain id again after start (default 30 s). */
+  chainCheckMs: number
   /** SERVICE_SERVER_TIMING=on: a Server-Timing header with each request's phases (default off). */
   serverTiming: boolean
   aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
@@ -57,6 +59,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     skillsDir: readVariable(env, 'SERVICE_SKILLS_DIR') ?? path.join(dataDir, 'skills'),
     skillPublishers: parseSkillPublishers(env.SERVICE_SKILL_PUBLISHERS),
     skillConcurrency: parseSkillConcurrency(env.SERVICE_SKILL_CONCURRENCY),
+    chainCheckMs: readVariable(env, 'SERVICE_CHAIN_CHECK_MS') ?? 30_000,
     serverTiming: readVariable(env, 'SERVICE_SERVER_TIMING') === 'on',
     aggregator: {
       apiKey: env.AGGREGATOR_API_KEY?.trim() || null,

@@ -11,7 +11,7 @@ import {
   socketConfigFromEnv,
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
-import { createChainClients, verifyChainIds } from './chain/chainClients.js'
+import { createChainClients, verifyChainIds, watchChainIds } from './chain/chainClients.js'
 import type { SlowRpcCall } from './chain/keepAliveFetch.js'
 import { loadGatewayConfig } from './config.js'
 import { openGatewayDb } from './store/gatewayDb.js'
@@ -78,6 +78,13 @@ async function main(): Promise<void> {
     serverTiming: config.serverTiming,
   })
   warnSlowCall = (report) => app.log.warn({ rpc: report }, SLOW_CALL_MESSAGE)
+  watchChainIds(chains, {
+    intervalMs: config.chainCheckMs,
+    onChange: (chainId, answering) =>
+      answering === null
+        ? app.log.warn({ chainId }, `the RPC endpoint of chain ${chainId} answers for chain ${chainId} again; requests for it are served again`)
+        : app.log.error({ chainId, answering }, `the RPC endpoint of chain ${chainId} now answers for chain ${answering}: requests for chain ${chainId} are refused (502) and its cached token facts dropped until it answers for ${chainId} again`),
+  })
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

@@ -117,6 +117,7 @@ export const VARIABLES = {
   SERVICE_SKILL_PUBLISHERS: commaList('a comma-separated list of addresses (0x followed by 40 hex digits, EIP-55 checksummed when mixed-case)'),
   SERVICE_SKILL_CONCURRENCY: wholeNumber(1, 32),
   SERVICE_SERVER_TIMING: oneOf(['on', 'off']),
+  SERVICE_CHAIN_CHECK_MS: wholeNumber(1000, 3_600_000, 'milliseconds'),
   // Approver
   SERVICE_APPROVER_HOST: host,
   SERVICE_APPROVER_PORT: port,

@@ -43,6 +43,14 @@ export class ChainFacts {
     return weth
   }
 
+  /** Drops what was learnt of a chain whose endpoint was found answering another chain (its facts may be that chain's). */
+  forget(chainId: number): void {
+    const prefix = `${chainId}:`
+    for (const map of [this.tokens, this.code, this.weth] as Array<Map<string, unknown>>) {
+      for (const key of [...map.keys()]) if (key.startsWith(prefix)) map.delete(key)
+    }
+  }
+
   token(client: PublicClient, chainId: number, address: Address): Promise<TokenFacts> {
     const key = `${chainId}:${address.toLowerCase()}`
     const cached = this.tokens.get(key)
