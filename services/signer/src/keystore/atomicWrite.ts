@@ -21,16 +21,8 @@ export const isTempName = (name: string): boolean => name.startsWith('.') && nam
  */
 export function createFileAtomic(dir: string, name: string, data: string, mode = 0o600): string {
   const target = path.join(dir, name)
-  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
-  const fd = openSync(temp, 'wx', mode)
+  const temp = writeTempFile(dir, name, data, mode)
   try {
-    try {
-      fchmodSync(fd, mode) // the umask may have removed bits; never added any
-      writeFileSync(fd, data)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
     try {
       linkSync(temp, target)
     } catch (err) {
@@ -52,16 +44,8 @@ export function createFileAtomic(dir: string, name: string, data: string, mode =
  */
 export function replaceFileAtomic(dir: string, name: string, data: string, mode = 0o600): string {
   const target = path.join(dir, name)
-  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
-  const fd = openSync(temp, 'wx', mode)
+  const temp = writeTempFile(dir, name, data, mode)
   try {
-    try {
-      fchmodSync(fd, mode)
-      writeFileSync(fd, data)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
     renameSync(temp, target)
   } catch (err) {
     try {
@@ -73,6 +57,23 @@ export function replaceFileAtomic(dir: string, name: string, data: string, mode 
   }
   fsyncDir(dir)
   return target
+}
+
+/** A fresh temp file (exclusive create) beside `name` holding `data`, fsynced; its path. Removed again if writing fails. */
+function writeTempFile(dir: string, name: string, data: string, mode: number): string {
+  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
+  const fd = openSync(temp, 'wx', mode)
+  try {
+    fchmodSync(fd, mode) // the umask may have removed bits; never added any
+    writeFileSync(fd, data)
+    fsyncSync(fd)
+  } catch (err) {
+    closeSync(fd)
+    unlinkSync(temp)
+    throw err
+  }
+  closeSync(fd)
+  return temp
 }
 
 export function fsyncDir(dir: string): void {
