@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createRpcClient, describeFailure, readDataDir, readGatewayListen, socketConfigFromEnv } from '@countersign/shared'
+import { createRpcClient, describeFailure, readDataDir, readGatewayListen, readVariable, socketConfigFromEnv, VARIABLES } from '@countersign/shared'
 import { DEV_CHAIN_ID, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
 import { loadEnvFile } from './env-file.mjs'
 import { prefixLines } from './prefixLines.mjs'
@@ -34,6 +34,9 @@ try {
   env.SERVICE_DATA_DIR = dataDir
   port = readGatewayListen(env).port
   sockets = socketConfigFromEnv(env, dataDir)
+  // Every variable's form, as the service that reads it will check it: a typo in the approver's port stops
+  // this launcher now, not after the dev chain and Uniswap were deployed (found by review).
+  for (const name of Object.keys(VARIABLES)) if (!name.includes('{')) readVariable(env, name)
 } catch (err) {
   process.stderr.write(`countersign: ${describeFailure(err)}\n`)
   process.exit(1)

@@ -135,10 +135,14 @@ describe('a crashed process', () => {
 })
 
 describe('a bad setting', () => {
-  it('stops the launcher before anything starts, naming the variable and the accepted form', async () => {
+  it.each([
+    [{ SERVICE_PORT: 'abc' }, 'SERVICE_PORT must be a port number from 0 to 65535; got "abc"'],
+    // Read by the approver only: before, the dev chain and Uniswap were deployed first (found by review).
+    [{ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"'],
+  ])('%j stops the launcher before anything starts, naming the variable and the accepted form', async (bad, said) => {
     const dir = tempDataDir()
     const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_PORT: 'abc' },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, ...bad },
       cwd: repoRoot,
     })
     killOnExit(child)
@@ -147,7 +151,7 @@ describe('a bad setting', () => {
     child.stderr.on('data', (d) => (out += d))
     const code = await new Promise<number | null>((r) => child.once('exit', r))
     expect(code).toBe(1)
-    expect(out).toContain('SERVICE_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(out).toContain(said)
     expect(out).not.toContain('development stack')
     expect(out).not.toMatch(/\n\s+at /) // no stack trace
     expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
