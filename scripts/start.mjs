@@ -192,6 +192,7 @@ if (!stopping && !(gatewayUp && signerUp)) {
       '  or submit a transfer yourself and approve it on the dashboard:',
       `    curl -s -X POST http://127.0.0.1:${port}/v1/tx/approve-request -H 'content-type: application/json' \\`,
       `      -d '${JSON.stringify(intent).replace('<uuid>', "'\"$(cat /proc/sys/kernel/random/uuid)\"'")}'`,
+      '    then send it: POST /v1/tx/sign-and-send with {"intent": <the same intent>, "approvalTokenId": <from the answer>}',
     )
   }
   lines.push('  Ctrl-C stops everything.', '')
