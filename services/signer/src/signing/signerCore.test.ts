@@ -195,7 +195,9 @@ describe('signer core', () => {
       const a1 = await s.core.sign(s.params(a, { nonce: 3 }))
       const b1 = await s.core.sign(s.params(b, { nonce: 3 }))
       expect(b1.txHash).toBe(a1.txHash)
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash, approvalTokenId: await s.grant(a) }))
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash, approvalTokenId: await s.grant(b) }))
       expect([a2.repeated, b2.repeated]).toEqual([false, false])
       expect(b2.nonce).toBe(6)
@@ -210,6 +212,7 @@ describe('signer core', () => {
       expect(await s.core.sign(s.params(i, { nonce: 5 }))).toEqual({ ...first, repeated: true })
       expect(await s.core.sign(s.params(i, { nonce: 5, replaces: `0x${'ab'.repeat(32)}` }))).toEqual({ ...first, repeated: true })
       expect(await s.core.sign(s.params(i, { nonce: 3, replaces: first.txHash }))).toEqual({ ...first, repeated: true })
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
       expect(second).toMatchObject({ intentId: i.id, nonce: 5, repeated: false })
       expect(second.txHash).not.toBe(first.txHash)
@@ -222,6 +225,7 @@ describe('signer core', () => {
       expect(s.db.prepare('SELECT tx_hash, nonce, replaced_by FROM replaced_signatures').all()).toEqual([{ tx_hash: first.txHash, nonce: 3, replaced_by: second.txHash }])
       // A replacement cut off from its audit event is audited late as a replacement.
       s.auditLink.down = true
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash, approvalTokenId: await s.grant(i) }))).rejects.toThrow(/simulated kill/)
       s.auditLink.down = false
       expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 0 })
@@ -239,6 +243,7 @@ describe('signer core', () => {
       const first = await s.core.sign(s.params(i, { nonce: 0, approvalTokenId: token }))
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: token, replaces: first.txHash })))).toBe('invalid_approval_token')
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, replaces: first.txHash })))).toBe('missing_approval_token')
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: await s.grant(i), replaces: first.txHash }))
       expect(again).toMatchObject({ nonce: 1, repeated: false })
     })
@@ -251,14 +256,30 @@ describe('signer core', () => {
       expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'missing_approval_token', replaces: first.txHash } })
       // Nothing was replaced: the stored transaction is still the answer.
       expect(await s.core.sign(s.params(i, { nonce: 4 }))).toEqual({ ...first, repeated: true })
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       const approved = await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
       expect(approved).toMatchObject({ nonce: 4, repeated: false })
+    })
+
+    it('takes no token given before the signature it replaces: one the first signature did not need cannot pay for a second transaction', async () => {
+      const s = setup()
+      const i = s.intent({ action: actions.transfer() })
+      // Policy allows it: the token the client sent along is neither needed nor consumed by the first signature.
+      const early = await s.grant(i)
+      const first = await s.core.sign(s.params(i, { nonce: 3, approvalTokenId: early }))
+      s.advance(60_000)
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: early })))).toBe('invalid_approval_token')
+      expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'invalid_approval_token', problem: 'issued_before_replaced' } })
+      // An approval given after it does.
+      const after = await s.grant(i)
+      expect(await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: after }))).toMatchObject({ nonce: 4, repeated: false })
     })
 
     it('each replaced signature counts against the signer’s own rate limit', async () => {
       const s = setup({ policy: { maxTxPerHour: 2 } })
       const a = s.intent()
       const first = await s.core.sign(s.params(a, { nonce: 0 }))
+      s.advance(1) // the replacement's approval comes after the signature it replaces
       await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash, approvalTokenId: await s.grant(a) }))
       expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 2 })))).toBe('policy_deny')
     })

@@ -284,7 +284,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       const needsToken = decision.decision === 'require_approval' || p.approvalRequired === true || replacing !== undefined
       if (needsToken) {
         if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash, ...(replacing ? { replaces: replacing.txHash } : {}) }, { txRequestHash })
-        const problem = tokens.check(p.approvalTokenId, binding, clock())
+        // A replacement takes only an approval given after the signature it replaces: a token the first
+        // signature did not need (policy allowed it) would otherwise pay for a second transaction (found by review).
+        const problem = tokens.check(p.approvalTokenId, binding, clock(), replacing?.createdAt)
         if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
       }
       const key = keys.get(wallet)
@@ -352,7 +354,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         const again = policyFor(p, nowMs, contract)
         if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
         if (needsToken) {
-          const problem = tokens.consume(p.approvalTokenId!, binding, nowMs)
+          const problem = tokens.consume(p.approvalTokenId!, binding, nowMs, replacing?.createdAt)
           if (problem) return { kind: 'token', problem }
         }
         if (replacing) signatures.replace(replacing, record, nowMs)

@@ -15,17 +15,22 @@ export interface IssuedToken extends TokenBinding {
 }
 
 /** Why a token cannot authorise a signature; all map to 403 invalid_approval_token. */
-export type TokenProblem = 'unknown' | 'expired' | 'consumed' | 'hash_mismatch' | 'intent_mismatch'
+export type TokenProblem = 'unknown' | 'expired' | 'consumed' | 'hash_mismatch' | 'intent_mismatch' | 'issued_before_replaced'
 
 export interface ApprovalTokens {
   mint(binding: TokenBinding & { intentId: string }, nowMs: number): IssuedToken
-  /** Read-only check, used before the signature is made. */
-  check(id: string, binding: TokenBinding, nowMs: number): TokenProblem | null
+  /**
+   * Read-only check, used before the signature is made. With `issuedAfter`
+   * (a replacement: the replaced signature's time), a token issued at or
+   * before it is refused: only an approval given after the transaction it
+   * replaces was signed may authorise the replacement.
+   */
+  check(id: string, binding: TokenBinding, nowMs: number, issuedAfter?: number): TokenProblem | null
   /**
    * Verifies and consumes in one conditional UPDATE: succeeds for exactly one
    * caller. Call inside the transaction that stores the signature.
    */
-  consume(id: string, binding: TokenBinding, nowMs: number): TokenProblem | null
+  consume(id: string, binding: TokenBinding, nowMs: number, issuedAfter?: number): TokenProblem | null
   /** Drops consumed and expired tokens; returns how many. */
   sweep(nowMs: number): number
 }
@@ -34,6 +39,7 @@ interface Row {
   id: string
   tx_request_hash: string
   intent_hash: string | null
+  issued_at: number
   expires_at: number
   consumed_at: number | null
 }
@@ -42,20 +48,21 @@ export function createApprovalTokens(db: Database.Database): ApprovalTokens {
   const insert = db.prepare(
     'INSERT INTO approval_tokens (id, tx_request_hash, intent_hash, intent_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
   )
-  const byId = db.prepare<[string], Row>('SELECT id, tx_request_hash, intent_hash, expires_at, consumed_at FROM approval_tokens WHERE id = ?')
+  const byId = db.prepare<[string], Row>('SELECT id, tx_request_hash, intent_hash, issued_at, expires_at, consumed_at FROM approval_tokens WHERE id = ?')
   // A token minted before intent binding existed has no intent_hash and matches nothing.
   const consumeStmt = db.prepare(
-    'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ?',
+    'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ? AND issued_at > ?',
   )
   const sweepStmt = db.prepare('DELETE FROM approval_tokens WHERE consumed_at IS NOT NULL OR expires_at <= ?')
 
-  const diagnose = (id: string, b: TokenBinding, nowMs: number): TokenProblem | null => {
+  const diagnose = (id: string, b: TokenBinding, nowMs: number, issuedAfter = -Infinity): TokenProblem | null => {
     const row = byId.get(id)
     if (!row) return 'unknown'
     if (row.consumed_at !== null) return 'consumed'
     if (row.expires_at <= nowMs) return 'expired'
     if (row.tx_request_hash !== b.txRequestHash.toLowerCase()) return 'hash_mismatch'
     if (row.intent_hash !== b.intentHash.toLowerCase()) return 'intent_mismatch'
+    if (row.issued_at <= issuedAfter) return 'issued_before_replaced'
     return null
   }
 
@@ -66,9 +73,11 @@ export function createApprovalTokens(db: Database.Database): ApprovalTokens {
       return token
     },
     check: diagnose,
-    consume(id, b, nowMs) {
-      const changed = consumeStmt.run(nowMs, id, b.txRequestHash.toLowerCase(), b.intentHash.toLowerCase(), nowMs).changes
-      return changed === 1 ? null : diagnose(id, b, nowMs) ?? 'consumed'
+    consume(id, b, nowMs, issuedAfter) {
+      // SQLite compares an integer column with -9.2e18 as with any number; -Infinity would not bind.
+      const after = issuedAfter ?? Number.MIN_SAFE_INTEGER
+      const changed = consumeStmt.run(nowMs, id, b.txRequestHash.toLowerCase(), b.intentHash.toLowerCase(), nowMs, after).changes
+      return changed === 1 ? null : diagnose(id, b, nowMs, issuedAfter) ?? 'consumed'
     },
     sweep(nowMs) {
       return sweepStmt.run(nowMs).changes
