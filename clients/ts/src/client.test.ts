@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeIntent } from '@countersign/shared/testing/intents'
 import { CountersignClient } from './client.js'
-import { ResponseTooLargeError, SentButUnconfirmedError, UnexpectedResponseError } from './errors.js'
+import { NotFoundError, ResponseTooLargeError, SentButUnconfirmedError, UnexpectedResponseError } from './errors.js'
 
 const servers: http.Server[] = []
 afterEach(async () => {
@@ -149,5 +149,25 @@ describe('where the client sends', () => {
     })
     await expect(client.approveAndSend(intent)).rejects.toBeInstanceOf(UnexpectedResponseError)
     expect(calls).toEqual(['/v1/tx/approve-request'])
+  })
+})
+
+describe('findSent', () => {
+  const intentId = '2b0c9a4e-6f3d-4c1a-9e8b-7d5f3a2c1b0e'
+
+  it('is undefined only for the route’s own "nothing signed"; a gateway without the route is an error, not "nothing was signed"', async () => {
+    const none = new CountersignClient({ url: await gateway((_q, res) => json(res, 404, { error: 'intent_not_signed', message: 'countersign holds no signed transaction' })) })
+    expect(await none.findSent(intentId)).toBeUndefined()
+    // What a gateway of an earlier version answers for a route it does not have.
+    const older = new CountersignClient({ url: await gateway((q, res) => json(res, 404, { error: 'not_found', message: `route GET ${q.url} does not exist` })) })
+    const err = await older.findSent(intentId).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(NotFoundError)
+    expect((err as Error).message).toContain(`route GET /v1/intents/${intentId}/tx does not exist`)
+  })
+
+  it('answers the transaction the gateway holds', async () => {
+    const held = { intentId, chainId: 8453, wallet: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', nonce: 3, txHash: TX, broadcast: true }
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, held)) })
+    expect(await client.findSent(intentId)).toEqual(held)
   })
 })

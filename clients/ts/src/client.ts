@@ -24,7 +24,7 @@ import type {
 import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
 import { readAtMost } from '@countersign/shared/http/readAtMost'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
-import { NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
+import { IntentNotSignedError, NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
 import { anyArray, anyObject, approvalShape, intentTxShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
@@ -206,7 +206,9 @@ export class CountersignClient {
     try {
       return await this.request('GET', `/v1/intents/${encodeURIComponent(intentId)}/tx`, undefined, { ...o, check: intentTxShape })
     } catch (err) {
-      if (err instanceof NotFoundError) return undefined
+      // Only the route's own answer means "nothing signed"; a plain not_found is a gateway without the route,
+      // which knows nothing of it either way (found by review: read as "nothing signed", it invited a second payment).
+      if (err instanceof IntentNotSignedError) return undefined
       throw err
     }
   }

@@ -14,6 +14,7 @@ import {
   DuplicateSkillError,
   HostNotAllowedError,
   IntentConflictError,
+  IntentNotSignedError,
   InternalServiceError,
   InvalidApprovalTokenError,
   KeyUnavailableError,
@@ -84,6 +85,7 @@ const cases: Array<[string, number, Record<string, unknown>, new (...a: never[])
   ['skill not found', 404, { error: 'skill_not_found', name: 'payroll' }, SkillNotFoundError, 'skill_not_found'],
   ['skill files changed', 409, { error: 'skill_files_changed', message: 'register it again', hashMismatches: [] }, SkillFilesChangedError, 'skill_files_changed'],
   ['skill without entry', 409, { error: 'skill_has_no_entry', message: 'payroll declares no files' }, SkillHasNoEntryError, 'skill_has_no_entry'],
+  ['nothing signed for an intent', 404, { error: 'intent_not_signed', message: 'countersign holds no signed transaction for intent 6f1c' }, IntentNotSignedError, 'intent_not_signed'],
 ]
 
 describe('errorFromResponse: every error body of the spec', () => {

@@ -134,6 +134,11 @@ export class NotFoundError extends CountersignError {
   override name = 'NotFoundError'
 }
 
+/** 404 `intent_not_signed` (GET /v1/intents/:intentId/tx): countersign signed nothing for this intent. */
+export class IntentNotSignedError extends CountersignError {
+  override name = 'IntentNotSignedError'
+}
+
 /** 409 `intent_conflict`: this intent id was already used with a different body. */
 export class IntentConflictError extends CountersignError {
   override name = 'IntentConflictError'
@@ -387,6 +392,7 @@ const BY_CODE: Readonly<Record<string, ErrorClass>> = Object.assign(Object.creat
   host_not_allowed: HostNotAllowedError,
   operator_auth_required: OperatorAuthRequiredError,
   not_found: NotFoundError,
+  intent_not_signed: IntentNotSignedError,
   intent_conflict: IntentConflictError,
   too_many_pending: TooManyPendingError,
   too_many_runs: TooManyRunsError,

@@ -23,12 +23,12 @@ describe('GET /v1/intents/:intentId/tx', () => {
     expect(res.json()).toEqual({ intentId, chainId: 8453, wallet: WALLET, nonce: 7, txHash: TX_HASH, broadcast: true })
   })
 
-  it('is 404 not_found for an intent nothing was signed for, and 400 in the validation shape for an id that is not a UUID', async () => {
+  it('is 404 intent_not_signed for an intent nothing was signed for, and 400 in the validation shape for an id that is not a UUID', async () => {
     gw = await makeTestGateway()
     const unknown = randomUUID()
     const res = await gw.app.inject({ method: 'GET', url: `/v1/intents/${unknown}/tx` })
     expect(res.statusCode).toBe(404)
-    expect(res.json()).toEqual({ error: 'not_found', message: expect.stringContaining(`no signed transaction for intent ${unknown}`) })
+    expect(res.json()).toEqual({ error: 'intent_not_signed', message: expect.stringContaining(`no signed transaction for intent ${unknown}`) })
     const bad = await gw.app.inject({ method: 'GET', url: '/v1/intents/not-a-uuid/tx' })
     expect(bad.statusCode).toBe(400)
     expect(bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringContaining('params/intentId') })

@@ -37,7 +37,7 @@ export const intentTxRouteSchema = {
       }),
     ),
     400: described('intentId is not a UUID', validationErrorSchema),
-    404: described('not_found: nothing was signed for this intent (not sent yet, refused, or still at the signer)', simpleErrorSchema),
+    404: described('intent_not_signed: nothing was signed for this intent (not sent yet, refused, or still at the signer); its own code, so that a client can tell it from a gateway without this route (not_found)', simpleErrorSchema),
   },
 }
 
@@ -46,7 +46,7 @@ export const intentTxRoutes: TypedRoutes<{ sentTxs: SentTxs }> = async (app, { s
     const { intentId } = req.params
     const sent = sentTxs.byIntent(intentId)
     if (!sent) {
-      throw new HttpError(404, simpleErrorBody('not_found', `countersign holds no signed transaction for intent ${intentId}: it was not sent yet, was refused, or is still being signed`))
+      throw new HttpError(404, simpleErrorBody('intent_not_signed', `countersign holds no signed transaction for intent ${intentId}: it was not sent yet, was refused, or is still being signed`))
     }
     return { intentId: sent.intentId, chainId: sent.chainId, wallet: toChecksumAddress(sent.wallet as Address), nonce: sent.nonce, txHash: sent.txHash, broadcast: sent.broadcastOk }
   })
