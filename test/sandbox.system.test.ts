@@ -125,14 +125,14 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
   })
 
   it('what /tmp holds counts with the resident memory: a run over its budget in both together is killed (memory)', async () => {
-    // 20 MiB held (about 64 MiB resident with the runtime) and 28 MiB in /tmp: each within memoryMb 32 and its
-    // 48 MiB allowance for the runtime (80 MiB), together over it.
+    // 30 MiB held (about 70-80 MiB resident with the runtime) and 31 MiB in /tmp: each within memoryMb 32 and its
+    // 64 MiB allowance for the runtime (96 MiB), together over it.
     const r = await run(
       'tmphog',
       `const fs = await import('node:' + 'fs')
        export async function run() {
-         const held = Buffer.alloc(20 * 1024 * 1024, 1)
-         for (let i = 0; i < 28; i++) fs.appendFileSync('/tmp/fill', held.subarray(0, 1024 * 1024))
+         const held = Buffer.alloc(30 * 1024 * 1024, 1)
+         for (let i = 0; i < 31; i++) fs.appendFileSync('/tmp/fill', held.subarray(0, 1024 * 1024))
          await new Promise((resolve) => setTimeout(resolve, 1500))
          return held.length
        }`,

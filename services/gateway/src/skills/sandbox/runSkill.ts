@@ -213,9 +213,10 @@ export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
     child.kill('SIGKILL')
   }
   const timer = setTimeout(() => kill('timeout'), run.limits.timeoutMs)
-  // The node runtime itself needs ~40 MB resident; the limit applies on top of it.
-  // What /tmp holds counts too (its own size limit stops a write that outruns this watch).
-  const ceilingKb = (run.limits.memoryMb + 48) * 1024
+  // The node runtime itself needs 40-55 MB resident (Node 24's harness with child_process loaded is near the
+  // top: with 48 MB, a run whose /tmp was full was killed for memory at random, not refused a write); the limit
+  // applies on top of it. What /tmp holds counts too (its own size limit stops a write that outruns this watch).
+  const ceilingKb = (run.limits.memoryMb + RUNTIME_ALLOWANCE_MB) * 1024
   const tmp = tmpMountFor(run.limits)
   const watch = setInterval(() => {
     if (child.pid && residentKb(descendants(child.pid)) + tmpUsedKb(child.pid, tmp) > ceilingKb) kill('memory')
@@ -237,6 +238,9 @@ export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
 }
 
 /** The skill's result: the JSON on the last line the harness printed. */
+/** Resident memory the runtime itself may use on top of the manifest's memoryMb (docs/skills.md "Limits"). */
+export const RUNTIME_ALLOWANCE_MB = 64
+
 export function resultOf(output: string): unknown {
   const last = output.trim().split('\n').pop() ?? ''
   try {
