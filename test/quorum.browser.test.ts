@@ -90,6 +90,32 @@ afterAll(async () => {
 const wallet = { address: anvilAccounts[2].address as Address }
 const cardOn = (name: Name, text: string) => pages[name].locator('[data-request-id]').filter({ hasText: text })
 
+/**
+ * Clicks a card's button the way an operator does: a click that lands in the instant the list moves (an audit row
+ * or a card arriving above it) is refused by the dashboard with "The list just changed under the pointer; ...
+ * click again" (the layout-shift guard), and is made again. Without this, a click refused so left the test
+ * waiting for a notice that never came (seen once on a slow machine).
+ */
+async function clickTaken(name: Name, text: string, button: 'Approve' | 'Deny'): Promise<void> {
+  const page = pages[name]
+  for (let attempt = 1; ; attempt++) {
+    await page.evaluate(() => {
+      document.getElementById('notice')!.textContent = ''
+    })
+    await cardOn(name, text).getByRole('button', { name: button }).click()
+    const refused = await page
+      .locator('#notice')
+      .filter({ hasText: 'The list just changed under the pointer' })
+      .waitFor({ timeout: 1_000 })
+      .then(
+        () => true,
+        () => false,
+      )
+    if (!refused) return
+    if (attempt === 5) throw new Error(`${name}'s ${button} click was refused five times: the list kept moving`)
+  }
+}
+
 /** Whether the blocked approve-request call has answered yet (without waiting for it). */
 async function answered(call: Promise<unknown>): Promise<boolean> {
   return Promise.race([call.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 300))])
@@ -113,7 +139,7 @@ describe('2-of-3 quorum on the dashboards', () => {
     expect(await aliceCard.locator('.quorum').textContent()).toBe('0 of 2 approvals')
     expect(await aliceCard.textContent()).toContain('above the quorum threshold of 1000000000000000000 wei: needs 2 operators')
 
-    await aliceCard.getByRole('button', { name: 'Approve' }).click()
+    await clickTaken('alice', 'Transfer 1.5 ETH (native)', 'Approve')
     await pages.alice.locator('#notice').filter({ hasText: 'Your approval is counted: 1 of 2 (alice); 1 more needed' }).waitFor()
     // Every dashboard's card moves to 1 of 2, with the name, and stays.
     for (const name of ['alice', 'bob', 'carol'] as Name[]) {
@@ -126,13 +152,13 @@ describe('2-of-3 quorum on the dashboards', () => {
     await pages.bob.screenshot({ path: path.join(artifacts, 'dashboard-quorum-1-of-2.png'), fullPage: true })
 
     // alice again: counted once, still pending.
-    await aliceCard.getByRole('button', { name: 'Approve' }).click()
+    await clickTaken('alice', 'Transfer 1.5 ETH (native)', 'Approve')
     await pages.alice.locator('#notice').filter({ hasText: 'You had already approved; it counts once: 1 of 2 (alice)' }).waitFor()
     expect(await answered(blocked)).toBe(false)
     const [pendingNow] = (await stack.get('/v1/approvals/pending')).body.pending.filter((p: { summary: { intentId: string } }) => p.summary.intentId === intent.id)
     expect(pendingNow.quorum).toEqual({ required: 2, approvals: 1, approvedBy: ['alice'], remaining: 1 })
 
-    await bobCard.getByRole('button', { name: 'Approve' }).click()
+    await clickTaken('bob', 'Transfer 1.5 ETH (native)', 'Approve')
     const approved = await blocked
     expect(approved.status, JSON.stringify(approved.body)).toBe(200)
     expect(approved.body.approvalTokenId).toMatch(/^[0-9a-f-]{36}$/)
@@ -179,10 +205,10 @@ describe('2-of-3 quorum on the dashboards', () => {
     const blocked = stack.post('/v1/tx/approve-request', intent)
     const aliceCard = cardOn('alice', 'Transfer 2 ETH (native)')
     await aliceCard.waitFor({ timeout: 10_000 })
-    await aliceCard.getByRole('button', { name: 'Approve' }).click()
+    await clickTaken('alice', 'Transfer 2 ETH (native)', 'Approve')
     const carolCard = cardOn('carol', 'Transfer 2 ETH (native)')
     await carolCard.locator('.quorum').filter({ hasText: '1 of 2 approvals' }).waitFor()
-    await carolCard.getByRole('button', { name: 'Deny' }).click()
+    await clickTaken('carol', 'Transfer 2 ETH (native)', 'Deny')
     const denied = await blocked
     expect(denied.status).toBe(403)
     expect(denied.body.reason).toBe('user_declined')
@@ -199,7 +225,7 @@ describe('2-of-3 quorum on the dashboards', () => {
     const card = cardOn('carol', 'Transfer 0.5 ETH (native)')
     await card.waitFor({ timeout: 10_000 })
     expect(await card.locator('.quorum').count()).toBe(0)
-    await card.getByRole('button', { name: 'Approve' }).click()
+    await clickTaken('carol', 'Transfer 0.5 ETH (native)', 'Approve')
     expect((await blocked).status).toBe(200)
   }, 60_000)
 })
