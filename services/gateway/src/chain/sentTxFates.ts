@@ -38,8 +38,8 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentT
     } catch (err) {
       throw rpcFailure(err, chainId)
     }
-    const { fate, minedBy } = found
-    if (fate === 'settling' && minedBy) {
+    if (found.fate === 'settling') {
+      const { minedBy } = found
       throw new HttpError(
         502,
         simpleErrorBody(
@@ -48,13 +48,13 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentT
         ),
       )
     }
-    if (fate === 'unknown' || fate === 'settling') {
+    if (found.fate === 'unknown') {
       throw new HttpError(
         502,
         simpleErrorBody('rpc_error', `chain ${chainId}: nonce ${nonce} of transaction ${txHash} is used, but the node shows neither it nor another transaction of this wallet's there mined; nothing was signed again, retry later`),
       )
     }
-    return fate
+    return found.fate
   }
 
   return {

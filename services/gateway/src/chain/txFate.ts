@@ -22,10 +22,7 @@ import type { ChainClient } from './chainClients.js'
 export type TxFate = 'open' | 'mined' | 'dead' | 'settling' | 'unknown'
 
 /** The fate, and for `settling` the block that has to become safe and the node's safe block now. */
-export interface TxFateFound {
-  fate: TxFate
-  minedBy?: { txHash: Hex; block: bigint; safeBlock: bigint }
-}
+export type TxFateFound = { fate: Exclude<TxFate, 'settling'> } | { fate: 'settling'; minedBy: { txHash: Hex; block: bigint; safeBlock: bigint } }
 
 export async function txFate(chain: ChainClient, wallet: Hex, nonce: number, txHash: Hex, othersAtNonce: readonly Hex[]): Promise<TxFateFound> {
   const minedCount = await chain.client.getTransactionCount({ address: wallet, blockTag: 'latest' })

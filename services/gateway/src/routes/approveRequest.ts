@@ -255,7 +255,8 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       const params = fitApprovalParams({
         intent,
         preflight,
-        policyReasons: dead ? [replacementReason(dead), ...decision.reasons.filter((r) => r !== replacementReason(dead))] : decision.reasons,
+        // The lost transaction first; requireApprovalToReplace already made it the only reason of an allowed intent.
+        policyReasons: dead && !decision.reasons.includes(replacementReason(dead)) ? [replacementReason(dead), ...decision.reasons] : decision.reasons,
         ...(dead ? { replacing: dead.txHash } : {}),
         ...(quorum !== null ? { quorum } : {}),
         ...(isAggregatorIntent(intent) ? { txRequest: built.txRequest } : {}),
