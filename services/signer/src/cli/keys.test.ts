@@ -9,7 +9,7 @@ import { openAuditLog } from '@countersign/shared'
 import { Keystore } from '../keystore/keystore.js'
 import type { InputStream } from '../keystore/passphrase.js'
 import { FAST_SCRYPT, writeVersion1 } from '../keystore/testkeys.testkit.js'
-import { auditKeyAdded } from './keyAudit.js'
+import { auditKeyAdded, auditKeysResealed } from './keyAudit.js'
 import { runKeysCli, type KeyAdded, type KeysCliOptions } from './keys.js'
 
 const KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
@@ -294,5 +294,34 @@ describe('countersign-keys reseal', () => {
     const again = piped('')
     expect(await runKeysCli(['reseal', '--data-dir', dir], again.io, fast)).toBe(0)
     expect(again.out()).toBe(`no version 1 key files in ${path.join(dir, 'keystore')}\n`)
+  })
+
+  it('the audit hook records keys_resealed with each key as sealed (address, label, dev), once, and no key material', async () => {
+    const dir = tempDir()
+    const keystore = new Keystore(path.join(dir, 'keystore'))
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'dev key', dev: true })
+    const hooks = { ...fast, onKeysResealed: auditKeysResealed }
+    expect(await runKeysCli(['reseal', '--data-dir', dir], piped('').io, hooks)).toBe(0)
+    // Nothing left to reseal: nothing recorded.
+    expect(await runKeysCli(['reseal', '--data-dir', dir], piped('').io, hooks)).toBe(0)
+    const audit = openAuditLog(path.join(dir, 'audit.db'))
+    const events = audit.list({ limit: 10 })
+    await audit.close()
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({ event: 'keys_resealed', intentId: 'system', data: { keys: [{ address: KEY_ADDRESS, label: 'dev key', dev: true }] } })
+    expect(JSON.stringify(events)).not.toContain(KEY.slice(2, 30))
+  })
+
+  it('a reseal whose recording fails says so and exits 1, the files staying resealed', async () => {
+    const dir = tempDir()
+    const keystore = new Keystore(path.join(dir, 'keystore'))
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'ops', dev: false })
+    const run = piped('')
+    const failing = async () => {
+      throw new Error('audit.db is read-only')
+    }
+    expect(await runKeysCli(['reseal', '--data-dir', dir], run.io, { ...fast, onKeysResealed: failing })).toBe(1)
+    expect(run.err()).toBe('countersign-keys: 1 key file(s) were resealed, but recording it failed: audit.db is read-only\n')
+    expect(keystore.list().map((k) => k.version)).toEqual([2])
   })
 })

@@ -4,11 +4,11 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { OperatorError, dataDirOption, readDataDir } from '@countersign/shared'
 import { printableLabel, type ScryptParams } from '../keystore/format.js'
-import { Keystore } from '../keystore/keystore.js'
+import { Keystore, type KeyEntry } from '../keystore/keystore.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
 import { generateKey, importKey, importMnemonic, listKeys, resealKeys, type CommandContext, type KeyAdded, type KeysIo } from './commands.js'
 import { hsmGenerate, hsmList, tokenWarningLine } from './hsmCommands.js'
-import { auditKeyAdded } from './keyAudit.js'
+import { auditKeyAdded, auditKeysResealed } from './keyAudit.js'
 import { pkcs11ConfigFrom } from '../config.js'
 
 export type { KeyAdded, KeysIo } from './commands.js'
@@ -45,6 +45,8 @@ const OPTIONS: Record<string, string[]> = {
 export interface KeysCliOptions {
   /** Called after a key is saved, e.g. to audit it; a failure is reported and exits 1 (the key stays saved). */
   onKeyAdded?: (added: KeyAdded, where: { dataDir: string }) => Promise<void>
+  /** Called after `reseal` rewrote at least one key file, e.g. to audit it; a failure is reported and exits 1 (the files stay resealed). */
+  onKeysResealed?: (resealed: readonly KeyEntry[], where: { dataDir: string }) => Promise<void>
   /** In-process callers (tests) only: cheaper scrypt parameters. */
   scrypt?: ScryptParams
 }
@@ -92,6 +94,14 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
         if (resealed.length === 0) io.stdout.write(`no version 1 key files in ${ctx.keystore.dir}\n`)
         // Each key with its dev flag as now sealed: the operator checks that every dev key still says (dev).
         for (const k of resealed) io.stdout.write(`${k.address}  ${k.label === null ? '-' : printableLabel(k.label)}  resealed${k.dev ? '  (dev)' : ''}\n`)
+        if (resealed.length > 0 && options.onKeysResealed) {
+          try {
+            await options.onKeysResealed(resealed, { dataDir })
+          } catch (err) {
+            io.stderr.write(`countersign-keys: ${resealed.length} key file(s) were resealed, but recording it failed: ${(err as Error).message}\n`)
+            return 1
+          }
+        }
         return 0
       }
       case 'hsm-list': {
@@ -144,7 +154,7 @@ const isMain = () => {
 }
 
 if (isMain()) {
-  runKeysCli(process.argv.slice(2), { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { onKeyAdded: auditKeyAdded }).then(
+  runKeysCli(process.argv.slice(2), { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { onKeyAdded: auditKeyAdded, onKeysResealed: auditKeysResealed }).then(
     (code) => process.exit(code),
   )
 }
