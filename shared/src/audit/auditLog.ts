@@ -47,7 +47,7 @@ export interface AuditLog {
   appendOrdered(event: AuditAppend): { ordered: Promise<void>; durable: Promise<AuditEvent> }
   /**
    * Appends a signed checkpoint sealing the chain's head, in the next commit
-   * (with whatever else joins it); resolves once it is committed. Only on a
+   * (with whatever else joins it); resolves once it is durable. Only on a
    * log opened with `checkpoints`. `append(e, { checkpoint: true })` seals the
    * batch that carries `e` the same way.
    */
@@ -107,9 +107,9 @@ export interface AuditLogOptions {
    * 'in-commit' (default): every commit fsyncs on the writing thread
    * (synchronous=FULL). 'grouped' (inline writer only; the signer and the approver): commits
    * write without an fsync and one fdatasync on libuv's pool covers every
-   * commit made before it started; appends resolve only after it, and a
-   * requested checkpoint is written just before that fsync, sealing all
-   * of them: one checkpoint per fsync. Durable before resolving either way.
+   * commit made before it started; appends resolve only after it. Either
+   * way a requested checkpoint is written in the same transaction as the
+   * rows of its batch, and recorded (AuditCheckpointer.written) once durable.
    */
   fsync?: 'in-commit' | 'grouped'
 }
@@ -125,8 +125,8 @@ export interface AuditCheckpointer {
   /** Signs the checkpoint data for `head`; called inside the write transaction. */
   sign(head: ChainHead): Omit<CheckpointData, 'seq' | 'headHash'>
   /**
-   * Called after the commit that wrote a checkpoint (the signer records it in
-   * signer.db). Must report its own failures: what it throws is dropped.
+   * Called once the commit that wrote a checkpoint is durable (the signer
+   * records it in signer.db). Must report its own failures: what it throws is dropped.
    */
   written(checkpoint: WrittenCheckpoint): void
   /**
@@ -203,39 +203,29 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   let closed = false
   const idle: Array<() => void> = []
 
-  // Grouped fsync: a checkpoint is wanted by some append or checkpoint() made
-  // since the last fsync started; it is written just before the next one.
-  let sealWanted = false
-  const wal: WalSync<BatchWritten> | undefined = grouped
-    ? createWalSync<BatchWritten>(file, {
-        beforeSync: () => {
-          if (!sealWanted || !sealer) return {}
-          const written = writeNow([], sealer)
-          sealWanted = false
-          commits += 1
-          wal!.committed()
-          return written
-        },
-        afterSync: (written) => {
-          if (written?.checkpoint) checkpoints!.written(written.checkpoint)
-        },
-      })
-    : undefined
+  const wal: WalSync | undefined = grouped ? createWalSync(file) : undefined
 
-  /** Grouped fsync: write the queued events now, resolve them after the fsync that covers them. */
-  function flushGrouped(w: WalSync<BatchWritten>): void {
+  /**
+   * Grouped fsync: writes the queued events now, resolves them after the fsync
+   * that covers them. A checkpoint asked for by any of them seals the batch in
+   * the same transaction: written later (it once waited for the next fsync to
+   * start, to share one checkpoint between commits), it sealed whatever the
+   * file held by then, and a writer of audit.db that deleted or rewrote the
+   * signer's signature_created row in that moment had its edit sealed and
+   * passed verify (found by review).
+   */
+  function flushGrouped(w: WalSync): void {
     scheduled = false
     const batch = queue
     queue = []
     if (batch.length === 0) return
     const events = batch.flatMap((p) => (p.prepared ? [p.prepared] : []))
-    if (batch.some((p) => p.checkpoint)) sealWanted = true
+    const seal = batch.some((p) => p.checkpoint) ? sealer : undefined
+    let written: BatchWritten
     try {
-      if (events.length > 0) {
-        writeNow(events)
-        commits += 1
-        w.committed()
-      }
+      written = writeNow(events, seal)
+      commits += 1
+      w.committed()
     } catch (err) {
       const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${(err as Error).message}`, codeOf(err))
       for (const p of batch) p.reject(e)
@@ -243,10 +233,12 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     }
     for (const p of batch) p.ordered?.()
     inFlight += 1
-    w.durable(events.length === 0)
+    w.durable()
       .then(
-        (written) => {
-          for (const p of batch) p.resolve(written ?? {})
+        () => {
+          // signer.db learns of a checkpoint only once it is on disk: a power cut cannot leave signer.db naming a checkpoint the log lost.
+          if (written.checkpoint) recordCheckpoint(written.checkpoint)
+          for (const p of batch) p.resolve(written)
         },
         (err: Error) => {
           const e = new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err))
@@ -257,6 +249,15 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         inFlight -= 1
         if (inFlight === 0 && queue.length === 0) for (const done of idle.splice(0)) done()
       })
+  }
+
+  /** The rows are committed whatever happens here: a checkpointer that fails to record one must not leave the batch's appends unanswered. */
+  function recordCheckpoint(checkpoint: WrittenCheckpoint): void {
+    try {
+      checkpoints!.written(checkpoint)
+    } catch {
+      /* the checkpointer reports its own failures (AuditCheckpointer.written) */
+    }
   }
 
   function flush(): void {
@@ -275,15 +276,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     commitBatch(events, seal, ordered).then(
       (written) => {
         commits += 1
-        if (written.checkpoint) {
-          // The rows are committed whatever happens here: a checkpointer that
-          // fails to record one must not leave the batch's appends unanswered.
-          try {
-            checkpoints!.written(written.checkpoint)
-          } catch {
-            /* the checkpointer reports its own failures (AuditCheckpointer.written) */
-          }
-        }
+        if (written.checkpoint) recordCheckpoint(written.checkpoint)
         ordered?.() // the in-commit writers cannot tell committed from durable: now is when both hold
         for (const p of batch) p.resolve(written)
       },

@@ -50,21 +50,49 @@ async function fill(l: AuditLog, n: number, from = 0) {
 }
 
 describe('grouped fsync (the signer)', () => {
-  it('appends that arrive together share one fsync and one checkpoint sealing all of them, written before that fsync', async () => {
+  it('appends that arrive together share one commit, one checkpoint sealing all of them in that commit, and one fsync', async () => {
     const s = signedLog('grouped')
     const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => log!.append({ intentId: `i-${i}`, event: 'signature_created', data: { i } }, { checkpoint: true })))
-    // Appended in one tick: one commit, one checkpoint, one fsync.
-    expect(log!.syncStats()).toEqual({ commits: 2, syncs: 1, syncMs: expect.any(Number), waitersPerSync: { 1: 1 } })
+    // Appended in one tick: one transaction (the events and their checkpoint), one fsync.
+    expect(log!.syncStats()).toEqual({ commits: 1, syncs: 1, syncMs: expect.any(Number), waitersPerSync: { 1: 1 } })
     expect(s.written).toEqual([{ seq: 21, hash: log!.head().hash, sealed: { seq: 20, hash: expect.any(String) } }])
     expect(appended.map((e) => e.data.i)).toEqual(Array.from({ length: 20 }, (_, i) => i))
-    // More while that fsync runs: they wait for the next one, with its own checkpoint.
+    // More in later ticks, while that fsync runs: each tick's commit carries its own checkpoint; they share the next fsync.
     const more = log!.append({ intentId: 'i-20', event: 'signature_created', data: {} }, { checkpoint: true })
     await new Promise((r) => setImmediate(r))
     await Promise.all([more, log!.append({ intentId: 'i-21', event: 'signature_created', data: {} }, { checkpoint: true })])
-    expect(s.written.length).toBe(log!.syncStats()!.syncs)
-    expect(s.written.at(-1)!.sealed.seq).toBe(log!.head().seq - 1)
-    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: log!.head().seq, checkpoints: s.written.length })
+    expect(s.written.length).toBe(log!.syncStats()!.commits)
+    expect(s.written.map((c) => c.sealed.seq)).toEqual([20, 22, 24])
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true, rows: log!.head().seq, checkpoints: 3 })
   })
+
+  // Found by review: the checkpoint was written in its own transaction just before the next fsync, after at least one
+  // event-loop turn. A writer of audit.db (a compromised gateway, the audit group) that took the lock in that moment
+  // and deleted or rewrote the signature's row had its edit sealed by that checkpoint: the signature was returned, and
+  // verify passed. Now the checkpoint is in the batch's own transaction, and signer.db learns of it once it is durable.
+  const attacks: Array<[string, (file: string, seq: number) => void]> = [
+    ['deleted, the rest re-linked', (file, seq) => tamperAudit(file, (db) => void db.prepare('DELETE FROM audit_events WHERE seq = ?').run(seq), seq)],
+    ['rewritten with another txHash, hashes recomputed', (file, seq) => void rewriteAuditRow(file, seq, (d) => ({ ...d, txHash: '0xbbbb' }))],
+    ['cut off with everything after it', (file, seq) => tamperAudit(file, (db) => void db.prepare('DELETE FROM audit_events WHERE seq >= ?').run(seq))],
+  ]
+  for (const [what, attack] of attacks) {
+    it(`a signature's row ${what} by another writer between its commit and its fsync fails verify`, async () => {
+      const s = signedLog('grouped')
+      await fill(log!, 3)
+      await log!.checkpoint()
+      const seq = log!.head().seq + 1
+      const signed = log!.append({ intentId: 'i-sig', event: 'signature_created', data: { txHash: '0xaaaa' } }, { checkpoint: true })
+      // After the append's commit (its setImmediate came first), before the fsync that resolves it.
+      let attacked = false
+      setImmediate(() => {
+        attack(s.file, seq)
+        attacked = true
+      })
+      await signed
+      expect(attacked).toBe(true)
+      expect(verifyAuditChain(s.file, s.anchor()).ok).toBe(false)
+    })
+  }
 
   it('a bare checkpoint() gets its own checkpoint even while an fsync is running and nothing new was written', async () => {
     const s = signedLog('grouped')

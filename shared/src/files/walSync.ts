@@ -24,17 +24,15 @@ export interface WalSyncStats {
   waitersPerSync: Record<number, number>
 }
 
-export interface WalSync<T = void> {
+export interface WalSync {
   /** Marks a commit made on the connection: it needs a sync before anyone replies about it. */
   committed(): void
   /**
    * Resolves once every commit marked before this call is on disk. Calls made
    * while a sync runs share the next one. Rejects when fdatasync fails: the
    * commits are then of unknown durability and must not be replied about.
-   * With `force`, waits for a sync even when nothing new was marked, so that
-   * beforeSync runs (the audit log's bare checkpoint request).
    */
-  durable(force?: boolean): Promise<T | undefined>
+  durable(): Promise<void>
   /** The same on the calling thread, for exit paths that cannot await. */
   durableSync(): void
   stats(): WalSyncStats
@@ -42,28 +40,14 @@ export interface WalSync<T = void> {
   close(): Promise<void>
 }
 
-export interface WalSyncOptions<T> {
-  /**
-   * Runs on the event loop just before each fdatasync starts; may commit (and
-   * mark) more, which that sync then covers. The audit log seals the batch
-   * with its checkpoint here: one checkpoint per fsync. What it returns is
-   * what durable() resolves with for the commits that sync covers.
-   */
-  beforeSync?: () => T | undefined
-  /** Runs once per successful sync, before its waiters are released, with beforeSync's value. */
-  afterSync?: (value: T | undefined) => void
-}
-
-interface Waiter<T> {
+interface Waiter {
   upTo: number
-  /** The first sync (by start order) that may release it: a forced wait needs one that starts after the call. */
-  minSync: number
-  resolve: (value: T | undefined) => void
+  resolve: () => void
   reject: (err: Error) => void
 }
 
 /** Syncs `${dbFile}-wal`; the database must be in WAL mode and open on this process's connection. */
-export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> = {}): WalSync<T> {
+export function createWalSync(dbFile: string): WalSync {
   // SQLite keeps the -wal file beside the real database file, not beside a link to it.
   const walFile = `${databaseTarget(dbFile)}-wal`
   // What a killed writer committed is read back from the page cache as if it
@@ -77,9 +61,8 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
   let closed = false
   let syncs = 0
   let syncMs = 0
-  let started = 0
   const waitersPerSync: Record<number, number> = {}
-  let waiters: Array<Waiter<T>> = []
+  let waiters: Waiter[] = []
   const idle: Array<() => void> = []
 
   // The -wal file exists once the connection has written; its directory entry
@@ -101,13 +84,9 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
     scheduled = false
     if (running || waiters.length === 0) return
     running = true
-    const n = ++started
-    let upTo: number
+    const upTo = marked
     let file: number
-    let value: T | undefined
     try {
-      value = opts.beforeSync?.()
-      upTo = marked
       file = walFd()
     } catch (err) {
       running = false
@@ -119,26 +98,21 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
       running = false
       syncs += 1
       syncMs += performance.now() - t0
-      const releases = (w: Waiter<T>) => w.upTo <= upTo && w.minSync <= n
+      const releases = (w: Waiter) => w.upTo <= upTo
       const covered = waiters.filter(releases)
       waiters = waiters.filter((w) => !releases(w))
       if (err) fail(covered, err)
       else {
         synced = Math.max(synced, upTo)
         waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
-        try {
-          opts.afterSync?.(value)
-        } catch {
-          /* afterSync reports its own failures; the commits are durable whatever it does */
-        }
-        for (const w of covered) w.resolve(value)
+        for (const w of covered) w.resolve()
       }
       if (waiters.length > 0) start()
       else for (const done of idle.splice(0)) done()
     })
   }
 
-  function fail(ws: Array<Waiter<T>>, err: Error): void {
+  function fail(ws: Waiter[], err: Error): void {
     const e = new Error(`fdatasync of ${walFile} failed; the last commits may not be on disk: ${err.message}`)
     for (const w of ws) w.reject(e)
   }
@@ -147,11 +121,11 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
     committed() {
       marked += 1
     },
-    durable(force = false) {
+    durable() {
       if (closed) return Promise.reject(new Error(`${dbFile} is closed`))
-      if (marked <= synced && !force) return Promise.resolve(undefined)
-      return new Promise<T | undefined>((resolve, reject) => {
-        waiters.push({ upTo: marked, minSync: force ? started + 1 : 0, resolve, reject })
+      if (marked <= synced) return Promise.resolve()
+      return new Promise<void>((resolve, reject) => {
+        waiters.push({ upTo: marked, resolve, reject })
         // Deferred to the check phase: every commit made while this poll
         // phase handles its sockets joins the same fsync.
         if (!running && !scheduled) {
@@ -161,7 +135,6 @@ export function createWalSync<T = void>(dbFile: string, opts: WalSyncOptions<T> 
       })
     },
     durableSync() {
-      opts.beforeSync?.()
       if (marked <= synced) return
       const upTo = marked
       fdatasyncSync(walFd())
