@@ -293,6 +293,21 @@ describe('audit log', () => {
     expect(() => log!.listAfter(0, -1)).toThrow(RangeError)
   })
 
+  it('a hand-inserted row nested deeper than an append accepts reads as malformed (history and the feed show it marked), not as a stack overflow', async () => {
+    const { file } = fresh()
+    log = openAuditLog(file)
+    let deepest: unknown = {}
+    for (let i = 1; i < 64; i++) deepest = { d: deepest }
+    await log.append({ intentId: 'i-64', event: 'e', data: deepest as Record<string, unknown> })
+    await expect(log.append({ intentId: 'i-65', event: 'e', data: { d: deepest } })).rejects.toThrow(/nested more than 64 levels deep/)
+    const seq = insertRawAuditRow(file, { data: `{"intentId":"i-deep","a":${'['.repeat(20_000)}${']'.repeat(20_000)}}` })
+    const [shown, appended] = log.list({ limit: 2, malformed: 'show' })
+    expect(shown!.data.malformedRow).toMatch(new RegExp(`row ${seq} .*nested more than 64 levels deep`))
+    expect(() => JSON.stringify(shown)).not.toThrow()
+    expect(appended!.intentId).toBe('i-64')
+    expect(() => log!.list({ limit: 1 })).toThrow(/nested more than 64 levels deep/)
+  })
+
   it.each(['inline', 'worker'] as const)('(%s writer) a tail row put in by hand at seq 2^53 refuses appends in words, not as a UNIQUE failure', async (writer) => {
     const { file } = fresh()
     log = openAuditLog(file, { writer })

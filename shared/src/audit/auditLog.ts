@@ -9,6 +9,7 @@ import { encodeBatch } from './batchWire.js'
 import { createChainCheck } from './chainSince.js'
 import { prepareCheckpointEvent, prepareEvent, type AuditAppend } from './prepareEvent.js'
 import { GENESIS_HASH, type AuditRow } from './schema.js'
+import { MAX_AUDIT_DATA_DEPTH, nestedDeeperThan } from './plainJson.js'
 import type { CheckpointData } from './checkpoint.js'
 import {
   AuditWriteError,
@@ -548,6 +549,8 @@ function readRow(r: AuditEventRow): { problem: string; data?: undefined } | { pr
     data = undefined
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return { problem: `${where}: its data is not a JSON object, ${changed}` }
+  // Deeper than an append accepts: every reader that serialises it again (history, the feed, webhooks) would throw.
+  if (nestedDeeperThan(data, MAX_AUDIT_DATA_DEPTH)) return { problem: `${where}: its data is nested more than ${MAX_AUDIT_DATA_DEPTH} levels deep, ${changed}` }
   if (typeof r.id !== 'string' || typeof r.intent_id !== 'string' || typeof r.event !== 'string' || !isDateMillis(r.timestamp)) {
     return { problem: `${where}: its id, intent_id, event or timestamp is not of the type every append writes, ${changed}` }
   }

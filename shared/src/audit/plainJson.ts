@@ -6,7 +6,9 @@ export class AuditDataError extends Error {
   }
 }
 
-const MAX_DEPTH = 64
+/** How deep audit data may nest: appends refuse more, and readers take a row nested deeper as one no append wrote. */
+export const MAX_AUDIT_DATA_DEPTH = 64
+const MAX_DEPTH = MAX_AUDIT_DATA_DEPTH
 
 /**
  * Checks that `value` is plain JSON: null, booleans, strings, finite numbers,
@@ -50,4 +52,23 @@ function check(value: unknown, where: string, parents: object[]): void {
     }
   }
   parents.pop()
+}
+
+/**
+ * Whether parsed JSON nests arrays and objects more than `max` levels deep
+ * (the data object itself is level 1). Walks with its own stack: a row put
+ * into audit.db by hand can nest deeper than any recursion survives, and
+ * JSON.parse takes it where JSON.stringify then throws.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (typeof v !== 'object' || v === null) continue
+    if (depth > max) return true
+    for (const member of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof member === 'object' && member !== null) stack.push([member, depth + 1])
+    }
+  }
+  return false
 }

@@ -111,6 +111,8 @@ describe('a row inserted into audit.db by hand', () => {
     ['data null', { event: 'approval_requested', data: 'null' }],
     ['a text timestamp', { event: 'tx_broadcast', timestamp: 'yesterday', data: '{}' }],
     ['a timestamp past what a Date holds', { event: 'approval_expired', timestamp: 9_000_000_000_000_000, data: '{"requestId":"r"}' }],
+    // JSON.parse takes it, JSON.stringify of it overflows the stack: the pull threw, rolled back its cursor, and every pull after stopped there (found by review).
+    ['data nested 20,000 levels deep', { event: 'approval_requested', data: `{"intentId":"i-deep","action":${'['.repeat(20_000)}${']'.repeat(20_000)}}` }],
   ])('(%s) is not sent and does not hold back the events after it; the approver is told which row', async (_what, row) => {
     const { audit, outbox, auditFile } = await outboxWith(['approval_requested'])
     const seq = insertRawAuditRow(auditFile, row)

@@ -113,9 +113,18 @@ export class WebhookOutbox {
           skipped?.(problem)
           continue
         }
-        const event = webhookEventOf(row)
-        if (!event) continue
-        insert.run(row.seq, event.id, event.type, event.intentId, JSON.stringify(event), now, now)
+        // One row that cannot be made into a delivery is skipped, never the whole pull: a throw here rolled
+        // back the cursor, and every pull after it stopped at the same row, so no webhook went out again.
+        let body: { event: NonNullable<ReturnType<typeof webhookEventOf>>; json: string } | null
+        try {
+          const event = webhookEventOf(row)
+          body = event ? { event, json: JSON.stringify(event) } : null
+        } catch (err) {
+          skipped?.(`audit.db row ${row.seq} (${row.event}) cannot be sent as a webhook: ${(err as Error).message}`)
+          continue
+        }
+        if (!body) continue
+        insert.run(row.seq, body.event.id, body.event.type, body.event.intentId, body.json, now, now)
         queued += 1
       }
       setCursor.run(rows.at(-1)!.seq)
