@@ -49,6 +49,8 @@ export interface ApprovalSummary {
   tokenFacts: 'chain' | 'declared'
   /** Declared symbols or decimals the chain contradicts: red lines. */
   tokenMismatches: string[]
+  /** Tokens the gateway could not read from the chain (its lookup failed): shown by address in raw units, red lines. */
+  unreadTokens: string[]
   riskScore: number
   riskFactors: RiskFactor[]
   warnings: string[]
@@ -69,7 +71,7 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
   const built = viaAggregator ? buildAggregatorTransaction(intent, { to: txRequest.to, data: txRequest.data }, routers) : buildTransaction(intent, routers)
   // The words: from the intent as the chain describes its tokens (the transaction itself is the intent's).
   const facts = params.tokenFacts ?? []
-  const { shown, mismatches } = params.tokenFacts ? applyTokenFacts(intent, facts) : { shown: intent, mismatches: [] }
+  const { shown, mismatches, unread } = params.tokenFacts ? applyTokenFacts(intent, facts) : { shown: intent, mismatches: [], unread: [] }
   const description = viaAggregator ? buildAggregatorTransaction(shown, { to: txRequest.to, data: txRequest.data }, routers).description : buildTransaction(shown, routers).description
   const spec = specOf(shown.action)
   const fields = spec.card(shown, { to: built.txRequest.to }).map((f) => ({ ...f, value: escapeForDisplay(f.value) }))
@@ -102,6 +104,7 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
     note: intent.metadata?.note !== undefined ? escapeForDisplay(intent.metadata.note) : null,
     tokenFacts: params.tokenFacts ? 'chain' : 'declared',
     tokenMismatches: mismatches.map((m) => escapeForDisplay(describeMismatch(m))),
+    unreadTokens: unread,
     riskScore: preflight.riskScore,
     riskFactors: preflight.riskFactors.map((f) => ({ ...f, detail: escapeForDisplay(f.detail) })),
     warnings: preflight.warnings.map(escapeForDisplay),

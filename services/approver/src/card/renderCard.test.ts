@@ -36,6 +36,21 @@ describe('the approval card', () => {
     expect(card.alerts).toEqual([])
   })
 
+  it('a token the gateway could not read from the chain is shown in raw units, never in the declared decimals, and is a red line that asks twice', () => {
+    // Found by review: 10^12 units of a 6-decimals token declared with 18, its lookup failed (a rate-limited node):
+    // the card read "Transfer 0.000001 USDC", green, marked as checked by the chain.
+    const declared18 = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 18 }, to: RECIPIENT, amount: '1000000000000' } })
+    const card = renderCard(summarise(params(declared18, { tokenFacts: [] }), routers))
+    expect(card.title).toBe(`Transfer 1000000000000 units of token ${USDC_BASE} to ${RECIPIENT} on Base`)
+    expect(card.title).not.toContain('0.000001')
+    expect(card.tone).toBe('red')
+    expect(card.confirm).toBe(true)
+    expect(card.alerts).toEqual([
+      `Unchecked token: ${USDC_BASE} could not be read from the chain (its symbol and decimals did not come back), so its amounts above are in raw units, not in the symbol and decimals the client declared.`,
+    ])
+    expect(cardText(card, { requestId: 'r1' }).join('\n')).toContain('!!! Unchecked token')
+  })
+
   it('says "skill" only for the gateway’s sandbox runner; a client’s metadata.source is "client says: …"', () => {
     const claimed = makeIntent({ action: actions.native('1000') })
     claimed.metadata = { source: 'skill:payroll-official' }

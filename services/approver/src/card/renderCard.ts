@@ -51,6 +51,7 @@ const ALERTING_FACTORS: ReadonlyMap<string, (detail: string) => string> = new Ma
 export function renderCard(s: ApprovalSummary, quorum: string | null = null): ApprovalCard {
   const alerts = [
     ...s.tokenMismatches.map((m) => `Token mismatch: ${m}. The amounts above use the chain's symbol and decimals.`),
+    ...s.unreadTokens.map((a) => `Unchecked token: ${a} could not be read from the chain (its symbol and decimals did not come back), so its amounts above are in raw units, not in the symbol and decimals the client declared.`),
     ...s.riskFactors.flatMap((f) => {
       const alert = ALERTING_FACTORS.get(f.id)
       return alert ? [alert(f.detail)] : []

@@ -6,15 +6,15 @@ import type { ChainClients } from './chainClients.js'
 export interface TokenFactsReader {
   /** The intent's tokens as the chain describes them; null when the chain has no RPC. */
   read(intent: TxIntent): Promise<TokenFact[] | null>
-  /** The intent with the chain's symbols and decimals, for descriptions (unchanged without an RPC). */
+  /** The intent with the chain's symbols and decimals, for descriptions; a token whose facts could not be read in raw units (unchanged without an RPC). */
   shown(intent: TxIntent): Promise<TxIntent>
 }
 
 /**
  * symbol() and decimals() of an intent's tokens, through the preflight's
  * cache (a token's are constants). A token whose lookup fails or that has no
- * code is left out: the text then uses the declared values (the preflight
- * warns about a token without code), and nothing is invented for it.
+ * code is left out: the text then shows it by address in raw units (the
+ * preflight warns about a token without code), and nothing is invented for it.
  */
 export function createTokenFactsReader(chains: ChainClients, facts: ChainFacts, timeoutMs = 5000): TokenFactsReader {
   const read = async (intent: TxIntent): Promise<TokenFact[] | null> => {
@@ -36,7 +36,8 @@ export function createTokenFactsReader(chains: ChainClients, facts: ChainFacts, 
     read,
     async shown(intent) {
       const facts = await read(intent)
-      return facts && facts.length > 0 ? applyTokenFacts(intent, facts).shown : intent
+      // With an RPC, a token it gave no facts for shows in raw units (applyTokenFacts), never as the client declared it.
+      return facts ? applyTokenFacts(intent, facts).shown : intent
     },
   }
 }

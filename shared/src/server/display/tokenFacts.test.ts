@@ -28,11 +28,18 @@ describe('applyTokenFacts', () => {
     expect(noSymbol.mismatches).toHaveLength(1)
   })
 
-  it('covers both assets of a swap and leaves tokens without facts as declared', () => {
+  it('covers both assets of a swap; a token the chain gave no facts for shows in raw units, never as declared, and is listed unread', () => {
     const swap = makeIntent({ action: actions.swapIn() })
-    const { shown, mismatches } = applyTokenFacts(swap, [{ address: WETH_BASE, symbol: 'WETH', decimals: 8 }])
-    expect(shown.action).toMatchObject({ assetIn: { symbol: 'USDC', decimals: 6 }, assetOut: { symbol: 'WETH', decimals: 8 } })
+    const { shown, mismatches, unread } = applyTokenFacts(swap, [{ address: WETH_BASE, symbol: 'WETH', decimals: 8 }])
+    expect(shown.action).toMatchObject({ assetIn: { kind: 'erc20', address: USDC_BASE }, assetOut: { symbol: 'WETH', decimals: 8 } })
+    expect(shown.action).not.toMatchObject({ assetIn: { symbol: 'USDC' } })
     expect(mismatches.map((m) => m.address)).toEqual([WETH_BASE])
+    expect(unread).toEqual([USDC_BASE])
+    // The review's card: 10^12 units of a 6-decimals token declared with 18, its lookup failed.
+    const spoof = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: TUSD, symbol: 'TUSD', decimals: 18 }, to: '0x2222222222222222222222222222222222222222', amount: '1000000000000' } })
+    const read = applyTokenFacts(spoof, [])
+    expect(describeIntent(read.shown)).toBe(`Transfer 1000000000000 units of token ${TUSD} to 0x2222222222222222222222222222222222222222 on Base`)
+    expect(read.unread).toEqual([TUSD])
     expect(applyTokenFacts(makeIntent({ action: actions.native() }), [{ address: USDC_BASE, symbol: 'X', decimals: 1 }]).mismatches).toEqual([])
   })
 })

@@ -29,29 +29,38 @@ const isAsset = (v: unknown): v is Asset => typeof v === 'object' && v !== null 
  * The intent as it should be shown when the chain's facts are known: every
  * asset's symbol and decimals replaced by the token's own (DESIGN §6 "what
  * the card shows"); a fact the chain did not give is dropped rather than
- * taken from the client, so the amount shows in raw units. Only for display:
- * never built, hashed or signed. Assets are the action's `erc20` members.
+ * taken from the client, so the amount shows in raw units. A token the chain
+ * gave no facts for at all (its lookup failed or timed out) is shown the same
+ * way, by address in raw units, and listed in `unread`: before, it kept the
+ * client's declared symbol and decimals on a card marked as checked, so 10^12
+ * units of a 6-decimals token declared with 18 read "0.000001" (found by
+ * review). Only for display: never built, hashed or signed. Assets are the
+ * action's `erc20` members.
  */
-export function applyTokenFacts(intent: TxIntent, facts: readonly TokenFact[]): { shown: TxIntent; mismatches: TokenMismatch[] } {
+export function applyTokenFacts(intent: TxIntent, facts: readonly TokenFact[]): { shown: TxIntent; mismatches: TokenMismatch[]; unread: string[] } {
   const byAddress = new Map(facts.map((f) => [f.address.toLowerCase(), f]))
   const mismatches: TokenMismatch[] = []
+  const unread: string[] = []
   const action: Record<string, unknown> = { ...intent.action }
   let changed = false
   for (const [key, value] of Object.entries(action)) {
     if (!isAsset(value)) continue
     const fact = byAddress.get(value.address.toLowerCase())
-    if (!fact) continue
-    const mismatch = mismatchOf(value, fact)
-    if (mismatch) mismatches.push(mismatch)
     const asset: Asset = { kind: 'erc20', address: value.address }
-    if (fact.symbol !== null) asset.symbol = fact.symbol
-    if (fact.decimals !== null) asset.decimals = fact.decimals
+    if (!fact) {
+      if (!unread.some((a) => a.toLowerCase() === value.address.toLowerCase())) unread.push(value.address)
+    } else {
+      const mismatch = mismatchOf(value, fact)
+      if (mismatch) mismatches.push(mismatch)
+      if (fact.symbol !== null) asset.symbol = fact.symbol
+      if (fact.decimals !== null) asset.decimals = fact.decimals
+    }
     action[key] = asset
     changed = true
   }
   // Same asset twice (a swap of a token into itself): one mismatch is enough.
   const unique = mismatches.filter((m, i) => mismatches.findIndex((n) => n.address.toLowerCase() === m.address.toLowerCase()) === i)
-  return { shown: changed ? ({ ...intent, action: action as unknown as TxIntent['action'] }) : intent, mismatches: unique }
+  return { shown: changed ? ({ ...intent, action: action as unknown as TxIntent['action'] }) : intent, mismatches: unique, unread }
 }
 
 /** One sentence for the operator (and the risk factor's detail). */

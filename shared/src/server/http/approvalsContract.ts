@@ -40,6 +40,7 @@ const approvalSummarySchema = {
     note: nullableStr,
     tokenFacts: { enum: ['chain', 'declared'] },
     tokenMismatches: strings,
+    unreadTokens: { ...strings, description: 'tokens the gateway could not read from the chain (their lookup failed): shown by address in raw units' },
     riskScore: num,
     riskFactors: { type: 'array', items: riskFactorSchema },
     warnings: strings,
