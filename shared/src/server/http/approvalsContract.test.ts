@@ -25,6 +25,7 @@ const summary = {
   note: null,
   tokenFacts: 'chain',
   tokenMismatches: ['TUSD decimals 18, chain says 6'],
+  unreadTokens: ['0x0000000000000000000000000000000000000abc'],
   riskScore: 42,
   riskFactors: [{ id: 'first_time_recipient', weight: 15, detail: 'first payment to 0xb0b' }],
   warnings: ['first payment to this recipient'],
