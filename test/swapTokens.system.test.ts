@@ -168,4 +168,27 @@ describe('a swap into a token whose chain symbol lies', () => {
       await stack.stop()
     }
   }, 120_000)
+
+  it('a symbol written with letters of another script ("WЕTH", a Cyrillic Е) is not shown as a ticker and is flagged as WETH’s lookalike (found by review)', async () => {
+    const cyrillic = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: attacker.privateKey as Hex, name: 'Wrapped Ether', symbol: 'W\u0415TH', decimals: 18, supply: parseEther('1000') })
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 }, env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 } })
+    await importKey(stack.dataDir, attacker.privateKey)
+    await stack.start()
+    try {
+      const i = intentFor(attacker.address as Address, { type: 'transfer', asset: { kind: 'erc20', address: cyrillic }, to: BOB, amount: parseEther('2').toString() }, { maxGasWei: parseEther('0.05').toString() })
+      const pf = await stack.post('/v1/tx/preflight', i)
+      expect(pf.status).toBe(200)
+      expect(pf.body.riskFactors).toContainEqual(
+        expect.objectContaining({ id: 'lookalike_token_symbol', detail: expect.stringContaining(`token ${cyrillic} reports the symbol "W\\u0415TH" (read as WETH), but WETH on chain 8453 is`) }),
+      )
+      const built = await stack.post('/v1/tx/build', { ...i, id: randomUUID() })
+      expect(built.body.description).toBe(`Transfer 2 of token ${cyrillic} to ${BOB} on Base`)
+      // Needs an operator whatever the score: sign-and-send without a token is refused.
+      const sent = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      expect(sent.status).toBe(403)
+      expect(sent.body.error).toBe('approval_required')
+    } finally {
+      await stack.stop()
+    }
+  }, 120_000)
 })

@@ -8,14 +8,18 @@ export function chainName(chainId: number): string {
 }
 
 /**
- * A declared symbol is client text shown to an operator. One with spaces,
- * control characters or an address-like "0x" could make a description say
- * something it does not ("USDC to 0xTrusted…"), so only a plain ticker is
- * shown; anything else is left out and the token address speaks instead.
+ * A symbol is the token's (or the client's) own text shown to an operator.
+ * One with spaces, control characters or an address-like "0x" could make a
+ * description say something it does not ("USDC to 0xTrusted…"), and one with
+ * letters of another script could pass for a ticker it is not ("WЕTH" with a
+ * Cyrillic Е read as WETH on a green card; found by review), so only a plain
+ * ASCII ticker is shown; anything else is left out and the token address
+ * speaks instead (the gateway's preflight names such a symbol, escaped, when
+ * it reads as a well-known one).
  */
 export function displayableSymbol(symbol: string | undefined): string | undefined {
   if (symbol === undefined) return undefined
-  if (!/^[\p{L}\p{N}\p{Sc}._+\-]{1,32}$/u.test(symbol)) return undefined
+  if (!/^[A-Za-z0-9$._+\-]{1,32}$/.test(symbol)) return undefined
   if (/^0x/i.test(symbol)) return undefined
   return symbol
 }

@@ -23,7 +23,23 @@ describe('lookalikeTokens', () => {
   })
 
   it('compares symbols without case, spaces or compatibility forms', () => {
-    for (const symbol of ['weth', ' WETH ', 'ＷＥＴＨ']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }])).toHaveLength(1)
+    for (const symbol of ['weth', ' WETH ', 'ＷＥＴＨ', 'W ETH', 'WE\u200bTH']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }])).toHaveLength(1)
+  })
+
+  it('reads letters of other scripts as the Latin letters they are drawn like, and names the symbol as written (found by review)', () => {
+    // Cyrillic Е, Ѕ, С and Greek Τ: each passed as a plain ticker on a green card.
+    expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'W\u0415TH' }])).toEqual([
+      `token ${FAKE} reports the symbol "W\\u0415TH" (read as WETH), but WETH on chain 8453 is ${WETH_BASE}: a lookalike token`,
+    ])
+    for (const symbol of ['U\u0405DC', 'USD\u0421', 'WE\u03a4H', 'w\u0435th']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toHaveLength(1)
+  })
+
+  it('flags any token whose symbol reads as the chain’s own coin: no ERC-20 token is ETH', () => {
+    for (const symbol of ['ETH', 'eth', '\u0415TH']) {
+      expect(lookalikeTokens(8453, [{ address: FAKE, symbol }])).toEqual([expect.stringMatching(new RegExp(`^token ${FAKE} reports the symbol .*, the name of chain 8453's own coin, which is not an ERC-20 token: a lookalike token$`))])
+    }
+    expect(lookalikeTokens(1, [{ address: WETH_BASE, symbol: 'ETH' }])).toHaveLength(1)
+    expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'stETH' }, { address: FAKE, symbol: 'ETHX' }])).toEqual([])
   })
 
   it('leaves symbols alone that the chain does not list, and tokens without a symbol', () => {

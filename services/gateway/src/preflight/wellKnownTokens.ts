@@ -43,12 +43,31 @@ export const WELL_KNOWN_TOKENS: Readonly<Record<number, Readonly<Record<string, 
 }
 
 /**
- * How symbols are compared: case and surrounding spaces ignored, compatibility
- * forms folded (a fullwidth "ＷＥＴＨ" is "WETH"). Homoglyphs from other
- * scripts (a Cyrillic "Е") are not folded; such a symbol is not a plain ticker
- * and the card already shows the address beside it.
+ * Letters of other scripts drawn like Latin ones (Cyrillic, Greek), by the
+ * Latin letter they pass for: the letters a "WЕTH" or "UЅDC" is made of.
+ * Enough for the tickers listed above and the native coin's; not all of
+ * Unicode's confusables.
  */
-export const symbolKey = (symbol: string): string => symbol.normalize('NFKC').trim().toUpperCase()
+const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    ['АаΑα', 'A'], ['ВвΒβ', 'B'], ['СсϹϲ', 'C'], ['ԀԁᎠ', 'D'], ['ЕеΕε', 'E'], ['НнΗ', 'H'], ['ІіΙι', 'I'], ['ЈјͿ', 'J'],
+    ['КкΚκ', 'K'], ['МмΜ', 'M'], ['Ν', 'N'], ['ОоΟο', 'O'], ['РрΡρ', 'P'], ['Ԛԛ', 'Q'], ['ЅѕϨ', 'S'], ['ТтΤτ', 'T'],
+    ['ԜԝѠ', 'W'], ['ХхΧχ', 'X'], ['УуҮүΥ', 'Y'], ['Ζ', 'Z'],
+  ].flatMap(([letters, latin]) => [...letters!].map((c) => [c, latin!])),
+)
+
+/**
+ * How symbols are compared: case, spaces and invisible characters ignored,
+ * compatibility forms folded (a fullwidth "ＷＥＴＨ" is "WETH"), and letters of
+ * other scripts read as the Latin letters they are drawn like (a Cyrillic
+ * "Е" is "E"). Before, only exact tickers were compared, and "WЕTH" with a
+ * Cyrillic Е passed as a plain ticker on a green card (found by review).
+ */
+export const symbolKey = (symbol: string): string =>
+  [...symbol.normalize('NFKC').replace(/[\s\p{Cf}\p{Z}]/gu, '')].map((c) => LATIN_LOOKALIKES[c] ?? c).join('').toUpperCase()
+
+/** The chains' own coins: no ERC-20 token is one, so a token whose symbol reads as one is a lookalike wherever it is. */
+const NATIVE_SYMBOLS: Readonly<Record<number, string>> = { 1: 'ETH', 10: 'ETH', 42161: 'ETH', 8453: 'ETH' }
 
 /** The well-known symbol a chain lists for this token's reported symbol, or null. */
 export function wellKnownSymbol(chainId: number, symbol: string | null): string | null {
@@ -63,18 +82,26 @@ export interface ReportedToken {
   symbol: string | null
 }
 
+/** A reported symbol as the operator should read it: any character outside printable ASCII as \uXXXX, so a Cyrillic letter cannot pass for a Latin one. */
+export const symbolAsWritten = (symbol: string): string =>
+  JSON.stringify(symbol).replace(/[^\x20-\x7e]/gu, (c) => [...c].map((u) => `\\u${u.codePointAt(0)!.toString(16).padStart(4, '0')}`).join(''))
+
 /**
  * One sentence per token that reports a well-known symbol of this chain but
- * is not at any of its addresses. `alsoCanonical` adds addresses that are the
- * real thing on this deployment: the WETH9 the configured v3 router wraps
- * (the dev chain uses Base's chain id with its own WETH9, deployed elsewhere).
+ * is not at any of its addresses, or whose symbol reads as the chain's own
+ * coin. `alsoCanonical` adds addresses that are the real thing on this
+ * deployment: the WETH9 the configured v3 router wraps (the dev chain uses
+ * Base's chain id with its own WETH9, deployed elsewhere).
  */
 export function lookalikeTokens(chainId: number, tokens: ReportedToken[], alsoCanonical: Readonly<Record<string, Address | null>> = {}): string[] {
   return tokens.flatMap((t) => {
-    const key = wellKnownSymbol(chainId, t.symbol)
-    if (key === null) return []
+    if (t.symbol === null) return []
+    const key = symbolKey(t.symbol)
+    const written = key === t.symbol ? key : `${symbolAsWritten(t.symbol)} (read as ${key})`
+    if (NATIVE_SYMBOLS[chainId] === key) return [`token ${t.address} reports the symbol ${written}, the name of chain ${chainId}'s own coin, which is not an ERC-20 token: a lookalike token`]
+    if (!WELL_KNOWN_TOKENS[chainId]?.[key]) return []
     const canonical = [...WELL_KNOWN_TOKENS[chainId]![key]!, ...(alsoCanonical[key] ? [alsoCanonical[key]!] : [])]
     if (canonical.some((a) => a.toLowerCase() === t.address.toLowerCase())) return []
-    return [`token ${t.address} reports the symbol ${key}, but ${key} on chain ${chainId} is ${canonical.join(' or ')}: a lookalike token`]
+    return [`token ${t.address} reports the symbol ${written}, but ${key} on chain ${chainId} is ${canonical.join(' or ')}: a lookalike token`]
   })
 }
