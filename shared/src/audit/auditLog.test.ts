@@ -308,6 +308,25 @@ describe('audit log', () => {
     expect(() => log!.list({ limit: 1 })).toThrow(/nested more than 64 levels deep/)
   })
 
+  it.each(['inline', 'worker'] as const)('(%s writer) audit_events swapped for an endless view while the log is open: reads and appends refuse in words instead of never returning (found by review)', async (writer) => {
+    const { file } = fresh()
+    log = openAuditLog(file, { writer })
+    await log.append({ intentId: 'a', event: 'e', data: {} })
+    expect(log.head().seq).toBe(1)
+    // What anyone who can write audit.db can do to a running process: the table renamed, a recursive view in its place.
+    const other = new Database(file)
+    other.exec(`ALTER TABLE audit_events RENAME TO audit_events_real;
+      CREATE VIEW audit_events AS WITH RECURSIVE r(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM r)
+      SELECT seq, 'x' AS id, 0 AS timestamp, 'i' AS intent_id, 'e' AS event, '{}' AS data, '' AS prev_hash, '' AS hash FROM r;`)
+    other.close()
+    expect(() => log!.head()).toThrow(AuditReadError)
+    expect(() => log!.head()).toThrow(/audit\.db was changed while countersign had it open: audit_events is a view, not the audit log's table/)
+    expect(() => log!.list({ limit: 5 })).toThrow(AuditReadError)
+    expect(() => log!.listAfter(0, 5)).toThrow(AuditReadError)
+    expect(() => log!.eventsSince('e', 0)).toThrow(AuditReadError)
+    await expect(log.append({ intentId: 'b', event: 'e', data: {} })).rejects.toThrow(/audit\.db was changed while countersign had it open: audit_events is a view/)
+  })
+
   it.each(['inline', 'worker'] as const)('(%s writer) a tail row put in by hand at seq 2^53 refuses appends in words, not as a UNIQUE failure', async (writer) => {
     const { file } = fresh()
     log = openAuditLog(file, { writer })

@@ -10,6 +10,7 @@ import { createChainCheck } from './chainSince.js'
 import { prepareCheckpointEvent, prepareEvent, type AuditAppend } from './prepareEvent.js'
 import { GENESIS_HASH, type AuditRow } from './schema.js'
 import { MAX_AUDIT_DATA_DEPTH, nestedDeeperThan } from './plainJson.js'
+import { createAuditTableWatch } from './tableCheck.js'
 import type { CheckpointData } from './checkpoint.js'
 import {
   AuditWriteError,
@@ -173,6 +174,15 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const newestFirst = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq DESC')
   const tailRow = db.prepare<[], ChainHead>('SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1')
   const writeNow = createBatchWriter(db)
+  const tableUnchanged = createAuditTableWatch(
+    db,
+    (problem) => new AuditReadError(`audit.db was changed while countersign had it open: ${problem}; it is not read any more (countersign-audit verify --db names what changed)`),
+  )
+  /** Every read runs in one read transaction with the table check before it (createAuditTableWatch). */
+  const read = <T>(rows: () => T): T => db.transaction(() => {
+    tableUnchanged()
+    return rows()
+  })()
   const checkpoints = opts.checkpoints
   if (checkpoints && opts.writer === 'worker') throw new Error('audit checkpoints need the inline writer (the key stays on the calling thread)')
   const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
@@ -343,7 +353,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       // are found again there, and reported.
       try {
         const anchor = checkpoints?.anchor?.()
-        if (anchor) chainBreakSince.advance(anchor)
+        if (anchor) read(() => chainBreakSince.advance(anchor))
       } catch {
         /* checked again inside the transaction */
       }
@@ -352,7 +362,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       return written.checkpoint
     },
     head() {
-      return tailRow.get() ?? { seq: 0, hash: GENESIS_HASH }
+      return read(() => tailRow.get()) ?? { seq: 0, hash: GENESIS_HASH }
     },
     appendSync(input) {
       if (closed) throw new Error('audit log is closed')
@@ -371,21 +381,23 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     },
     list({ limit, intentId, malformed = 'throw' }) {
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit list limit must be a non-negative integer, got ${limit}`)
-      const rows = intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)
+      const rows = read(() => (intentId === undefined ? newest.all(limit) : newestOfIntent.all(intentId, limit)))
       return rows.map(malformed === 'show' ? toShownEvent : toEvent)
     },
     listAfter(seq, limit) {
       if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`audit listAfter limit must be a non-negative integer, got ${limit}`)
-      return rowsAfter.all(seq, limit).map((r) => ({ seq: r.seq, event: toShownEvent(r) }))
+      return read(() => rowsAfter.all(seq, limit)).map((r) => ({ seq: r.seq, event: toShownEvent(r) }))
     },
     eventsSince(event, sinceMs) {
       const wanted = new Set(typeof event === 'string' ? [event] : event)
-      const found: AuditEvent[] = []
-      for (const row of newestFirst.iterate()) {
-        if (row.timestamp < sinceMs - AUDIT_CLOCK_SLACK_MS) break
-        if (wanted.has(row.event) && row.timestamp > sinceMs) found.push(toEvent(row))
-      }
-      return found
+      return read(() => {
+        const found: AuditEvent[] = []
+        for (const row of newestFirst.iterate()) {
+          if (row.timestamp < sinceMs - AUDIT_CLOCK_SLACK_MS) break
+          if (wanted.has(row.event) && row.timestamp > sinceMs) found.push(toEvent(row))
+        }
+        return found
+      })
     },
     get commits() {
       return commitBatch.transactions?.() ?? commits

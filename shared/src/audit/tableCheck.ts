@@ -82,3 +82,27 @@ export function auditTableProblem(found: SchemaObject[], current: SchemaObject[]
 export function hasAuditEvents(found: SchemaObject[]): boolean {
   return auditEventsObjects(found).length > 0
 }
+
+/**
+ * Keeps one connection from reading anything but countersign's table under
+ * the name audit_events, for as long as it is open. The check when the file
+ * is opened does not see a later `ALTER TABLE audit_events RENAME …` and a
+ * view created in its place by anyone who can write the file; a recursive
+ * view then never returns, and the process's event loop (the signer's, which
+ * reads the head every 0.5 s) stopped for good (found by review). SQLite bumps
+ * schema_version on every schema change, so the table is checked again only
+ * when it moved. Call it inside the transaction that then reads or writes:
+ * the check and the statements see one snapshot of the schema.
+ */
+export function createAuditTableWatch(db: Database.Database, refuse: (problem: string) => Error): () => void {
+  let current: SchemaObject[] | undefined
+  let checkedVersion: number | null = null
+  return () => {
+    const version = db.pragma('schema_version', { simple: true }) as number
+    if (version === checkedVersion) return
+    current ??= currentAuditSchema()
+    const problem = auditTableProblem(readSchema(db), current)
+    if (problem !== null) throw refuse(problem)
+    checkedVersion = version
+  }
+}

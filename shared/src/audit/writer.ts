@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { assertDatabaseFile, createPrivateFileIfMissing, databaseOpenError, databaseTarget } from '../files/privateFiles.js'
 import { auditRowHashFromJcs } from './rowHash.js'
 import { ensureAuditSchema, GENESIS_HASH } from './schema.js'
-import { auditTableProblem, hasAuditEvents, readSchema } from './tableCheck.js'
+import { auditTableProblem, createAuditTableWatch, hasAuditEvents, readSchema } from './tableCheck.js'
 import { OperatorError } from '../operatorError.js'
 
 /** How long a writer waits for another process's write lock before giving up. */
@@ -99,7 +99,13 @@ export function createBatchWriter(db: Database.Database): (events: PreparedEvent
   const insert = db.prepare(
     'INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   )
+  const tableUnchanged = createAuditTableWatch(
+    db,
+    (problem) =>
+      new AuditWriteError(`audit.db was changed while countersign had it open: ${problem}. Nothing more is written to it; restore audit.db from a backup (countersign-audit verify --db names what changed)`, 'AUDIT_TABLE_CHANGED'),
+  )
   const write = db.transaction((batch: PreparedEvent[], seal: Sealer | undefined): BatchWritten => {
+    tableUnchanged()
     const last = tail.get()
     if (last && (!Number.isSafeInteger(last.seq) || last.seq >= Number.MAX_SAFE_INTEGER - batch.length - 1 || typeof last.hash !== 'string')) {
       // Only a row put in by hand ends the chain where no row can follow it: said in words, not as a UNIQUE failure.

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import { mkdtempSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -146,6 +147,24 @@ describe('a row inserted into audit.db by hand', () => {
       expect(errors).toEqual([expect.stringMatching(new RegExp(`^not sent as a webhook: audit\\.db row ${seq} \\(${row.event}\\): .*changed outside countersign`))])
     } finally {
       await shutDown(dispatcher, outbox, audit, receiver)
+    }
+  })
+})
+
+describe('audit_events swapped for a view while the approver runs', () => {
+  it('the outbox refuses to read it, in words, instead of never returning (found by review)', async () => {
+    const { audit, outbox, auditFile } = await outboxWith(['approval_requested'])
+    try {
+      expect(outbox.pull(Date.now())).toBe(1)
+      const other = new Database(auditFile)
+      other.exec(`ALTER TABLE audit_events RENAME TO audit_events_real;
+        CREATE VIEW audit_events AS WITH RECURSIVE r(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM r)
+        SELECT seq, 'x' AS id, 0 AS timestamp, 'i' AS intent_id, 'approval_requested' AS event, '{}' AS data FROM r;`)
+      other.close()
+      expect(() => outbox.pull(Date.now())).toThrow(/audit\.db is not read for webhooks any more: audit_events is a view/)
+    } finally {
+      outbox.close()
+      await audit.close().catch(() => undefined)
     }
   })
 })

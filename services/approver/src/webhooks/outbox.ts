@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { auditRowProblem, makePrivateFile } from '@countersign/shared'
+import { AuditReadError, auditRowProblem, createAuditTableWatch, makePrivateFile } from '@countersign/shared'
 import { SOURCE_AUDIT_EVENTS, webhookEventOf, type AuditSourceRow } from './webhookEvents.js'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
@@ -53,6 +53,8 @@ const PULL_BATCH = 1_000
 export class WebhookOutbox {
   private readonly db: Database.Database
   private readonly audit: Database.Database
+  /** Reads audit.db in one read transaction, after checking its table is still countersign's. */
+  private readonly readAudit: <T>(rows: () => T) => T
 
   constructor(file: string, auditFile: string) {
     makePrivateFile(file)
@@ -79,8 +81,18 @@ export class WebhookOutbox {
     makePrivateFile(file)
     this.audit = new Database(auditFile, { readonly: true, fileMustExist: true })
     this.audit.pragma('busy_timeout = 5000')
+    const tableUnchanged = createAuditTableWatch(
+      this.audit,
+      (problem) => new AuditReadError(`audit.db is not read for webhooks any more: ${problem}; it was changed outside countersign (countersign-audit verify --db names what changed)`),
+    )
+    // Only countersign's own table is read: a view put in its place may never return (createAuditTableWatch).
+    this.readAudit = (rows) =>
+      this.audit.transaction(() => {
+        tableUnchanged()
+        return rows()
+      })()
     // The first start begins at the log's head: a webhook configured today does not replay last year.
-    const head = (this.audit.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit_events').get() as { seq: number }).seq
+    const head = this.readAudit(() => (this.audit.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM audit_events').get() as { seq: number }).seq)
     this.db.prepare('INSERT OR IGNORE INTO outbox_meta (key, value) VALUES (?, ?)').run('audit_cursor', head)
   }
 
@@ -96,9 +108,9 @@ export class WebhookOutbox {
    */
   pull(now: number, skipped?: (problem: string) => void): number {
     const from = this.cursor()
-    const rows = this.audit
-      .prepare<[number, number], AuditSourceRow>('SELECT seq, id, timestamp, intent_id, event, data FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?')
-      .all(from, PULL_BATCH)
+    const rows = this.readAudit(() =>
+      this.audit.prepare<[number, number], AuditSourceRow>('SELECT seq, id, timestamp, intent_id, event, data FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?').all(from, PULL_BATCH),
+    )
     if (rows.length === 0) return 0
     const insert = this.db.prepare(
       "INSERT OR IGNORE INTO deliveries (seq, id, type, intent_id, body, status, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
