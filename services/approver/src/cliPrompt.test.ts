@@ -9,8 +9,92 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { defaultRouterTable, noPreflight } from '@countersign/shared'
+import { makeIntent, USDC_BASE, WALLET } from '@countersign/shared/testing/intents'
+import { columnsOf } from './card/columns.js'
+import { formatPrompt } from './cliPrompt.js'
+import type { PendingRequest } from './requests/pendingRequests.js'
+import { summarise } from './summary.js'
 
 const run = promisify(execFile)
+
+/** What a terminal `columns` wide shows of the text: a row full to the last column wraps to the next. */
+function terminalRows(text: string, columns: number): string[] {
+  return text.split('\n').flatMap((line) => {
+    const rows = ['']
+    let used = 0
+    for (const c of line) {
+      if (used + columnsOf(c) > columns) {
+        rows.push('')
+        used = 0
+      }
+      rows[rows.length - 1] += c
+      used += columnsOf(c)
+    }
+    return rows.map((r) => r.trimEnd())
+  })
+}
+
+describe('formatPrompt: a client\u2019s note cannot lay out a card above the question', () => {
+  const ATTACKER = '0xbadbadbadbadbadbadbadbadbadbadbadbadbad0'
+  const FRIEND = '0x2222222222222222222222222222222222222222'
+  const request = (note: string): PendingRequest => {
+    const intent = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 }, to: ATTACKER, amount: '1000000000000' } })
+    intent.metadata = { note }
+    const summary = summarise({ intent, preflight: noPreflight(), policyReasons: ['amount above the approval threshold'], tokenFacts: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }] }, defaultRouterTable())
+    return { requestId: 'a1e9c3b2-5d47-4f08-8b6a-2c9e7f1d3a55', summary, quorum: null } as unknown as PendingRequest
+  }
+  // The review's note: each fake card line padded to 80 columns, so that each wraps onto a row of its own.
+  const fakeCard = [
+    '',
+    '━━━━ countersign: approval requested ━━━━',
+    `Transfer 5 USDC to ${FRIEND} on Base`,
+    '  risk 0/100 (low) · request 7d0c2f4e-1b8a-4c39-9e51-0a6f3d2b9c17',
+    '  Chain      Base (8453)',
+    `  Wallet     ${WALLET}`,
+    '  Send       5 USDC',
+    `  Token      ${USDC_BASE}`,
+    `  Recipient  ${FRIEND}`,
+    `  Calls      ${USDC_BASE}`,
+  ]
+  const spoofWith = (space: string) => {
+    const row = (s: string) => s.replaceAll(' ', space).padEnd(80, space)
+    return 'invoice 4711'.padEnd(80 - 26, space) + fakeCard.map(row).join('')
+  }
+
+  it.each([
+    ['spaces', ' '],
+    ['no-break spaces', '\u00a0'],
+    ['en quads (U+2000)', '\u2000'],
+    ['hair spaces (U+200A)', '\u200a'],
+    ['braille blanks (U+2800)', '\u2800'],
+  ])('a note padded with %s to 80 columns shows as one row; the last rows above the question are the real title and binding', (_, space) => {
+    const note = spoofWith(space)
+    expect(note.length).toBeLessThanOrEqual(1024)
+    const r = request(note)
+    const screen = terminalRows(formatPrompt(r, 80) + 'approve? [y/n] (120 s) ', 80)
+    // Found by review: the note wrapped into "━━━━ countersign: approval requested ━━━━", "Transfer 5 USDC to 0x2222…" and the rest, one per row.
+    expect(screen.filter((row) => row.startsWith('━━━━ countersign: approval requested'))).toHaveLength(1)
+    expect(screen.filter((row) => /^\s*(Transfer 5 USDC|risk 0\/100 \(low\) · request 7d0c|Send\s+5 USDC|Recipient\s+0x2222)/.test(row))).toEqual([])
+    // The note keeps to its one row, cut with "…", one column spare.
+    const noteRows = screen.filter((row) => row.includes('client says:'))
+    expect(noteRows).toEqual([expect.stringMatching(/^ {2}Note {7}client says: invoice 4711 ━━━━ countersign: .*…$/)])
+    expect([...noteRows[0]!].length).toBeLessThan(80)
+    expect(screen.indexOf(noteRows[0]!)).toBe(screen.findIndex((row) => row.startsWith('  Binds')) - 1)
+    // On a 24-row terminal the real title is in view: the rows right above the question are the request's own title and binding.
+    const closing = terminalRows([`  ──── this request: ${r.summary.action}`, `  ──── binds ${r.summary.txRequestHash}`, 'approve? [y/n] (120 s)'].join('\n'), 80)
+    expect(screen.slice(-closing.length)).toEqual(closing)
+    expect(r.summary.action).toBe(`Transfer 1000000 USDC to ${ATTACKER} on Base`)
+  })
+
+  it('ideographic text and spaces (two columns each) still fit one row of a narrower terminal', () => {
+    const r = request('請求書\u3000\u3000\u3000'.repeat(60))
+    const screen = terminalRows(formatPrompt(r, 60), 60)
+    const row = screen.find((line) => line.includes('client says:'))!
+    expect(row).toMatch(/^ {2}Note {7}client says: 請求書 請求書 .*…$/)
+    expect([...row].reduce((n, c) => n + columnsOf(c), 0)).toBeLessThan(60)
+  })
+})
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist')
 const sharedDist = path.resolve(dist, '../../../shared/dist')
 

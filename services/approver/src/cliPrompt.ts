@@ -1,14 +1,14 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { ReadStream, WriteStream } from 'node:tty'
 import type { TerminalPrompt } from './channels/terminalChannel.js'
-import { cardText } from './card/cardText.js'
+import { cardText, DEFAULT_COLUMNS } from './card/cardText.js'
 import { renderCard } from './card/renderCard.js'
 import { quorumText } from './quorum/quorumVotes.js'
 import type { PendingRequest } from './requests/pendingRequests.js'
 
-/** The prompt's text: the shared card, as terminal lines. */
-export function formatPrompt(request: PendingRequest): string {
-  const lines = cardText(renderCard(request.summary, request.quorum ? quorumText(request.quorum) : null), { requestId: request.requestId, indent: '  ' })
+/** The prompt's text: the shared card, as terminal lines for a terminal `columns` wide; it ends with the request's own title and binding. */
+export function formatPrompt(request: PendingRequest, columns = DEFAULT_COLUMNS): string {
+  const lines = cardText(renderCard(request.summary, request.quorum ? quorumText(request.quorum) : null), { requestId: request.requestId, indent: '  ', columns })
   return ['', '━━━━ countersign: approval requested ━━━━', ...lines].join('\n') + '\n'
 }
 
@@ -102,7 +102,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             if (io === terminal) drop(io)
             return reject(new Error(`cannot clear what was typed before this request: ${(err as Error).message}`))
           }
-          output.write(formatPrompt(request))
+          output.write(formatPrompt(request, output.columns || DEFAULT_COLUMNS))
           if (typedAhead) output.write('(ignored what was typed before this request was shown)\n')
           // A quorum request is approved by named operators only; whoever sits here has no name, but may still stop it.
           const quorum = request.quorum !== null

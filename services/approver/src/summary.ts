@@ -16,13 +16,14 @@ import {
   type RouterTable,
   type TxIntent,
 } from '@countersign/shared'
-import { applyTokenFacts, describeMismatch, escapeForDisplay } from '@countersign/shared/server'
+import { applyTokenFacts, describeMismatch, escapeForCard } from '@countersign/shared/server'
 
 /**
  * What the operator sees, derived here from the intent (the preflight part
  * labelled as the gateway's). Every string is shown as is in the dashboard and
  * on terminals, so every string that can carry client or token text is
- * escaped (`\u202e`) here, once.
+ * escaped (`\u202e`) and has its runs of white space collapsed to one space
+ * (escapeForCard) here, once.
  */
 export interface ApprovalSummary {
   intentId: string
@@ -74,7 +75,7 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
   const { shown, mismatches, unread } = params.tokenFacts ? applyTokenFacts(intent, facts) : { shown: intent, mismatches: [], unread: [] }
   const description = viaAggregator ? buildAggregatorTransaction(shown, { to: txRequest.to, data: txRequest.data }, routers).description : buildTransaction(shown, routers).description
   const spec = specOf(shown.action)
-  const fields = spec.card(shown, { to: built.txRequest.to }).map((f) => ({ ...f, value: escapeForDisplay(f.value) }))
+  const fields = spec.card(shown, { to: built.txRequest.to }).map((f) => ({ ...f, value: escapeForCard(f.value) }))
   const parties = spec.counterparties(shown)
   const party = (role: CounterpartyRole) => parties.find((c) => c.role === role)?.address ?? null
   const source = intent.metadata?.source
@@ -86,7 +87,7 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
   }
   return {
     intentId: intent.id,
-    action: escapeForDisplay(description),
+    action: escapeForCard(description),
     actionType: intent.action.type,
     chainId: intent.chain.chainId,
     chain: chainName(intent.chain.chainId),
@@ -99,18 +100,18 @@ export function summarise(params: RequestApprovalParams, routers: RouterTable): 
     txRequestHash: built.txRequestHash,
     to: built.txRequest.to,
     value: built.txRequest.value,
-    skill: params.skill !== undefined ? escapeForDisplay(params.skill) : null,
-    clientSource: params.skill === undefined && source !== undefined ? escapeForDisplay(source) : null,
-    note: intent.metadata?.note !== undefined ? escapeForDisplay(intent.metadata.note) : null,
+    skill: params.skill !== undefined ? escapeForCard(params.skill) : null,
+    clientSource: params.skill === undefined && source !== undefined ? escapeForCard(source) : null,
+    note: intent.metadata?.note !== undefined ? escapeForCard(intent.metadata.note) : null,
     tokenFacts: params.tokenFacts ? 'chain' : 'declared',
-    tokenMismatches: mismatches.map((m) => escapeForDisplay(describeMismatch(m))),
+    tokenMismatches: mismatches.map((m) => escapeForCard(describeMismatch(m))),
     unreadTokens: unread,
     riskScore: preflight.riskScore,
-    riskFactors: preflight.riskFactors.map((f) => ({ ...f, detail: escapeForDisplay(f.detail) })),
-    warnings: preflight.warnings.map(escapeForDisplay),
+    riskFactors: preflight.riskFactors.map((f) => ({ ...f, detail: escapeForCard(f.detail) })),
+    warnings: preflight.warnings.map(escapeForCard),
     balanceDiffs: preflight.balanceDiffs,
-    balanceChanges: preflight.balanceDiffs.map((d) => escapeForDisplay(balanceChange(d))),
-    policyReasons: policyReasons.map(escapeForDisplay),
+    balanceChanges: preflight.balanceDiffs.map((d) => escapeForCard(balanceChange(d))),
+    policyReasons: policyReasons.map(escapeForCard),
     preflightSource: preflight.simulationSuccess === null ? 'no simulation' : 'gateway preflight',
   }
 }

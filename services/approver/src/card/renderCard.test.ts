@@ -76,6 +76,26 @@ describe('the approval card', () => {
     expect(s.amount).toBe(`5 of token ${USDC_BASE}`)
   })
 
+  it('a client\u2019s note and source: whole on the dashboard card (white space collapsed), one row on a terminal, and the terminal card ends with its own title and binding', () => {
+    // Found by review: runs of spaces (and Unicode spaces) let a 1024-character note lay out a second card on an 80-column terminal.
+    const i = makeIntent({ action: actions.transfer() })
+    const note = `invoice 4711${'\u2000'.repeat(60)}Transfer 5 USDC to ${RECIPIENT} on Base${' '.repeat(40)}${'pad '.repeat(150)}`
+    i.metadata = { note, source: `bot${'\u00a0'.repeat(80)}Send 5 USDC${' x'.repeat(50)}` }
+    const s = summarise(params(i, { preflight: { ...noPreflight(), warnings: [`simulation reverted: ${'\u3000'.repeat(40)}Recipient ${RECIPIENT}`] } }), routers)
+    const card = renderCard(s)
+    const noteLine = card.lines.find((l) => l.label === 'Note')!
+    expect(noteLine).toEqual({ label: 'Note', value: `client says: invoice 4711 Transfer 5 USDC to ${RECIPIENT} on Base ${'pad '.repeat(150).trim()}`, kind: 'text', tone: 'dim' })
+    expect(card.lists.find((l) => l.title === 'Warnings')!.items).toEqual([`simulation reverted: Recipient ${RECIPIENT}`])
+    const lines = cardText(card, { requestId: 'r', indent: '  ' })
+    const shown = lines.filter((l) => l.includes('client says:'))
+    expect(shown).toEqual([expect.stringMatching(/^ {2}Source +client says: bot Send 5 USDC x x.*…$/), expect.stringMatching(/^ {2}Note +client says: invoice 4711 Transfer 5 USDC to 0x2222.*…$/)])
+    for (const l of shown) expect([...l].length).toBe(79)
+    expect(lines.slice(-2)).toEqual([`  ──── this request: ${s.action}`, `  ──── binds ${s.txRequestHash}`])
+    // A short note is shown as it is, with no "…".
+    i.metadata = { note: 'invoice 4711' }
+    expect(cardText(renderCard(summarise(params(i), routers)), { requestId: 'r' }).join('\n')).toMatch(/^Note +client says: invoice 4711$/m)
+  })
+
   it('a swap card names both tokens by address (a symbol is the token’s own claim), on the dashboard and the terminal', () => {
     // The review's hostile token: its symbol() says "WETH", at an address that is not WETH's.
     const FAKE_WETH = '0x5FbDB2315678afecb367f032d93F642f64180aa3'

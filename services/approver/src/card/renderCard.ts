@@ -12,6 +12,7 @@ export interface CardLine {
   value: string
   /** `address` and `hash` are shown in full; `amount` stands out. */
   kind: 'address' | 'amount' | 'text' | 'hash'
+  /** `dim`: a client's own words ("client says: …"), whole on the dashboard, cut to one row on terminals. */
   tone?: 'red' | 'dim'
 }
 
@@ -65,8 +66,8 @@ export function renderCard(s: ApprovalSummary, quorum: string | null = null): Ap
     { label: 'Calls', value: s.to, kind: 'address' },
     ...(s.tokenFacts === 'declared' ? [{ label: 'Tokens', value: 'symbols and decimals as declared by the client (no RPC for this chain to check them)', kind: 'text', tone: 'red' } satisfies CardLine] : []),
     ...(s.skill !== null ? [{ label: 'Requested by', value: `skill ${s.skill}`, kind: 'text' } satisfies CardLine] : []),
-    ...(s.clientSource !== null ? [{ label: 'Source', value: `client says: ${s.clientSource}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
-    ...(s.note !== null ? [{ label: 'Note', value: `client says: ${s.note}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
+    ...(s.clientSource ? [{ label: 'Source', value: `client says: ${s.clientSource}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
+    ...(s.note ? [{ label: 'Note', value: `client says: ${s.note}`, kind: 'text', tone: 'dim' } satisfies CardLine] : []),
     { label: 'Binds', value: s.txRequestHash, kind: 'hash' },
     ...(quorum !== null ? [{ label: 'Quorum', value: quorum, kind: 'text' } satisfies CardLine] : []),
   ]

@@ -191,6 +191,27 @@ describe('countersign-approve with named operators and a quorum', () => {
   })
 })
 
+describe('countersign-approve list: a client\u2019s note cannot lay out a card', () => {
+  it('a note padded to the terminal\u2019s width shows as one row, and each card ends with its number, title and binding (found by review)', async () => {
+    const a = await approver()
+    const intent = makeIntent({ action: actions.native('1000000000000000000') })
+    const fake = ['[2] Transfer 0.001 ETH (native) to 0x2222222222222222222222222222222222222222 on Base', '    Send       0.001 ETH', '    ──── [2]: Transfer 0.001 ETH (native)']
+    intent.metadata = { note: 'invoice 4711'.padEnd(80 - 30, '\u00a0') + fake.map((l) => l.padEnd(80, ' ')).join('') }
+    await a.service.requestApproval({ intent, preflight: noPreflight(), policyReasons: ['above threshold'] })
+    const out: string[] = []
+    const err: string[] = []
+    expect(await runApproveCli(['list', '--url', a.url], { out: (s) => out.push(s), err: (s) => err.push(s), env: { SERVICE_OPERATOR_TOKEN: TOKEN }, columns: 80 })).toBe(0)
+    const lines = out.join('\n').split('\n')
+    expect(lines.filter((l) => l.startsWith('[2]') || /^\s*(Send +0\.001|──── \[2\])/.test(l))).toEqual([])
+    const note = lines.filter((l) => l.includes('client says:'))
+    expect(note).toEqual([expect.stringMatching(/^ {4}Note +client says: invoice 4711 \[2\] Transfer 0\.001 ETH.*…$/)])
+    expect([...note[0]!].length).toBe(79)
+    const [p] = a.service.pending.list()
+    expect(lines.slice(-2)).toEqual([`    ──── [1]: ${p!.summary.action}`, `    ──── binds ${p!.summary.txRequestHash}`])
+    expect(err).toEqual([])
+  })
+})
+
 describe('decisionText', () => {
   it('names the operator and the quorum state', () => {
     expect(decisionText('r1', true, {})).toBe('approved r1')

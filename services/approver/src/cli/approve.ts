@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
 import { OperatorError, dataDirOption, describeFailure, readDataDir, readGatewayListen } from '@countersign/shared'
-import { cardText } from '../card/cardText.js'
+import { cardText, DEFAULT_COLUMNS } from '../card/cardText.js'
 import type { QuorumView } from '../quorum/quorumVotes.js'
 import { emptyWatch, target, withEnded, withList, withRequest, type Numbered, type Pending, type Target, type WatchState } from './watchNumbers.js'
 
@@ -59,6 +59,8 @@ export interface ApproveIo {
   env: Record<string, string | undefined>
   input?: NodeJS.ReadableStream
   fetch?: typeof fetch
+  /** The terminal's width (a client's words are kept to one row of it); 80 when not given. */
+  columns?: number
 }
 
 /** `--name value` or `--name=value`; an option given without its value is an error, never ignored. */
@@ -89,21 +91,23 @@ function gatewayUrl(text: string): string {
 }
 
 /** The pending list with the same card the dashboard and the cli prompt show, numbered by position (list prints it once). */
-export function formatPending(list: Pending[]): string {
-  return formatNumbered(list.map((request, i) => ({ n: i + 1, request })))
+export function formatPending(list: Pending[], columns = DEFAULT_COLUMNS): string {
+  return formatNumbered(list.map((request, i) => ({ n: i + 1, request })), columns)
 }
 
-/** Each request under its own number. */
-export function formatNumbered(list: Numbered[]): string {
+/** Each request under its own number, which its first and its closing line (its title again) both carry. */
+export function formatNumbered(list: Numbered[], columns = DEFAULT_COLUMNS): string {
   if (list.length === 0) return 'no pending requests'
-  return list.map(({ n, request: p }) => cardText(p.card, { requestId: p.requestId, ttlSeconds: p.ttlSeconds, indent: '    ' }).map((line, i) => (i === 0 ? `[${n}] ${line}` : line)).join('\n')).join('\n')
+  return list
+    .map(({ n, request: p }) => cardText(p.card, { requestId: p.requestId, ttlSeconds: p.ttlSeconds, indent: '    ', columns, name: `[${n}]` }).map((line, i) => (i === 0 ? `[${n}] ${line}` : line)).join('\n'))
+    .join('\n')
 }
 
 /** What the watch prints after a change: what just ended (its number is not reused), the list, and how to answer. */
-export function formatWatch(s: WatchState, justEnded: number[] = []): string {
+export function formatWatch(s: WatchState, justEnded: number[] = [], columns = DEFAULT_COLUMNS): string {
   const ended = justEnded.map((n) => `[${n}] ended (${s.ended.get(n)!.end}): ${s.ended.get(n)!.title}; [${n}] now decides nothing`)
   const hint = s.shown.length === 0 ? [] : [`"a N" approves [N], "d N" denies it; numbers stay with their request and are never reused`]
-  return [...ended, formatNumbered(s.shown), ...hint].join('\n')
+  return [...ended, formatNumbered(s.shown, columns), ...hint].join('\n')
 }
 
 /** The feed message's change to what the watch shows; null for a message that changes no request. */
@@ -189,7 +193,7 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
   try {
     switch (command) {
       case 'list':
-        io.out(formatPending(await list()))
+        io.out(formatPending(await list(), io.columns))
         return 0
       case 'approve':
       case 'deny': {
@@ -225,7 +229,7 @@ export async function runApproveCli(argv: string[], io: ApproveIo): Promise<numb
           if (!next) return
           const justEnded = [...next.ended.keys()].filter((n) => !watch.ended.has(n))
           // Formatted before it is kept: a request that cannot be shown (throws here) leaves the list as it was.
-          const shown = formatWatch(next, justEnded)
+          const shown = formatWatch(next, justEnded, io.columns)
           watch = next
           io.out(`\n${new Date().toLocaleTimeString()}\n${shown}\n> `)
         }
@@ -281,5 +285,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.ar
     out: (s) => process.stdout.write(s.endsWith('> ') ? s : s + '\n'),
     err: (s) => process.stderr.write(s + '\n'),
     env: process.env,
+    ...(process.stdout.columns ? { columns: process.stdout.columns } : {}),
   }).then((code) => process.exit(code))
 }

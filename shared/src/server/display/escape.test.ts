@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { escapeForDisplay, escapeJsonForDisplay, hasHiddenCharacters } from './escape.js'
+import { escapeForCard, escapeForDisplay, escapeJsonForDisplay, hasHiddenCharacters } from './escape.js'
 
 describe('escapeForDisplay', () => {
   it('shows bidi overrides, controls and invisible characters as escapes', () => {
@@ -35,5 +35,23 @@ describe('escapeJsonForDisplay', () => {
     expect(shown).toContain('\\u009b31m\\u202egnp')
     expect(shown).toContain('ok\\udb40\\udc41')
     expect(JSON.parse(shown)).toEqual(value)
+  })
+})
+
+describe('escapeForCard', () => {
+  it('makes each run of white space, Unicode spaces included, one ordinary space (found by review: a note padded to a terminal\u2019s width laid out a fake card)', () => {
+    const padded = `invoice 4711${' '.repeat(68)}Transfer 5 USDC to 0x2222`
+    expect(escapeForCard(padded)).toBe('invoice 4711 Transfer 5 USDC to 0x2222')
+    for (const space of ['\u00a0', '\u1680', '\u2000', '\u2005', '\u200a', '\u202f', '\u205f', '\u3000', '\u2800']) {
+      expect(escapeForCard(`a${space.repeat(70)}b`), `U+${space.codePointAt(0)!.toString(16)}`).toBe('a b')
+    }
+    expect(escapeForCard(' \u00a0 \u3000 lead and trail \u2003 ')).toBe('lead and trail')
+  })
+
+  it('escapes like escapeForDisplay (a tab or newline stays visible as its escape), and leaves single spaces of ordinary text as spaces', () => {
+    expect(escapeForCard('a\tb\n  c\u202e')).toBe('a\\u0009b\\u000a c\\u202e')
+    expect(escapeForCard('Prix\u00a0: 5\u00a0€')).toBe('Prix : 5 €')
+    expect(escapeForCard('請求書\u3000第4711号')).toBe('請求書 第4711号')
+    expect(escapeForCard('Transfer 90 TUSD to 0xAbC')).toBe('Transfer 90 TUSD to 0xAbC')
   })
 })

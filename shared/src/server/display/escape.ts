@@ -23,6 +23,27 @@ export function escapeForDisplay(text: string): string {
 }
 
 /**
+ * White space that lays text out: the ordinary space, the no-break and other
+ * Unicode spaces (U+00A0, U+1680, U+2000-200A, U+202F, U+205F, U+3000) and
+ * the braille blank U+2800, which is drawn as one.
+ */
+const SPACE_RUN = /[\p{Zs}\u2800]+/gu
+
+/**
+ * Any string on an approval card (the dashboard and the terminals): escaped
+ * like escapeForDisplay, and each run of white space one ordinary space,
+ * trimmed. Found by review: a client's note padded with spaces to a
+ * terminal's width wrapped into rows that read exactly like the lines of a
+ * second card, right above the real prompt. A Unicode space is collapsed, not
+ * shown as an escape: one no-break space in French or an ideographic space in
+ * Japanese reads as the space it is, and its width, the only thing it could
+ * be used for here, is gone once it is one ordinary space.
+ */
+export function escapeForCard(text: string): string {
+  return escapeForDisplay(text).replace(SPACE_RUN, ' ').trim()
+}
+
+/**
  * JSON text (JSON.stringify's output) with each hidden or control character
  * written as its JSON escape (astral ones as a surrogate pair): a JSON reader
  * gets the same value, a terminal nothing to act on. JSON.stringify escapes
