@@ -357,7 +357,8 @@ describe('cli mode on a real terminal', () => {
 
       const no = nativeIntent(parseEther('0.3').toString(), { wallet })
       const second = stack.post('/v1/tx/approve-request', no)
-      await waitFor(() => (screen().includes('Transfer 0.3 ETH') ? true : null), { what: 'the second prompt' })
+      // Answered once its question is asked: what is typed while a new card settles is thrown away.
+      await waitFor(() => (screen().includes('Transfer 0.3 ETH') && screen().split('approve? [y/n]').length - 1 >= 2 ? true : null), { what: 'the second prompt' })
       execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
       const denied = await second
       expect(denied.status).toBe(403)

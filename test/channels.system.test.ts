@@ -75,7 +75,8 @@ describe('web and cli channels at once', () => {
       const secondCall = stack.post('/v1/tx/approve-request', second)
       const shown2 = await waitFor(() => feed.find((m) => m.type === 'request' && m.request!.summary.intentId === second.id) ?? null, { what: 'the second card on the dashboard feed' })
       const secondId = shown2.request!.requestId
-      await waitFor(() => (screen().includes('Transfer 0.22 ETH') ? true : null), { what: 'the second prompt on the terminal' })
+      // Answered once its question is asked: what is typed while a new card settles is thrown away.
+      await waitFor(() => (screen().includes('Transfer 0.22 ETH') && screen().split('approve? [y/n]').length - 1 >= 2 ? true : null), { what: 'the second prompt on the terminal' })
       execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
       const denied = await secondCall
       expect(denied.status).toBe(403)

@@ -141,7 +141,7 @@ process.exit(0)
       script,
       `import { appendFileSync, existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createTerminalPrompt } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
+import { createTerminalPrompt, SETTLE_MS } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
 import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
 import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
 import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
@@ -156,10 +156,10 @@ record('A', await outcome(ask(request('A'), new AbortController().signal)))
 // The test types "y<Enter>" now, while nothing is asked.
 await waitForFile(${JSON.stringify(typedBeforeB)})
 record('B', await outcome(ask(request('B'), new AbortController().signal)))
-// C: decided elsewhere (the dashboard) while shown.
+// C: decided elsewhere (the dashboard) once its question is asked.
 const elsewhere = new AbortController()
 const c = outcome(ask(request('C'), elsewhere.signal))
-await sleep(200)
+await sleep(SETTLE_MS + 200)
 elsewhere.abort()
 record('C', await c)
 // The test types "y" without Enter now, while nothing is asked; Enter comes once D is shown.
@@ -207,7 +207,7 @@ process.exit(0)
       await sleep(300)
       terminal.stdin.write('n\r')
       await until(() => resultOf('D') !== undefined)
-      expect({ bBeforeAnswer, outcomes: recorded(), ignoredNotices: screen.split('(ignored what was typed before this request was shown)').length - 1 }).toEqual({
+      expect({ bBeforeAnswer, outcomes: recorded(), ignoredNotices: screen.split('input ignored: the request changed; read it and answer again').length - 1 }).toEqual({
         bBeforeAnswer: undefined,
         // B and D say that something typed before them was thrown away.
         ignoredNotices: 2,
@@ -218,6 +218,89 @@ process.exit(0)
           { name: 'D', result: 'denied' },
         ],
       })
+    } finally {
+      terminal.stdin.end()
+      terminal.kill()
+    }
+  })
+
+  it('a y typed as the next request appears does not answer it: input until the card has been shown for the settle time is ignored, and the prompt says so (found by review)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cli-settle-'))
+    const script = path.join(dir, 'prompts.mjs')
+    const events = path.join(dir, 'events.jsonl')
+    const endA = path.join(dir, 'end-a')
+    const NOTICE = 'input ignored: the request changed; read it and answer again'
+    writeFileSync(
+      script,
+      `import { appendFileSync, existsSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createTerminalPrompt } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
+import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
+import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
+import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
+const summary = summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable())
+const ask = createTerminalPrompt(10_000)
+const outcome = (asked) => asked.then((yes) => (yes ? 'approved' : 'denied'), (err) => err.message)
+const record = (name, result) => appendFileSync(${JSON.stringify(events)}, JSON.stringify({ name, result }) + '\\n')
+// A: the attacker's own request, shown until it ends (its expiry, predictable from its life); B follows at once.
+const a = new AbortController()
+const answeredA = outcome(ask({ requestId: 'A', quorum: null, summary }, a.signal))
+const answeredB = outcome(ask({ requestId: 'B', quorum: null, summary }, new AbortController().signal))
+while (!existsSync(${JSON.stringify(endA)})) await sleep(10)
+a.abort()
+record('A', await answeredA)
+record('B', await answeredB)
+// C: the operator starts typing "y" as its card appears, and presses Enter only once its question is there.
+record('C', await outcome(ask({ requestId: 'C', quorum: null, summary }, new AbortController().signal)))
+process.exit(0)
+`,
+    )
+    const terminal = spawn('script', ['-qec', `${process.execPath} ${script} > ${path.join(dir, 'out.txt')} 2>&1`, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] })
+    let screen = ''
+    terminal.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()))
+    const recorded = () => (existsSync(events) ? readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { name: string; result: string }) : [])
+    const resultOf = (name: string) => recorded().find((event) => event.name === name)?.result
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 5) {
+        if (waited > 20_000) throw new Error(`timed out; screen so far:\n${screen}`)
+        await sleep(5)
+      }
+    }
+    try {
+      await until(() => screen.includes('request A'))
+      writeFileSync(endA, '')
+      // B's card appears: the operator's "y<Enter>", meant for A, lands as soon as it does.
+      await until(() => screen.includes('request B'))
+      terminal.stdin.write('y\r')
+      const typedAt = Date.now()
+      await until(() => screen.includes(NOTICE) || resultOf('B') !== undefined)
+      const ignoredAfterMs = Date.now() - typedAt
+      await sleep(300)
+      const bAfterTypeAhead = resultOf('B')
+      // The question comes under the notice; an answer typed now counts.
+      const afterNotice = screen.split(NOTICE)[1] ?? ''
+      if (bAfterTypeAhead === undefined) terminal.stdin.write('n\r')
+      await until(() => resultOf('B') !== undefined)
+      await until(() => screen.includes('request C'))
+      terminal.stdin.write('y')
+      await until(() => screen.split(NOTICE).length === 3 || resultOf('C') !== undefined)
+      terminal.stdin.write('\r')
+      await sleep(300)
+      const cAfterEnter = resultOf('C')
+      if (cAfterEnter === undefined) terminal.stdin.write('n\r')
+      await until(() => resultOf('C') !== undefined)
+      expect({ bAfterTypeAhead, cAfterEnter, askedAfterNotice: afterNotice.includes('approve? [y/n]'), outcomes: recorded() }).toEqual({
+        bAfterTypeAhead: undefined,
+        // The "y" typed before C's question was thrown away: Enter alone is no answer.
+        cAfterEnter: undefined,
+        askedAfterNotice: true,
+        outcomes: [
+          { name: 'A', result: '(decided elsewhere or expired)' },
+          { name: 'B', result: 'denied' },
+          { name: 'C', result: 'denied' },
+        ],
+      })
+      expect(ignoredAfterMs).toBeLessThan(5_000)
     } finally {
       terminal.stdin.end()
       terminal.kill()

@@ -12,6 +12,21 @@ export function formatPrompt(request: PendingRequest, columns = DEFAULT_COLUMNS)
   return ['', '━━━━ countersign: approval requested ━━━━', ...lines].join('\n') + '\n'
 }
 
+/**
+ * How long a request's card stands on the terminal before its question is
+ * asked; whatever is typed until then is thrown away. Found by review: when
+ * a prompt ended (an attacker's own request expiring, predictable from its
+ * life), the next card and its question appeared at once, and a "y⏎" the
+ * operator had just typed for the old one approved the new one unseen. The
+ * dashboard's Approve and Deny wait the same 700 ms (SETTLE_MS in
+ * approval-ui.html): longer than it takes a keystroke already decided on to
+ * land, short next to reading a card.
+ */
+export const SETTLE_MS = 700
+
+/** Said, with the question again, when what was typed before the question was asked has been thrown away. */
+export const INPUT_IGNORED = 'input ignored: the request changed; read it and answer again'
+
 /** The terminal the prompt asks on; fd is the descriptor input reads. */
 type Terminal = { input: NodeJS.ReadStream; output: NodeJS.WriteStream; fd: number }
 
@@ -23,8 +38,9 @@ type Terminal = { input: NodeJS.ReadStream; output: NodeJS.WriteStream; fd: numb
  * shown: a "y" for a request nobody had seen. Node has no tcflush, so the
  * kernel's buffer is read empty through a second, non-blocking descriptor of
  * the same terminal, in raw mode for that moment so that a half-typed line is
- * readable too. It all happens synchronously, before the card is written:
- * nothing typed after it can be lost, nothing typed before it can count.
+ * readable too. It all happens synchronously, before the card is written
+ * and again before its question is asked (SETTLE_MS later): nothing typed
+ * after the question can be lost, nothing typed before it can count.
  * Throws when the terminal cannot be reopened (no /proc) or read (hung up):
  * the prompt is then not asked rather than asked with stale input.
  */
@@ -58,7 +74,8 @@ function readAvailable(fd: number, into: Buffer): number {
  * cli mode: asks on the approver's controlling terminal (its stdin/stdout
  * when those are a TTY, else /dev/tty). Requests are asked one at a time;
  * no answer within the timeout leaves the request pending (it can still be
- * decided on the dashboard) until it expires.
+ * decided on the dashboard) until it expires. Each card is shown SETTLE_MS
+ * before its question; only what is typed after the question counts.
  */
 export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
   let queue: Promise<unknown> = Promise.resolve()
@@ -103,16 +120,29 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             return reject(new Error(`cannot clear what was typed before this request: ${(err as Error).message}`))
           }
           output.write(formatPrompt(request, output.columns || DEFAULT_COLUMNS))
-          if (typedAhead) output.write('(ignored what was typed before this request was shown)\n')
           // A quorum request is approved by named operators only; whoever sits here has no name, but may still stop it.
           const quorum = request.quorum !== null
-          output.write(
-            quorum
-              ? `needs ${request.quorum!.required} named operators (dashboard or countersign-approve); deny it here? [n = deny, Enter = leave it to them] (${Math.round(timeoutMs / 1000)} s) `
-              : `approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `,
-          )
+          const question = quorum
+            ? `needs ${request.quorum!.required} named operators (dashboard or countersign-approve); deny it here? [n = deny, Enter = leave it to them] (${Math.round(timeoutMs / 1000)} s) `
+            : `approve? [y/n] (${Math.round(timeoutMs / 1000)} s) `
+          // Until the card has been shown for SETTLE_MS nothing typed counts, and the question is not yet asked.
+          let settling = true
+          let ignored = typedAhead
+          const settle = setTimeout(() => {
+            let halfLine: boolean
+            try {
+              halfLine = discardTypedAhead(io)
+            } catch (err) {
+              if (io === terminal) drop(io)
+              return finish(new Error(`cannot clear what was typed while this request was shown: ${(err as Error).message}`))
+            }
+            settling = false
+            // A half-typed line was echoed after the card: the notice starts on a row of its own.
+            output.write(ignored || halfLine ? `${halfLine ? '\n' : ''}${INPUT_IGNORED}\n${question}` : question)
+          }, SETTLE_MS)
           let answer = ''
           const finish = (result: boolean | Error) => {
+            clearTimeout(settle)
             clearTimeout(timer)
             signal.removeEventListener('abort', onAbort)
             input.off('data', onData)
@@ -126,6 +156,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             }
           }
           const onData = (chunk: Buffer | string) => {
+            if (settling) return void (ignored = true)
             answer += chunk.toString()
             const nl = answer.search(/[\r\n]/)
             if (nl === -1) return
