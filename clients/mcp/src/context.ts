@@ -5,12 +5,15 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { Address, ChainId, CountersignClient, IntentOptions } from '@countersign/client'
 import type { McpConfig } from './config.js'
+import type { RecentSends } from './recentSends.js'
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 export interface ToolContext {
   client: CountersignClient
   config: McpConfig
+  /** The intents of recent sending calls: an identical call is sent as the same intent. */
+  recentSends: RecentSends
   /** Length of one approve-request attempt (the client's default unless a test shortens it). */
   approvalAttemptMs?: number
 }

@@ -3,6 +3,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CountersignClient } from '@countersign/client'
 import { ConfigError, configFromEnv } from './config.js'
+import { RecentSends } from './recentSends.js'
 import { createMcpServer } from './server.js'
 
 const USAGE = `usage: countersign-mcp   (an MCP server over stdio, started by an MCP host; not interactive)
@@ -31,7 +32,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
     }
     throw err
   }
-  const server = createMcpServer({ client: new CountersignClient({ url: config.url, ...(config.sendTimeoutMs !== undefined ? { sendTimeoutMs: config.sendTimeoutMs } : {}) }), config })
+  const client = new CountersignClient({ url: config.url, ...(config.sendTimeoutMs !== undefined ? { sendTimeoutMs: config.sendTimeoutMs } : {}) })
+  const server = createMcpServer({ client, config, recentSends: new RecentSends() })
   // The host closed our stdout (it went away): nothing can be answered any more, so leave quietly,
   // not with an unhandled EPIPE and a stack trace.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

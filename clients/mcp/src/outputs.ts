@@ -14,6 +14,7 @@ export const sendOutput = {
   approval: z.object({ required: z.boolean().describe('Whether an operator had to approve.'), approvalTokenId: z.string().optional() }),
   riskScore: z.number(),
   warnings: z.array(z.string()),
+  repeated: z.boolean().optional().describe('true: an identical call made shortly before was sent as this same intent; this is its transaction, not a new one.'),
 }
 
 export const balanceOutput = {

@@ -38,6 +38,8 @@ describe('failed: what happened, in the first line', () => {
     expect(text.split('\n')[0]).toMatch(/^OUTCOME UNKNOWN: this transaction MAY HAVE BEEN SENT/)
     expect(text).toContain(`intent ${INTENT} on chain 8453`)
     expect(text).toMatch(/Do NOT resend it as a new request/)
+    // A retry is the same call: only newTransaction (or other arguments) makes a new intent.
+    expect(text).toMatch(/newTransaction: true, or any change to the arguments, makes a new intent .*the same call with the same arguments within 15 minutes is sent as this same intent/)
     expect(text).toContain(`countersign_intent_status with intentId "${INTENT}"`)
     expect(text).not.toMatch(/refused/)
     expect(details(r)).toMatchObject({ error: 'send_outcome_unknown', outcome: 'unknown', body: { intentId: INTENT, chainId: 8453 } })

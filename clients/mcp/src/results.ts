@@ -97,7 +97,7 @@ function headline(err: CountersignError): string {
 function outcomeUnknown(err: SendOutcomeUnknownError): string {
   return [
     `OUTCOME UNKNOWN: this transaction MAY HAVE BEEN SENT. countersign gave no clear answer to signing and broadcasting intent ${err.intentId} on chain ${err.chainId}, even asked again with the same intent (${err.attempts} attempts).`,
-    'Do NOT resend it as a new request (calling this tool again makes a new intent and could pay a second time).',
+    'Do NOT resend it as a new request (newTransaction: true, or any change to the arguments, makes a new intent and could pay a second time; the same call with the same arguments within 15 minutes is sent as this same intent).',
     `Check first: countersign_intent_status with intentId "${err.intentId}" shows its transaction once countersign has sent it; if it shows none after a few minutes, tell the user before trying again.`,
   ].join('\n')
 }

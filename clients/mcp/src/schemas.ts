@@ -24,6 +24,13 @@ export const wallet = address('The wallet that acts (its key is held by counters
 
 export const note = z.string().max(200).optional().describe('A short note shown to the operator who approves (why this transaction).')
 
+export const newTransaction = z
+  .boolean()
+  .optional()
+  .describe(
+    'true only when the user wants another, separate transaction just like one you already made (a second equal payment on purpose). Leave it out otherwise. A call identical to one made in the last 15 minutes (same tool, wallet, chain and amounts; the note does not count) is sent as that same intent and returns its transaction, not a new one: that is how to retry a call that failed, timed out or was cancelled without paying twice. Never set it to retry.',
+  )
+
 export const txHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a transaction hash: 0x followed by 64 hex digits').describe('Transaction hash (0x + 64 hex), as returned by a send tool.')
 
 export const wei = (what: string) =>

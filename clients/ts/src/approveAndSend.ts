@@ -52,6 +52,16 @@ export interface ApproveAndSendOptions extends WaitForApprovalOptions, SignAndSe
   /** How long to wait for the receipt after broadcast; default 120 s. */
   receiptTimeoutMs?: number
   receiptPollMs?: number
+  /**
+   * The approval this intent already got in an earlier call (whose answer the
+   * caller never saw): no approve-request is sent and signing goes ahead with
+   * it. sign-and-send of an intent signed before answers that same
+   * transaction and needs no token; for an intent not signed yet, a token
+   * that has expired meanwhile is refused there, nothing signed.
+   */
+  approval?: ApprovalResult
+  /** Called once the approval is in hand, before anything is signed: what a later call for the same intent can pass as `approval`. */
+  onApproved?: (approval: ApprovalResult) => void
 }
 
 export interface SendOutcome {
@@ -170,9 +180,10 @@ export async function waitForReceipt(
  * signAndSendSettled), then the receipt.
  */
 export async function approveAndSend(client: CountersignClient, intent: TxIntent, o: ApproveAndSendOptions = {}): Promise<SendOutcome> {
-  const approval = await waitForApproval(client, intent, o)
+  const approval = o.approval ?? (await waitForApproval(client, intent, o))
   // The service answers a decline with 403; a 200 that is not an approval is not the service's, and nothing is signed on it.
   if (!approval.approved) throw new UnexpectedResponseError('POST /v1/tx/approve-request', 200, 'a 200 answer with approved false', approval)
+  o.onApproved?.(approval)
   // A sign-and-send without a clear answer is asked again with the same intent and token (never a new intent):
   // SendOutcomeUnknownError when it stays unclear.
   const sent = await signAndSendSettled(client, intent, approval.approvalTokenId, o)
