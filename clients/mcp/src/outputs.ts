@@ -63,4 +63,5 @@ export const intentStatusOutput = {
   state: z.enum(['pending', 'mined']).optional(),
   status: z.enum(['success', 'reverted']).optional(),
   blockNumber: z.number().int().optional(),
+  receiptError: z.string().optional().describe('Set when the transaction was found but its receipt could not be read now (the error code): signed and sent, state unknown.'),
 }

@@ -9,6 +9,11 @@
 // countersign was not reached or did not answer (nothing signed; safe to try
 // again), or the outcome is unknown (it may have been sent: a new call would
 // be a new request and could pay twice).
+//
+// A read that fails (readFailed) is worded as a read: it says nothing about
+// any transaction, so it never says "nothing was signed or sent" (found by
+// review: a receipt lookup the node failed told the model, about a mined
+// payment, that it was safe to try again).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import {
   ApprovalNotGrantedError,
@@ -39,9 +44,30 @@ export function refused(message: string): CallToolResult {
  * What became of the request, for a program reading the details:
  * refused: the service said no; not_done: it was not reached, did not answer
  * or failed before signing (safe to try again); unknown: the transaction may
- * have been sent; sent: it was sent and its receipt is not known yet.
+ * have been sent; sent: it was sent and its receipt is not known yet;
+ * read_failed: a read tool could not read (nothing about any transaction).
  */
-export type Outcome = 'refused' | 'not_done' | 'unknown' | 'sent'
+export type Outcome = 'refused' | 'not_done' | 'unknown' | 'sent' | 'read_failed'
+
+/**
+ * A read tool's failure. `what` names what could not be read ("the balance",
+ * "the status of transaction 0x…"); `after` is the line on what this means for
+ * the model's next step (never "nothing was sent": a read cannot know).
+ */
+export function readFailed(err: unknown, what: string, after: string): CallToolResult {
+  if (!(err instanceof CountersignError)) {
+    const message = err instanceof Error ? err.message : String(err)
+    return errorResult(`countersign could not read ${what}: ${message}. ${after}`, { error: 'client_error', outcome: 'read_failed', message })
+  }
+  // An answer 4xx is about the request (a bad argument, a chain without RPC...), said as the service's refusal.
+  const why = err.status > 0 ? `${word(err.code)}, HTTP ${err.status}` : err.message
+  const lines = [`countersign could not read ${what} now (${why}). ${after}`]
+  if (err.status > 0 && !clientWords(err) && err.serviceMessage) lines.push(untrustedLine(isServiceAnswer(err) ? 'service says' : 'the answer says', err.serviceMessage))
+  return errorResult(lines.join('\n'), { error: err.code, status: err.status, outcome: 'read_failed', message: err.message, reasons: [], body: err.body })
+}
+
+/** What a failed read means for sending: nothing, either way. */
+export const READ_SAYS_NOTHING_SENT = 'A failed read says nothing about whether anything was signed or sent; do not send a payment again because of it.'
 
 /** Any error of a tool call, as a tool error result (never a protocol error: the model must see it). */
 export function failed(err: unknown): CallToolResult {

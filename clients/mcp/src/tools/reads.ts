@@ -4,7 +4,8 @@ import { z } from 'zod'
 import { chainOf, walletOf, type RegisterTool } from '../context.js'
 import { showAmount, showWei } from '../format.js'
 import { balanceOutput, intentStatusOutput, pendingOutput, txStatusOutput } from '../outputs.js'
-import { failed, ok } from '../results.js'
+import { CountersignError } from '@countersign/client'
+import { READ_SAYS_NOTHING_SENT, ok, readFailed } from '../results.js'
 import { UNTRUSTED, quoted, word } from '../untrusted.js'
 import { address, chainId, decimals, symbol, txHash } from '../schemas.js'
 
@@ -34,7 +35,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
         const text = `Balance of ${b.account} on chain ${b.chainId}: ${shown}${native ? ' (native currency)' : ` of token ${b.token}`}`
         return ok(text, { token: native ? NATIVE_TOKEN_ADDRESS : b.token, native, account: b.account, chainId: b.chainId, balance: b.balance, ...(native ? { decimals: 18 } : args.decimals !== undefined ? { decimals: args.decimals } : {}) })
       } catch (err) {
-        return failed(err)
+        return readFailed(err, 'the balance', `${READ_SAYS_NOTHING_SENT} Try again later.`)
       }
     },
   )
@@ -56,7 +57,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
         const text = `Transaction ${r.txHash}: ${r.status} in block ${r.blockNumber}${r.chainId !== undefined ? ` on chain ${r.chainId}` : ''}, gas used ${r.gasUsed}.`
         return ok(text, { txHash: r.txHash, state: 'mined', status: r.status, blockNumber: r.blockNumber, gasUsed: r.gasUsed, ...(r.chainId !== undefined ? { chainId: r.chainId } : {}), ...(r.from ? { from: r.from } : {}), ...(r.to !== undefined ? { to: r.to } : {}) })
       } catch (err) {
-        return failed(err)
+        return readFailed(err, `the status of transaction ${args.txHash}`, `It may be mined or pending. ${READ_SAYS_NOTHING_SENT} Check again later.`)
       }
     },
   )
@@ -67,34 +68,47 @@ export const registerReads: RegisterTool = (server, ctx) => {
     {
       title: 'What was sent for an intent',
       description:
-        'Whether countersign signed and sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined. "Not found" means nothing was signed for it: not sent yet, refused, or still being signed.',
+        'Whether countersign signed and sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined (a found transaction whose receipt cannot be read now is reported as sent, state unknown). "Not found" means nothing was signed for it: not sent yet, refused, or still being signed.',
       inputSchema: { intentId: z.string().uuid('an intent id: a UUID').describe('The intent id (a UUID) from a send tool\'s result.') },
       outputSchema: intentStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) => {
+      let sent
       try {
-        const sent = await ctx.client.findSent(args.intentId)
-        if (!sent) {
-          const text = `No transaction was signed for intent ${args.intentId}: it was not sent yet, was refused, or is still being signed (check again in a minute).`
-          return ok(text, { intentId: args.intentId, found: false })
-        }
-        const s = await ctx.client.txStatus(sent.txHash, { chainId: sent.chainId })
-        const mined = s.state === 'mined' ? { status: s.receipt.status, blockNumber: s.receipt.blockNumber } : {}
-        const facts = { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: sent.broadcast, state: s.state, ...mined }
-        if (s.state === 'mined') {
-          return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent and mined: ${s.receipt.status} in block ${s.receipt.blockNumber}. Do not send this payment again.`, facts)
-        }
-        if (!sent.broadcast) {
-          return ok(
-            `Intent ${args.intentId}: transaction ${sent.txHash} was signed, but countersign has no word that the node took it (it is being sent, or the node refused it), and it is not mined. Sending the same intent again sends this same transaction; do not send this payment as a new request.`,
-            facts,
-          )
-        }
-        return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent; not mined yet (pending). Do not send this payment again.`, facts)
+        sent = await ctx.client.findSent(args.intentId)
       } catch (err) {
-        return failed(err)
+        return readFailed(err, `what was signed for intent ${args.intentId}`, 'This says nothing about whether it was signed or sent: do not send this payment again as a new request; ask again in a minute.')
       }
+      if (!sent) {
+        const text = `No transaction was signed for intent ${args.intentId}: it was not sent yet, was refused, or is still being signed (check again in a minute).`
+        return ok(text, { intentId: args.intentId, found: false })
+      }
+      const signed = { intentId: args.intentId, found: true, txHash: sent.txHash, broadcast: sent.broadcast }
+      let s
+      try {
+        s = await ctx.client.txStatus(sent.txHash, { chainId: sent.chainId })
+      } catch (err) {
+        // The transaction exists whatever the node says now: that is the answer, its state is what is missing.
+        const why = err instanceof CountersignError ? `${word(err.code)}, HTTP ${err.status}` : 'client error'
+        const how = sent.broadcast ? 'was signed and sent' : 'was signed (countersign has no word that the node took it)'
+        return ok(
+          `Intent ${args.intentId}: transaction ${sent.txHash} ${how}; its receipt could not be read now (${why}), so whether it is mined is not known. Do not send this payment again: check it later with countersign_tx_status or countersign_intent_status.`,
+          { ...signed, receiptError: err instanceof CountersignError ? err.code : 'client_error' },
+        )
+      }
+      const mined = s.state === 'mined' ? { status: s.receipt.status, blockNumber: s.receipt.blockNumber } : {}
+      const facts = { ...signed, state: s.state, ...mined }
+      if (s.state === 'mined') {
+        return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent and mined: ${s.receipt.status} in block ${s.receipt.blockNumber}. Do not send this payment again.`, facts)
+      }
+      if (!sent.broadcast) {
+        return ok(
+          `Intent ${args.intentId}: transaction ${sent.txHash} was signed, but countersign has no word that the node took it (it is being sent, or the node refused it), and it is not mined. Sending the same intent again sends this same transaction; do not send this payment as a new request.`,
+          facts,
+        )
+      }
+      return ok(`Intent ${args.intentId}: transaction ${sent.txHash} was sent; not mined yet (pending). Do not send this payment again.`, facts)
     },
   )
 
@@ -118,7 +132,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
           pending: mine.map((p) => ({ requestId: p.requestId, action: p.summary.action, riskScore: p.summary.riskScore, warnings: p.summary.warnings, ttlSeconds: p.ttlSeconds, ...(p.summary.intentId ? { intentId: p.summary.intentId } : {}) })),
         })
       } catch (err) {
-        return failed(err)
+        return readFailed(err, 'the pending approval requests', `${READ_SAYS_NOTHING_SENT} Try again later.`)
       }
     },
   )
