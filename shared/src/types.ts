@@ -127,6 +127,13 @@ export interface PolicyConfig {
   maxApprovalAmount: string | null
   requireApprovalAbove: { valueWei: string }
   maxRiskScore: number
+  /**
+   * The most a swap's own bound (minAmountOut, maxAmountIn) may give away
+   * against the simulated price, in basis points, without an operator, whatever
+   * the intent's constraints.maxSlippageBps says (the intent's author chooses
+   * that figure, up to 100%). Default 300.
+   */
+  maxSwapSlippageBps: number
   maxTxPerHour: number
   /** Keys are token addresses (any case). */
   tokenLimits: Record<string, TokenLimit>

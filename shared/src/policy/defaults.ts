@@ -15,6 +15,8 @@ export function defaultPolicyConfig(): PolicyConfig {
     maxApprovalAmount: null,
     requireApprovalAbove: { valueWei: '0' },
     maxRiskScore: 50,
+    // DESIGN's "slippage > 300 bps" line: beyond it a swap's bound is loose enough that an operator must look.
+    maxSwapSlippageBps: 300,
     maxTxPerHour: 10,
     tokenLimits: {},
     unlimitedApprovals: 'require_approval',

@@ -18,6 +18,7 @@ describe('policy file', () => {
       maxApprovalAmount: null,
       requireApprovalAbove: { valueWei: '0' },
       maxRiskScore: 50,
+      maxSwapSlippageBps: 300,
       maxTxPerHour: 10,
       tokenLimits: {},
       unlimitedApprovals: 'require_approval',

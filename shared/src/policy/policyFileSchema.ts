@@ -24,6 +24,7 @@ export const policyFileSchema = {
       properties: { valueWei: amountSchema },
     },
     maxRiskScore: { type: 'number', minimum: 0, maximum: 100 },
+    maxSwapSlippageBps: { type: 'integer', minimum: 0, maximum: 10000 },
     maxTxPerHour: { type: 'integer', minimum: 0 },
     tokenLimits: {
       type: 'object',

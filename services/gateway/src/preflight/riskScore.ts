@@ -69,7 +69,7 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
     add('high_slippage', `slippage tolerance ${intent.constraints.maxSlippageBps} bps is above ${HIGH_SLIPPAGE_BPS} bps`)
   }
   // The tolerance declared is only words; the bound in the calldata is what protects the swap.
-  const unprotected = spec.usesSlippage ? slippageProblem(intent, balanceDiffs) : null
+  const unprotected = spec.usesSlippage ? slippageProblem(intent, balanceDiffs, policy.maxSwapSlippageBps) : null
   if (unprotected) add('slippage_unprotected', unprotected)
 
   for (const flow of spec.flows(intent.action)) {

@@ -2,8 +2,12 @@
 // minAmountOut (exact in) or maxAmountIn (exact out). constraints.
 // maxSlippageBps is only the agent's word for how much it tolerates; nothing
 // on chain reads it. So the bound is held to it here, against what the
-// simulation says the swap gets or pays at the latest block. The signer has
-// no network and cannot simulate: this check is the gateway's alone.
+// simulation says the swap gets or pays at the latest block, and to the
+// policy's maxSwapSlippageBps whatever the agent declared: the agent may
+// declare up to 100%, and a minAmountOut of 1 wei with 10000 bps passed as
+// protected while accepting any price, with no operator asked, so the wallet's
+// tokens went to whoever moved the pool first (found by review). The signer
+// has no network and cannot simulate: this check is the gateway's alone.
 import type { BalanceDiff, TxIntent } from '@countersign/shared'
 
 const BPS = 10_000n
@@ -12,37 +16,40 @@ const changeOf = (diffs: BalanceDiff[], token: string): bigint =>
   BigInt(diffs.find((d) => d.token.toLowerCase() === token.toLowerCase())?.change ?? '0')
 
 /**
- * Why the swap's bound is looser than its declared maxSlippageBps allows, or
- * null when it is within it (or the intent is not a swap). `diffs` are the
- * wallet's simulated balance changes, null when the simulation did not
- * succeed (a reverting swap moves nothing; simulation_reverted scores it).
- * A minAmountOut of 0 accepts any price whatever was simulated. A bound the
- * simulation cannot be held to (a node without transfer tracing) counts as
- * unprotected: nobody checked it.
+ * Why the swap's bound is looser than its declared maxSlippageBps, or the
+ * policy's `ceilingBps`, allows (the smaller of the two), or null when it is
+ * within it (or the intent is not a swap). `diffs` are the wallet's simulated
+ * balance changes, null when the simulation did not succeed (a reverting swap
+ * moves nothing; simulation_reverted scores it). A minAmountOut of 0 accepts
+ * any price whatever was simulated. A bound the simulation cannot be held to
+ * (a node without transfer tracing) counts as unprotected: nobody checked it.
  */
-export function slippageProblem(intent: TxIntent, diffs: BalanceDiff[] | null): string | null {
+export function slippageProblem(intent: TxIntent, diffs: BalanceDiff[] | null, ceilingBps: number): string | null {
   const a = intent.action
-  const bps = BigInt(intent.constraints.maxSlippageBps)
+  const declared = BigInt(intent.constraints.maxSlippageBps)
+  const ceiling = BigInt(ceilingBps)
+  const bps = declared < ceiling ? declared : ceiling
+  const tolerance = declared <= ceiling ? `maxSlippageBps ${declared}` : `the policy's maxSwapSlippageBps ${ceiling} (the intent declares ${declared})`
   if (a.type === 'swap_exact_in') {
     const min = BigInt(a.minAmountOut)
     if (min === 0n) return 'minAmountOut is 0: the swap accepts any price, whatever maxSlippageBps says'
     if (diffs === null) return null
     const out = changeOf(diffs, a.assetOut.address)
-    if (out <= 0n) return `the simulation shows no amount of ${a.assetOut.address} received, so minAmountOut ${min} could not be checked against maxSlippageBps ${bps}`
-    // The least the declared tolerance allows: the simulated output less maxSlippageBps, rounded in the client's favour (down).
+    if (out <= 0n) return `the simulation shows no amount of ${a.assetOut.address} received, so minAmountOut ${min} could not be checked against ${tolerance}`
+    // The least the tolerance allows: the simulated output less it, rounded in the client's favour (down).
     const floor = (out * (BPS - clampBps(bps))) / BPS
     if (min >= floor) return null
-    return `minAmountOut ${min} is below ${floor}, the simulated output ${out} less maxSlippageBps ${bps}: the swap is not protected to its declared slippage`
+    return `minAmountOut ${min} is below ${floor}, the simulated output ${out} less ${tolerance}: the swap is not protected to that slippage`
   }
   if (a.type === 'swap_exact_out') {
     if (diffs === null) return null
     const max = BigInt(a.maxAmountIn)
     const paid = -changeOf(diffs, a.assetIn.address)
-    if (paid <= 0n) return `the simulation shows no amount of ${a.assetIn.address} paid, so maxAmountIn ${max} could not be checked against maxSlippageBps ${bps}`
-    // The most the declared tolerance allows: the simulated input plus maxSlippageBps, rounded in the client's favour (up).
-    const ceiling = ceilDiv(paid * (BPS + bps), BPS)
-    if (max <= ceiling) return null
-    return `maxAmountIn ${max} is above ${ceiling}, the simulated input ${paid} plus maxSlippageBps ${bps}: the swap is not protected to its declared slippage`
+    if (paid <= 0n) return `the simulation shows no amount of ${a.assetIn.address} paid, so maxAmountIn ${max} could not be checked against ${tolerance}`
+    // The most the tolerance allows: the simulated input plus it, rounded in the client's favour (up).
+    const ceilingIn = ceilDiv(paid * (BPS + bps), BPS)
+    if (max <= ceilingIn) return null
+    return `maxAmountIn ${max} is above ${ceilingIn}, the simulated input ${paid} plus ${tolerance}: the swap is not protected to that slippage`
   }
   return null
 }
