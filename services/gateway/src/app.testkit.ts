@@ -13,6 +13,7 @@ import {
 } from '@countersign/shared'
 import type { RouteOptions } from 'fastify'
 import { WALLET } from '@countersign/shared/testing/intents'
+import type { ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { buildGatewayApp } from './app.js'
 import { createChainClients } from './chain/chainClients.js'
 import type { RunPreflight } from './routes/approveRequest.js'
@@ -70,6 +71,8 @@ export async function makeTestGateway(
     approverHttpSocket?: string
     /** Answers the approver methods other than verifyOperatorToken (default: every call fails). */
     approver?: (method: string, params: unknown) => Promise<unknown>
+    /** Time to send a request and connections at once (default: the gateway's own defaults). */
+    connectionLimits?: ConnectionLimits
     /** Answers the signer's methods (default: accounts lists the intent factories' WALLET; every other call fails). */
     signer?: (method: string, params: unknown) => Promise<unknown>
   } = {},
@@ -120,6 +123,7 @@ export async function makeTestGateway(
     routers: defaultRouterTable(),
     clock,
     ...(opts.onRoute ? { onRoute: opts.onRoute } : {}),
+    ...(opts.connectionLimits ? { connectionLimits: opts.connectionLimits } : {}),
     ...(opts.preflight ? { preflight: opts.preflight(audit) } : {}),
   })
   const close = async () => {

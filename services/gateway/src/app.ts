@@ -18,6 +18,7 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
@@ -101,6 +102,8 @@ export interface GatewayDeps {
   logger?: FastifyServerOptions['logger']
   /** SERVICE_SERVER_TIMING=on: each response says where its time went (Server-Timing header). */
   serverTiming?: boolean
+  /** Time to send a request, connections at once (default DEFAULT_CONNECTION_LIMITS; SERVICE_MAX_CONNECTIONS sets the count). */
+  connectionLimits?: ConnectionLimits
   /** Sees every route as it is registered (tests: the OpenAPI document must be made of the routes' own schemas). */
   onRoute?: (route: RouteOptions) => void
 }
@@ -120,6 +123,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     // Parser-level and router-level errors in the spec's shapes, with X-Service-Version.
     ...lowLevelErrorOptions,
   })
+  applyConnectionLimits(app.server, deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, (message) => app.log.warn(message))
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute)
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))

@@ -31,6 +31,20 @@ describe('SERVICE_SKILL_CONCURRENCY', () => {
   })
 })
 
+describe('SERVICE_MAX_CONNECTIONS', () => {
+  it('defaults to 1024 and takes 16..65536', () => {
+    expect(loadGatewayConfig({}).maxConnections).toBe(1024)
+    expect(loadGatewayConfig({ SERVICE_MAX_CONNECTIONS: '16' }).maxConnections).toBe(16)
+    expect(loadGatewayConfig({ SERVICE_MAX_CONNECTIONS: '65536' }).maxConnections).toBe(65536)
+  })
+
+  it('refuses anything else at start', () => {
+    for (const bad of ['0', '15', '65537', '-1', '1.5', 'many']) {
+      expect(() => loadGatewayConfig({ SERVICE_MAX_CONNECTIONS: bad }), bad).toThrow(/SERVICE_MAX_CONNECTIONS must be a whole number from 16 to 65536/)
+    }
+  })
+})
+
 describe('SERVICE_AGGREGATOR_URL', () => {
   it('refuses user:password in the URL at start (the key goes in AGGREGATOR_API_KEY), without showing them', () => {
     let err: unknown

@@ -11,6 +11,7 @@ import {
   type ChainId,
   type Env,
 } from '@countersign/shared'
+import { DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
 
 export { ConfigError }
 
@@ -32,6 +33,8 @@ export interface GatewayConfig {
   skillConcurrency: number
   /** SERVICE_CHAIN_CHECK_MS: how often each RPC endpoint is asked its chain id again after start (default 30 s). */
   chainCheckMs: number
+  /** SERVICE_MAX_CONNECTIONS: connections held at once (default 1024); more are closed as they come. */
+  maxConnections: number
   /** SERVICE_SERVER_TIMING=on: a Server-Timing header with each request's phases (default off). */
   serverTiming: boolean
   aggregator: { apiKey: string | null; baseUrl: string; timeoutMs: number }
@@ -60,6 +63,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     skillPublishers: parseSkillPublishers(env.SERVICE_SKILL_PUBLISHERS),
     skillConcurrency: parseSkillConcurrency(env.SERVICE_SKILL_CONCURRENCY),
     chainCheckMs: readVariable(env, 'SERVICE_CHAIN_CHECK_MS') ?? 30_000,
+    maxConnections: readVariable(env, 'SERVICE_MAX_CONNECTIONS') ?? DEFAULT_CONNECTION_LIMITS.maxConnections,
     serverTiming: readVariable(env, 'SERVICE_SERVER_TIMING') === 'on',
     aggregator: {
       apiKey: env.AGGREGATOR_API_KEY?.trim() || null,

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { listenHttp } from '@countersign/shared/http/activatedSocket'
+import { DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
 import {
   createRpcClient,
   describeFailure,
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
     },
     logger: { level: config.logLevel },
     serverTiming: config.serverTiming,
+    connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, maxConnections: config.maxConnections },
   })
   warnSlowCall = (report) => app.log.warn({ rpc: report }, SLOW_CALL_MESSAGE)
   watchChainIds(chains, {

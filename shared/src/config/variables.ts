@@ -118,6 +118,7 @@ export const VARIABLES = {
   SERVICE_SKILL_CONCURRENCY: wholeNumber(1, 32),
   SERVICE_SERVER_TIMING: oneOf(['on', 'off']),
   SERVICE_CHAIN_CHECK_MS: wholeNumber(1000, 3_600_000, 'milliseconds'),
+  SERVICE_MAX_CONNECTIONS: wholeNumber(16, 65_536),
   // Approver
   SERVICE_APPROVER_HOST: host,
   SERVICE_APPROVER_PORT: port,

@@ -12,6 +12,7 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
 import { dashboardPolicy } from './dashboardPolicy.js'
@@ -42,6 +43,8 @@ export interface ApproverHttpDeps {
   auditPollMs?: number
   /** How long a new WebSocket may take to send its auth message (5 s). */
   wsAuthTimeoutMs?: number
+  /** Time to send a request, connections at once (default DEFAULT_CONNECTION_LIMITS); the socket listener takes the same. */
+  connectionLimits?: ConnectionLimits
 }
 
 export { pendingView }
@@ -65,6 +68,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // null: SERVICE_OPERATOR_AUTH=off, anyone may decide.
   const operators: Operators | null = deps.operators ?? (deps.operatorToken !== null ? singleTokenOperators(deps.operatorToken) : null)
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions }).withTypeProvider<SchemaTypeProvider>()
+  applyConnectionLimits(app.server, deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, (message) => app.log.warn(message))
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
   installErrorHandling(app)

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { prepareSocketPath, type SocketMode } from '@countersign/shared'
 import { answerClientError } from '@countersign/shared/http/lowLevelErrors'
+import { applyConnectionLimits } from '@countersign/shared/http/connectionLimits'
 
 /**
  * Serves the approver's HTTP app, the same routes and hooks, also on a Unix
@@ -19,6 +20,8 @@ export async function listenOnSocket(app: FastifyInstance, socketPath: string, m
   // The feed's upgrade goes to the WebSocket plugin's own listener, as on the TCP server.
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => app.server.emit('upgrade', req, socket, head))
   server.on('clientError', (err: Error, socket: Socket) => answerClientError(err, socket))
+  // The TCP server's limits: the gateway sends each request whole, but nothing else may hold this socket open either.
+  applyConnectionLimits(server, { headersTimeoutMs: app.server.headersTimeout, requestTimeoutMs: app.server.requestTimeout, maxConnections: app.server.maxConnections }, (message) => app.log.warn(message))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(socketPath, () => {

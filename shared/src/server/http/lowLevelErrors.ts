@@ -74,7 +74,9 @@ export function answerHandshakeError(err: Error, socket: Socket): void {
 export function answerClientError(err: ParserError, socket: Socket): void {
   // A reset connection has nobody to answer (Node's own handler does the same).
   if (err.code === 'ECONNRESET' || socket.destroyed) return
-  if (socket.writable) socket.end(clientErrorResponse(err))
+  // A response already begun (a request timed out while its route answered early) would be corrupted by a second one; Node's own handler checks the same.
+  const begun = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent === true
+  if (socket.writable && !begun) socket.end(clientErrorResponse(err))
   socket.destroy()
 }
 
