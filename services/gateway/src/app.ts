@@ -19,6 +19,7 @@ import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
+import { answerConnect } from '@countersign/shared/http/upgradeOffers'
 import { createPolicyGate } from './pipeline/policyGate.js'
 import { approveRequestRoutes, type ApproverCaller, type RunPreflight } from './routes/approveRequest.js'
 import { approverProxyRoutes, forwardApproverWebSocket } from './routes/approverProxy.js'
@@ -124,6 +125,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     ...lowLevelErrorOptions,
   })
   applyConnectionLimits(app.server, deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, (message) => app.log.warn(message))
+  app.server.on('connect', answerConnect('GET, HEAD, POST, DELETE'))
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute)
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))

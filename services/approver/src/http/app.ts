@@ -13,6 +13,7 @@ import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
+import { answerConnect, upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
 import { dashboardPolicy } from './dashboardPolicy.js'
@@ -77,6 +78,10 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   await app.register(websocket, { options: { maxPayload: 4096 } })
   // A handshake ws refuses is answered in the spec's 400 shape, not ws's own text/html page.
   app.websocketServer.on('wsClientError', (err: Error, socket: Socket) => answerHandshakeError(err, socket))
+  // Only a WebSocket offer to the feed is upgraded; any other request with Upgrade (curl --http2's
+  // "Upgrade: h2c") is served as plain HTTP/1.1, where the plugin would answer it as a failed handshake.
+  upgradeOnlyWebSockets(app.server, ['/v1/approvals/ws'])
+  app.server.on('connect', answerConnect('GET, HEAD, POST'))
   app.decorateRequest('operator', null)
 
   const pendingList = () => ({ pending: service.pending.list().map((p) => pendingView(p, clock())) })

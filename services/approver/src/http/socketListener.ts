@@ -19,6 +19,8 @@ export async function listenOnSocket(app: FastifyInstance, socketPath: string, m
   const server = http.createServer({ requireHostHeader: false }, app.routing)
   // The feed's upgrade goes to the WebSocket plugin's own listener, as on the TCP server.
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => app.server.emit('upgrade', req, socket, head))
+  // CONNECT gets the TCP server's answer, not a dropped connection.
+  server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => app.server.emit('connect', req, socket, head))
   server.on('clientError', (err: Error, socket: Socket) => answerClientError(err, socket))
   // The TCP server's limits: the gateway sends each request whole, but nothing else may hold this socket open either.
   applyConnectionLimits(server, { headersTimeoutMs: app.server.headersTimeout, requestTimeoutMs: app.server.requestTimeout, maxConnections: app.server.maxConnections }, (message) => app.log.warn(message))

@@ -11,11 +11,13 @@ import {
   webhookDeliveriesRouteSchema,
 } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
-import { routeNotFoundBody } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { hostNotAllowedBody, hostnameOf } from '@countersign/shared/http/hostGuard'
 import { rawJsonResponse } from '@countersign/shared/http/lowLevelErrors'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
+import { upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
+
+const APPROVAL_FEED_PATH = '/v1/approvals/ws'
 
 const approverUnavailableBody = () => simpleErrorBody('approver_unavailable', 'the approver is not reachable')
 
@@ -98,7 +100,7 @@ export const approverProxyRoutes: TypedRoutes<{ approverSocket: string; timeoutM
   app.post('/v1/approvals/:requestId/decide', { schema: decideRouteSchema }, forward)
   app.get('/v1/approvals/webhooks', { schema: webhookDeliveriesRouteSchema }, forward)
   // The feed is a WebSocket (the upgrade is piped by forwardApproverWebSocket); a plain GET gets told so.
-  app.get('/v1/approvals/ws', { schema: approvalFeedRouteSchema }, async (_req, reply) =>
+  app.get(APPROVAL_FEED_PATH, { schema: approvalFeedRouteSchema }, async (_req, reply) =>
     reply
       .code(426)
       .header('upgrade', 'websocket')
@@ -107,7 +109,8 @@ export const approverProxyRoutes: TypedRoutes<{ approverSocket: string; timeoutM
 }
 
 /**
- * Pipes the dashboard's WebSocket upgrade to the approver's HTTP socket (not
+ * Pipes the dashboard's WebSocket upgrade (an offer of "websocket" to
+ * /v1/approvals/ws; nothing else is upgraded) to the approver's HTTP socket (not
  * its TCP port: the feed's first message is the operator token), byte for
  * byte, after the same Host check and an Origin check: a page from another site
  * is refused here (403). The Origin checked here is not passed on, since the
@@ -126,10 +129,6 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: s
     const host = hostnameOf(req.headers.host)
     if (host === null || !allowed.has(host)) {
       socket.end(rawJsonResponse(403, hostNotAllowedBody(req.headers.host, bindHost)))
-      return
-    }
-    if (req.url !== '/v1/approvals/ws') {
-      socket.end(rawJsonResponse(404, routeNotFoundBody(req.method, req.url)))
       return
     }
     if (!sameOrigin(req.headers.origin, req.headers.host)) {
@@ -156,4 +155,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: s
     upstream.on('close', () => socket.destroy())
     socket.on('close', () => upstream.destroy())
   })
+  // Only a WebSocket offer to the feed reaches the listener above; any other request with Upgrade
+  // (curl --http2 sends "Upgrade: h2c" on every request) is served as plain HTTP/1.1.
+  upgradeOnlyWebSockets(app.server, [APPROVAL_FEED_PATH])
 }

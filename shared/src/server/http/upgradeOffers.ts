@@ -1,0 +1,150 @@
+// Requests that ask to leave HTTP/1.1: an Upgrade offer (curl --http2 sends
+// "Upgrade: h2c" on every plain-http request) and CONNECT. Only the
+// WebSocket feed is ever upgraded; everything else is answered in HTTP/1.1.
+import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
+import { Duplex } from 'node:stream'
+import { httpErrorBody } from './errorBodies.js'
+import { rawJsonResponse } from './lowLevelErrors.js'
+
+type UpgradeListener = (req: IncomingMessage, socket: Socket, head: Buffer) => void
+
+/** The comma-separated tokens of a header, lower-cased (Upgrade and Connection are case-insensitive lists). */
+const headerTokens = (value: string | undefined): string[] => (value ?? '').split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== '')
+
+/** A request that offers a WebSocket (RFC 6455 §4.1: "websocket" among the Upgrade protocols). */
+export const offersWebSocket = (req: IncomingMessage): boolean => headerTokens(req.headers.upgrade).includes('websocket')
+
+/** The path of a request target, without its query. */
+const pathOf = (url: string | undefined): string => (url ?? '').split('?')[0]!
+
+/**
+ * The request head as it would have been written without the upgrade offer:
+ * Upgrade dropped, "upgrade" taken out of Connection. Rebuilt from the
+ * parsed head, which Node has already checked (no CR or LF in any value).
+ */
+export function headWithoutUpgrade(req: IncomingMessage): string {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!
+    const value = req.rawHeaders[i + 1]!
+    const lower = name.toLowerCase()
+    if (lower === 'upgrade') continue
+    if (lower === 'connection') {
+      const kept = headerTokens(value).filter((t) => t !== 'upgrade')
+      if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`)
+      continue
+    }
+    lines.push(`${name}: ${value}`)
+  }
+  return lines.join('\r\n') + '\r\n\r\n'
+}
+
+/**
+ * A connection's bytes after a rewritten head, as a stream the HTTP server
+ * can be handed as a new connection ('connection' takes any Duplex): what the
+ * server writes goes to the real socket, and closing either closes both.
+ */
+class ReplayedConnection extends Duplex {
+  constructor(private readonly socket: Socket, first: Buffer) {
+    super()
+    this.push(first)
+    socket.on('data', (chunk: Buffer) => {
+      if (!this.push(chunk)) socket.pause()
+    })
+    socket.on('end', () => this.push(null))
+    socket.on('close', () => this.destroy())
+    socket.on('timeout', () => this.emit('timeout'))
+    // The server's own error handling runs on this stream; a reset real socket just ends it.
+    socket.on('error', () => this.destroy())
+  }
+  override _read(): void {
+    this.socket.resume()
+  }
+  override _write(chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.socket.write(chunk, encoding, done)
+  }
+  override _final(done: () => void): void {
+    this.socket.end()
+    done()
+  }
+  override _destroy(err: Error | null, done: (err: Error | null) => void): void {
+    this.socket.destroy()
+    done(err)
+  }
+  // What the server and the routes read of a socket: its addresses and timers.
+  get remoteAddress(): string | undefined {
+    return this.socket.remoteAddress
+  }
+  get remotePort(): number | undefined {
+    return this.socket.remotePort
+  }
+  get remoteFamily(): string | undefined {
+    return this.socket.remoteFamily
+  }
+  get localAddress(): string | undefined {
+    return this.socket.localAddress
+  }
+  get localPort(): number | undefined {
+    return this.socket.localPort
+  }
+  setTimeout(ms: number, onTimeout?: () => void): this {
+    this.socket.setTimeout(ms)
+    if (onTimeout) this.once('timeout', onTimeout)
+    return this
+  }
+  setNoDelay(noDelay?: boolean): this {
+    this.socket.setNoDelay(noDelay)
+    return this
+  }
+  setKeepAlive(enable?: boolean, delayMs?: number): this {
+    this.socket.setKeepAlive(enable, delayMs)
+    return this
+  }
+}
+
+/**
+ * Serves a request that came with an upgrade offer as the plain HTTP/1.1
+ * request it also is (RFC 9110 §7.8: a server may ignore Upgrade). Once a
+ * server has an 'upgrade' listener, Node hands it every request with
+ * Upgrade, its parser already gone and the body still unread in `head`
+ * and the socket; so the head is written again without the offer and
+ * replayed, with all that follows on the socket, to the socket's own server
+ * as a new connection. The connection stays HTTP/1.1 for every later
+ * request, under the same timeouts as any other.
+ */
+export function serveIgnoringUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+  const server = (socket as Socket & { server?: Server }).server
+  if (!server) {
+    socket.destroy()
+    return
+  }
+  server.emit('connection', new ReplayedConnection(socket, Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head])))
+}
+
+/**
+ * Keeps `server`'s 'upgrade' listeners for what they are for, WebSocket
+ * offers to one of `webSocketPaths`, and serves every other request with
+ * Upgrade as plain HTTP/1.1. Before, an "Upgrade: h2c" on any route was
+ * answered 404 not_found by the gateway, which a client reads as "pending
+ * or unknown" about a mined transaction (found by review).
+ */
+export function upgradeOnlyWebSockets(server: Server, webSocketPaths: readonly string[]): void {
+  const listeners = server.listeners('upgrade') as UpgradeListener[]
+  server.removeAllListeners('upgrade')
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!offersWebSocket(req) || !webSocketPaths.includes(pathOf(req.url))) {
+      serveIgnoringUpgrade(req, socket, head)
+      return
+    }
+    for (const listener of listeners) listener.call(server, req, socket, head)
+  })
+}
+
+/** The answer to CONNECT: these services are no proxy. Without it Node drops the connection without a word. */
+export function answerConnect(allow: string): (req: IncomingMessage, socket: Socket) => void {
+  return (_req, socket) => {
+    socket.on('error', () => socket.destroy())
+    socket.end(rawJsonResponse(405, httpErrorBody(405, 'CONNECT is not supported: this service is not a proxy'), [`Allow: ${allow}`]))
+  }
+}
