@@ -9,7 +9,7 @@ import path from 'node:path'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { approverMethods, noPreflight } from '@countersign/shared'
-import { DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
+import { connectionLimitsOf, DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { makeTestGateway } from './app.testkit.js'
 
@@ -66,7 +66,7 @@ describe('slow clients', () => {
     gw = await makeTestGateway()
     expect(gw.app.server.headersTimeout).toBe(DEFAULT_CONNECTION_LIMITS.headersTimeoutMs)
     expect(gw.app.server.requestTimeout).toBe(DEFAULT_CONNECTION_LIMITS.requestTimeoutMs)
-    expect(gw.app.server.maxConnections).toBe(DEFAULT_CONNECTION_LIMITS.maxConnections)
+    expect(connectionLimitsOf(gw.app.server)).toEqual(DEFAULT_CONNECTION_LIMITS)
     // fastify's own default, 0, turns Node's request timeout off: a slow body then lives forever.
     expect(DEFAULT_CONNECTION_LIMITS.requestTimeoutMs).toBeGreaterThan(0)
   })
@@ -91,14 +91,19 @@ describe('slow clients', () => {
     }
   })
 
-  it('connections beyond the limit are closed unanswered; once the slow ones are cut, new ones are served', async () => {
+  it('a connection beyond the limit is answered 503 too_many_connections and closed; once the slow ones are cut, new ones are served', async () => {
     const port = await listening()
     const held = await Promise.all(Array.from({ length: LIMITS.maxConnections }, () => silentAfter(port, slowBuild)))
-    // Accepted and then closed at once: no answer at all (Node closes it before any HTTP is read).
     const extra = await silentAfter(port, 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     const refused = await within(2000, extra.ended)
-    expect(refused.received).toBe('')
-    expect(refused.afterMs).toBeLessThan(500)
+    expect(refused.afterMs).toBeLessThan(1500)
+    const [head, json] = refused.received.split('\r\n\r\n') as [string, string]
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable')
+    expect(head).toMatch(/\r\nretry-after: 1\r\n/i)
+    expect(JSON.parse(json)).toEqual({ error: 'too_many_connections', message: `the service holds ${LIMITS.maxConnections} connections already; retry shortly` })
+    // fetch (undici) gets the answer too, rather than waiting forever on a connection closed unanswered.
+    const viaFetch = await Promise.race([fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status, (e: Error) => e.message), new Promise((r) => setTimeout(() => r('still waiting after 3 s'), 3000))])
+    expect(viaFetch).toBe(503)
     await within(LIMITS.requestTimeoutMs + 3000, Promise.all(held.map((h) => h.ended)))
     const res = await fetch(`http://127.0.0.1:${port}/v1/health`)
     expect(res.status).toBe(200)

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { prepareSocketPath, type SocketMode } from '@countersign/shared'
 import { answerClientError } from '@countersign/shared/http/lowLevelErrors'
-import { applyConnectionLimits } from '@countersign/shared/http/connectionLimits'
+import { applyConnectionLimits, connectionLimitsOf } from '@countersign/shared/http/connectionLimits'
 
 /**
  * Serves the approver's HTTP app, the same routes and hooks, also on a Unix
@@ -23,7 +23,7 @@ export async function listenOnSocket(app: FastifyInstance, socketPath: string, m
   server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => app.server.emit('connect', req, socket, head))
   server.on('clientError', (err: Error, socket: Socket) => answerClientError(err, socket))
   // The TCP server's limits: the gateway sends each request whole, but nothing else may hold this socket open either.
-  applyConnectionLimits(server, { headersTimeoutMs: app.server.headersTimeout, requestTimeoutMs: app.server.requestTimeout, maxConnections: app.server.maxConnections }, (message) => app.log.warn(message))
+  applyConnectionLimits(server, connectionLimitsOf(app.server), (message) => app.log.warn(message))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(socketPath, () => {

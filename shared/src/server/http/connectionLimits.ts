@@ -4,6 +4,10 @@
 // byte of a 64 KB body held its ~70 KB forever; 1,500 of them held the
 // gateway at +110 MB with none ever closed (found by review).
 import type { Server } from 'node:http'
+import { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
+import { simpleErrorBody } from './errorBodies.js'
+import { rawJsonResponse } from './lowLevelErrors.js'
 
 export interface ConnectionLimits {
   /** From a connection's first byte (or the start of its next request) to the end of the headers. */
@@ -15,7 +19,7 @@ export interface ConnectionLimits {
    * nor is a WebSocket once upgraded.
    */
   requestTimeoutMs: number
-  /** Connections held at once; Node closes any beyond this as soon as it is accepted. */
+  /** Connections held at once; one more is answered 503 too_many_connections and closed. */
   maxConnections: number
 }
 
@@ -33,7 +37,12 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 1
  * would let a slow body live up to a minute under a 30 s bound).
  */
 const CHECK_INTERVAL_MS = 1000
-const DROP_WARNING_INTERVAL_MS = 60_000
+const REFUSAL_WARNING_INTERVAL_MS = 60_000
+
+const applied = new WeakMap<Server, ConnectionLimits>()
+
+/** The limits a server was given (another server of the same app takes the same). */
+export const connectionLimitsOf = (server: Server): ConnectionLimits => applied.get(server) ?? DEFAULT_CONNECTION_LIMITS
 
 /**
  * Sets the limits on a server before it listens (Node starts its checks
@@ -43,18 +52,47 @@ const DROP_WARNING_INTERVAL_MS = 60_000
  * dashboard's feed between events.
  */
 export function applyConnectionLimits(server: Server, limits: ConnectionLimits, warn: (message: string) => void = () => undefined): void {
+  applied.set(server, limits)
   server.headersTimeout = limits.headersTimeoutMs
   server.requestTimeout = limits.requestTimeoutMs
-  server.maxConnections = limits.maxConnections
   ;(server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_INTERVAL_MS, limits.headersTimeoutMs)
-  // A closed connection gets no answer, so the operator hears of it here; once a minute at most, however many are closed.
-  let dropped = 0
+  refuseConnectionsBeyond(server, limits.maxConnections, warn)
+}
+
+/**
+ * Answers a connection past `max` with 503 too_many_connections and closes
+ * it, without reading a byte of it. Not Node's maxConnections: that closes
+ * such a connection unanswered, and fetch (undici) then waits forever
+ * instead of failing. The operator hears of refusals once a minute at most.
+ * Only accepted sockets count: a request replayed without its upgrade
+ * offer (upgradeOffers.ts) rides on a socket already counted.
+ */
+function refuseConnectionsBeyond(server: Server, max: number, warn: (message: string) => void): void {
+  const serve = server.listeners('connection') as ((socket: Duplex) => void)[]
+  server.removeAllListeners('connection')
+  let open = 0
+  let refused = 0
   let lastWarnedMs = -Infinity
-  server.on('drop', () => {
-    dropped += 1
-    if (Date.now() - lastWarnedMs < DROP_WARNING_INTERVAL_MS) return
-    lastWarnedMs = Date.now()
-    warn(`${dropped} connection(s) closed unanswered: ${limits.maxConnections} are open already (the connection limit)`)
-    dropped = 0
+  server.on('connection', (socket: Duplex) => {
+    if (!(socket instanceof Socket)) {
+      for (const listener of serve) listener.call(server, socket)
+      return
+    }
+    if (open >= max) {
+      refused += 1
+      if (Date.now() - lastWarnedMs >= REFUSAL_WARNING_INTERVAL_MS) {
+        lastWarnedMs = Date.now()
+        warn(`${refused} connection(s) refused with 503: ${max} are open already (the connection limit)`)
+        refused = 0
+      }
+      socket.on('error', () => socket.destroy())
+      socket.end(rawJsonResponse(503, simpleErrorBody('too_many_connections', `the service holds ${max} connections already; retry shortly`), ['Retry-After: 1']))
+      // A client that never reads its answer does not keep the socket.
+      setTimeout(() => socket.destroy(), 1000).unref()
+      return
+    }
+    open += 1
+    socket.once('close', () => (open -= 1))
+    for (const listener of serve) listener.call(server, socket)
   })
 }
