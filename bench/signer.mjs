@@ -119,6 +119,7 @@ export async function benchSigner({ ms = 5000 } = {}) {
     const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
     const signatures = after.signatures - before.signatures
     const auditSyncs = after.auditDb.syncs - before.auditDb.syncs
+    const auditCommits = after.auditDb.commits - before.auditDb.commits
     const cpuPerSig = cpuPerSignature(before, after)
     const sysPerSig = (after.cpuUs.system - before.cpuUs.system) / Math.max(signatures, 1)
     const rawCpu = (rawCpuUs[0] + rawCpuUs[1]) / 2
@@ -133,7 +134,7 @@ export async function benchSigner({ ms = 5000 } = {}) {
     console.log(`  signer RPC, concurrency ${CONCURRENCY}            ${fmt(rpc).padStart(7)} sig/s`)
     console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
     const storeTx = after.storeTransactions.transactions - before.storeTransactions.transactions
-    console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditSyncs)} audit.db fsyncs (one checkpoint each)`)
+    console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditCommits)} audit.db commits (each sealed by its own checkpoint) in ${fmt(auditSyncs)} fsyncs`)
     console.log(`  signer.db transactions: ${fmt(storeTx)}, one per event-loop turn that stored signatures or set audited flags (${fmt(signatures / Math.max(storeTx, 1), 2)} signatures per transaction)`)
     console.log(`  CPU per signature: raw ${fmt(rawCpu)} µs; signer ${fmt(cpuPerSig)} µs, all its threads, ${fmt(sysPerSig)} of it in the kernel (raw / signer ${fmt(ratio(rawCpu, cpuPerSig) * 100, 1)} %)`)
     console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
