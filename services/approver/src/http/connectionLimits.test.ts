@@ -3,46 +3,24 @@
 // dashboard's feed stays open as long as it is used.
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync } from 'node:fs'
 import net from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import WebSocket from 'ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { defaultRouterTable, openAuditLog, type AuditLog } from '@countersign/shared'
-import { createApprovalService } from '../approvalService.js'
-import { webChannel } from '../channels/webChannel.js'
-import { PendingRequests } from '../requests/pendingRequests.js'
-import { buildApproverApp } from './app.js'
-import { listenOnSocket } from './socketListener.js'
+import { OPERATOR_TOKEN as TOKEN, startListeningApprover, type ListeningApprover } from './listeningApprover.testkit.js'
 
 const LIMITS = { headersTimeoutMs: 1000, requestTimeoutMs: 2000, maxConnections: 20 }
-const TOKEN = 'operator-secret-operator-secret-1234'
 
-let audit: AuditLog
-let app: Awaited<ReturnType<typeof buildApproverApp>>
+let approver: ListeningApprover
 let port: number
 let socketPath: string
-let closeSocket: () => Promise<void>
 
 beforeAll(async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-appr-limits-'))
-  const clock = () => Date.now()
-  audit = openAuditLog(path.join(dir, 'audit.db'), { clock })
-  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
-  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: clock() + 300_000 }), durable: async () => undefined }, audit, routers: defaultRouterTable(), clock })
-  const web = webChannel(clock)
-  service.addChannel(web)
-  app = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: TOKEN, connectionLimits: LIMITS })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  port = (app.server.address() as net.AddressInfo).port
-  socketPath = path.join(dir, 'run', 'approver-http.sock')
-  closeSocket = await listenOnSocket(app, socketPath, '0600')
+  approver = await startListeningApprover({ connectionLimits: LIMITS })
+  port = approver.port
+  socketPath = approver.socketPath
 })
 afterAll(async () => {
-  await closeSocket?.()
-  await app?.close()
-  await audit?.close()
+  await approver?.close()
 })
 
 /** Writes `bytes` and stays silent; what the server sent and after how long it closed, or a failure after `ms`. */

@@ -2,47 +2,24 @@
 // CONNECT, on the approver's port and on the HTTP socket the gateway
 // forwards to: served as plain HTTP/1.1, or answered, never a failed
 // WebSocket handshake or a dropped connection.
-import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync } from 'node:fs'
 import type net from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import WebSocket from 'ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { defaultRouterTable, openAuditLog, type AuditLog } from '@countersign/shared'
 import { rawExchange, type RawAnswer } from '@countersign/shared/testing/rawExchange'
-import { createApprovalService } from '../approvalService.js'
-import { webChannel } from '../channels/webChannel.js'
-import { PendingRequests } from '../requests/pendingRequests.js'
-import { buildApproverApp } from './app.js'
-import { listenOnSocket } from './socketListener.js'
+import { OPERATOR_TOKEN as TOKEN, startListeningApprover, type ListeningApprover } from './listeningApprover.testkit.js'
 
-const TOKEN = 'operator-secret-operator-secret-1234'
-let audit: AuditLog
-let app: Awaited<ReturnType<typeof buildApproverApp>>
+let approver: ListeningApprover
 let port: number
 let socketPath: string
-let closeSocket: () => Promise<void>
 
 beforeAll(async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-appr-upgrade-'))
-  const clock = () => Date.now()
-  audit = openAuditLog(path.join(dir, 'audit.db'), { clock })
-  const pending = new PendingRequests(clock, { ttlMs: 300_000, perWallet: 5, total: 500 })
-  const service = createApprovalService({ mode: 'web', pending, granter: { grant: async () => ({ approvalTokenId: randomUUID(), expiresAt: clock() + 300_000 }), durable: async () => undefined }, audit, routers: defaultRouterTable(), clock })
-  const web = webChannel(clock)
-  service.addChannel(web)
-  app = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: TOKEN })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  port = (app.server.address() as net.AddressInfo).port
-  socketPath = path.join(dir, 'run', 'approver-http.sock')
-  closeSocket = await listenOnSocket(app, socketPath, '0600')
+  approver = await startListeningApprover()
+  port = approver.port
+  socketPath = approver.socketPath
 })
 afterAll(async () => {
-  await closeSocket?.()
-  await app?.close()
-  await audit?.close()
+  await approver?.close()
 })
 
 const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n'
