@@ -7,15 +7,13 @@
 // transaction was sent whatever its receipt. The real server over stdio, the
 // three processes on anvil behind a JSON-RPC proxy that fails the calls a
 // test names (what a rate-limited public node does).
-import path from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
-import { repoRoot } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
+import { connectMcp } from './support/mcp.js'
 
 const WALLET = anvilAccounts[0].address
 const TO = '0x000000000000000000000000000000000000d00d'
@@ -27,14 +25,7 @@ beforeAll(async () => {
   stack = new Stack({ rpcUrls: { 8453: proxy.url }, policy: { maxTxPerHour: 100, requireApprovalAbove: { valueWei: '1000000000000000000' } } })
   await importKey(stack.dataDir, anvilAccounts[0].privateKey)
   await stack.start({ approver: true })
-  mcp = new Client({ name: 'countersign-read-failures-test', version: '1.0.0' })
-  await mcp.connect(
-    new StdioClientTransport({
-      command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-      env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: stack.url, COUNTERSIGN_WALLET: WALLET, COUNTERSIGN_CHAIN_ID: '8453' },
-      stderr: 'pipe',
-    }),
-  )
+  ;({ mcp } = await connectMcp('countersign-read-failures-test', { url: stack.url, wallet: WALLET }))
 }, 120_000)
 
 afterAll(async () => {

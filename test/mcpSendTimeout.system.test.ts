@@ -8,17 +8,16 @@
 // once and holds the sign-and-send answers it is told to hold.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import path from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken, erc20Balance } from './support/contracts.js'
-import { repoRoot, waitFor } from './support/processes.js'
+import { waitFor } from './support/processes.js'
 import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
+import { connectMcp } from './support/mcp.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -81,19 +80,11 @@ beforeAll(async () => {
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start({ approver: true })
   proxy = await startHoldingProxy(stack.url)
-  const transport = new StdioClientTransport({
-    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-    env: {
-      PATH: process.env.PATH ?? '',
-      COUNTERSIGN_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-      COUNTERSIGN_WALLET: WALLET,
-      COUNTERSIGN_CHAIN_ID: '8453',
-      COUNTERSIGN_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
-    },
-    stderr: 'pipe',
-  })
-  mcp = new Client({ name: 'countersign-send-timeout-test', version: '1.0.0' })
-  await mcp.connect(transport)
+  ;({ mcp } = await connectMcp('countersign-send-timeout-test', {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    wallet: WALLET,
+    env: { COUNTERSIGN_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) },
+  }))
 }, 120_000)
 
 afterAll(async () => {

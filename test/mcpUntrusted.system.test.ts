@@ -3,16 +3,14 @@
 // describes the transfer with that symbol; the MCP server (over stdio,
 // against the real three processes on anvil) must show it JSON-quoted on one
 // labelled line, so it cannot read as a line of the service's own.
-import path from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from 'viem'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken, erc20Balance } from './support/contracts.js'
-import { repoRoot } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
+import { connectMcp } from './support/mcp.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -41,13 +39,7 @@ beforeAll(async () => {
   stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, tokenLimits: { [token]: { maxAmount: '1000000000' } } } })
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start({ approver: true })
-  const transport = new StdioClientTransport({
-    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-    env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: stack.url, COUNTERSIGN_WALLET: WALLET, COUNTERSIGN_CHAIN_ID: '8453' },
-    stderr: 'pipe',
-  })
-  mcp = new Client({ name: 'countersign-untrusted-test', version: '1.0.0' })
-  await mcp.connect(transport)
+  ;({ mcp } = await connectMcp('countersign-untrusted-test', { url: stack.url, wallet: WALLET }))
 }, 120_000)
 
 afterAll(async () => {

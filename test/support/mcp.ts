@@ -33,25 +33,35 @@ export async function startMcpStack(opts: { clientName: string; tusdCap: bigint;
   })
   await importKey(stack.dataDir, anvilAccounts[0].privateKey)
   await stack.start({ approver: true, ...(opts.approverEnv ? { approverEnv: opts.approverEnv } : {}) })
-  let log = ''
-  const transport = new StdioClientTransport({
-    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
-    env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: stack.url, COUNTERSIGN_WALLET: MCP_WALLET, COUNTERSIGN_CHAIN_ID: '8453', COUNTERSIGN_V3_ROUTER_8453: uni.swapRouter02 },
-    stderr: 'pipe',
-  })
-  transport.stderr?.on('data', (d: Buffer) => (log += d.toString()))
-  const mcp = new Client({ name: opts.clientName, version: '1.0.0' })
-  await mcp.connect(transport)
+  const { mcp, log } = await connectMcp(opts.clientName, { url: stack.url, wallet: MCP_WALLET, env: { COUNTERSIGN_V3_ROUTER_8453: uni.swapRouter02 } })
   return {
     anvil,
     uni,
     stack,
     mcp,
-    log: () => log,
+    log,
     async stop() {
       await mcp.close()
       await stack.stop()
       await anvil.stop()
     },
   }
+}
+
+/**
+ * countersign-mcp started over stdio as a host starts it (the command npm
+ * linked), for chain 8453, against the gateway at `url`, and a client
+ * connected to it; `env` adds settings. `log` is what it wrote to stderr so far.
+ */
+export async function connectMcp(clientName: string, o: { url: string; wallet: Address; env?: Record<string, string> }): Promise<{ mcp: Client; log: () => string }> {
+  let log = ''
+  const transport = new StdioClientTransport({
+    command: path.join(repoRoot, 'node_modules/.bin/countersign-mcp'),
+    env: { PATH: process.env.PATH ?? '', COUNTERSIGN_URL: o.url, COUNTERSIGN_WALLET: o.wallet, COUNTERSIGN_CHAIN_ID: '8453', ...o.env },
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (d: Buffer) => (log += d.toString()))
+  const mcp = new Client({ name: clientName, version: '1.0.0' })
+  await mcp.connect(transport)
+  return { mcp, log: () => log }
 }
