@@ -61,7 +61,7 @@ export class ChainFacts {
         client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(() => null),
         client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => null),
       ])
-      return { hasCode: true, symbol: typeof symbol === 'string' ? symbol : null, decimals: isUint8(decimals) ? decimals : null }
+      return { hasCode: true, symbol: typeof symbol === 'string' ? clippedSymbol(symbol) : null, decimals: isUint8(decimals) ? decimals : null }
     })()
     this.tokens.set(key, lookup)
     // Only a token with code is a constant worth keeping; a failed lookup is retried next time.
@@ -73,6 +73,27 @@ export class ChainFacts {
     )
     return lookup
   }
+}
+
+/** Longer than any ticker: what is kept of a symbol() answer (a node's answer may be megabytes). */
+export const MAX_SYMBOL_LENGTH = 64
+
+/**
+ * A token's symbol() is the contract's to choose, and an answer of megabytes
+ * fits in a node's reply: kept whole, it was cached for the life of the
+ * gateway and copied into every mismatch line, risk factor and audit event
+ * that names it (seen by review). Longer than MAX_SYMBOL_LENGTH it is cut,
+ * and says so with "…" (no ticker that long is shown anyway).
+ */
+export function clippedSymbol(symbol: string): string {
+  if (symbol.length <= MAX_SYMBOL_LENGTH) return symbol
+  let kept = ''
+  // By code point, so that a pair of surrogates is never split.
+  for (const c of symbol) {
+    if (kept.length + c.length > MAX_SYMBOL_LENGTH - 1) break
+    kept += c
+  }
+  return `${kept}…`
 }
 
 /**
