@@ -46,18 +46,44 @@ export function headWithoutUpgrade(req: IncomingMessage): string {
  * server writes goes to the real socket, and closing either closes both.
  */
 class ReplayedConnection extends Duplex {
-  constructor(private readonly socket: Socket, first: Buffer) {
+  private released = false
+  private readonly detach: () => void
+
+  constructor(
+    private readonly socket: Socket,
+    first: Buffer,
+  ) {
     super()
     this.push(first)
-    socket.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (!this.push(chunk)) socket.pause()
-    })
-    socket.on('end', () => this.push(null))
-    socket.on('close', () => this.destroy())
-    socket.on('timeout', () => this.emit('timeout'))
+    }
+    const onEnd = () => this.push(null)
+    const onClose = () => this.destroy()
+    const onTimeout = () => this.emit('timeout')
     // The server's own error handling runs on this stream; a reset real socket just ends it.
-    socket.on('error', () => this.destroy())
+    const onError = () => this.destroy()
+    socket.on('data', onData).on('end', onEnd).on('close', onClose).on('timeout', onTimeout).on('error', onError)
+    this.detach = () => socket.off('data', onData).off('end', onEnd).off('close', onClose).off('timeout', onTimeout).off('error', onError)
   }
+
+  /**
+   * Gives up the real socket, with what this stream had received and not yet
+   * handed on, for a later request on the same connection that offers an
+   * upgrade again: it is replayed over the real socket, not over this
+   * stream. Before, each such request wrapped the wrapper before it, and one
+   * connection pipelining about 3,000 "Upgrade: h2c" requests made every
+   * byte and timer call recurse through 3,000 layers until the stack
+   * overflowed and the process died (found by review).
+   */
+  release(): { socket: Socket; unread: Buffer } {
+    this.released = true
+    this.detach()
+    const unread: Buffer[] = []
+    for (let chunk: Buffer | null = this.read() as Buffer | null; chunk !== null; chunk = this.read() as Buffer | null) unread.push(chunk)
+    return { socket: this.socket, unread: Buffer.concat(unread) }
+  }
+
   override _read(): void {
     this.socket.resume()
   }
@@ -65,11 +91,12 @@ class ReplayedConnection extends Duplex {
     this.socket.write(chunk, encoding, done)
   }
   override _final(done: () => void): void {
-    this.socket.end()
+    if (!this.released) this.socket.end()
     done()
   }
   override _destroy(err: Error | null, done: (err: Error | null) => void): void {
-    this.socket.destroy()
+    // Once released, the real socket belongs to the stream that replays it now.
+    if (!this.released) this.socket.destroy()
     done(err)
   }
   // What the server and the routes read of a socket: its addresses and timers.
@@ -119,7 +146,9 @@ export function serveIgnoringUpgrade(req: IncomingMessage, socket: Socket, head:
     socket.destroy()
     return
   }
-  server.emit('connection', new ReplayedConnection(socket, Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head])))
+  // Always one stream deep: a request on a replayed connection is replayed over the real socket again.
+  const inner = socket instanceof ReplayedConnection ? socket.release() : { socket, unread: Buffer.alloc(0) }
+  server.emit('connection', new ReplayedConnection(inner.socket, Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head, inner.unread])))
 }
 
 /**
