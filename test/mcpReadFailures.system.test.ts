@@ -8,12 +8,11 @@
 // three processes on anvil behind a JSON-RPC proxy that fails the calls a
 // test names (what a rate-limited public node does).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
 import { importKey, Stack } from './support/stack.js'
-import { connectMcp } from './support/mcp.js'
+import { callTool, connectMcp } from './support/mcp.js'
 
 const WALLET = anvilAccounts[0].address
 const TO = '0x000000000000000000000000000000000000d00d'
@@ -35,12 +34,7 @@ afterAll(async () => {
   await anvil?.stop()
 })
 
-async function call(name: string, args: Record<string, unknown>) {
-  const result = (await mcp.callTool({ name, arguments: args })) as CallToolResult
-  const texts = result.content.map((c) => (c.type === 'text' ? c.text : ''))
-  const structured = (result.isError ? JSON.parse(texts.at(-1)!) : result.structuredContent) as Record<string, any>
-  return { isError: result.isError, text: texts[0]!, structured }
-}
+const call = (name: string, args: Record<string, unknown>) => callTool(mcp, name, args)
 
 /** The node refuses `method` as a busy public RPC does. */
 const rateLimit = (method: string) => proxy.answer((c) => (c.method === method ? { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: 'rate limit exceeded' } } : undefined))

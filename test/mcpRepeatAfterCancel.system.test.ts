@@ -8,17 +8,14 @@
 // intent, which the gateway never signs twice; a second equal payment takes
 // newTransaction: true. A proxy in front of the gateway forwards every request
 // at once and holds the sign-and-send answers it is told to hold.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { waitFor } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
-import { connectMcp } from './support/mcp.js'
+import { startHoldingProxy, type Forwarded, type HoldingProxy } from './support/holdingProxy.js'
+import { callTool, connectMcp } from './support/mcp.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -29,54 +26,23 @@ const HOLD_MS = 6_000
 
 let anvil: Anvil
 let stack: Stack
-let proxy: Server
+let proxy: HoldingProxy
 let mcp: Client
-/** Which sign-and-send calls (1 = the first since the rule was set) the proxy holds. */
-let holds: (n: number) => boolean = () => false
-/** Every request the MCP server made, in order: path and, for the tx calls, the intent id. */
-let requests: Array<{ path: string; intentId?: string }> = []
-let signAndSends = 0
 
-async function startHoldingProxy(target: string): Promise<Server> {
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const c of req) chunks.push(c as Buffer)
-    const body = chunks.length ? Buffer.concat(chunks) : undefined
-    const parsed = body ? JSON.parse(body.toString()) : undefined
-    requests.push({ path: req.url!, ...(parsed ? { intentId: parsed.intent?.id ?? parsed.id } : {}) })
-    let r: Response, text: string
-    try {
-      r = await fetch(target + req.url, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(body ? { body } : {}) })
-      text = await r.text()
-    } catch {
-      // The stack stopped under a call still running (a failed test's): no answer.
-      res.destroy()
-      return
-    }
-    if (req.url === '/v1/tx/sign-and-send' && holds(++signAndSends)) await new Promise((s) => setTimeout(s, HOLD_MS))
-    if (res.destroyed) return
-    res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' }).end(text)
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return server
-}
+/** The intent a request carries: approve-request's body is the intent, sign-and-send's holds it. */
+const intentIdOf = (r: Forwarded): string | undefined => r.body?.intent?.id ?? r.body?.id
 
-/** One tool call as a host makes it: a timeout error when the host gave up, else the result. */
-async function call(name: string, args: Record<string, unknown>, timeout = 120_000) {
-  let result: CallToolResult
-  try {
-    result = (await mcp.callTool({ name, arguments: args }, undefined, { timeout })) as CallToolResult
-  } catch (err) {
-    return { hostError: (err as Error).message }
-  }
-  const texts = result.content.map((c) => (c.type === 'text' ? c.text : ''))
-  const structured = (result.isError ? JSON.parse(texts.at(-1)!) : result.structuredContent) as Record<string, any>
-  return { isError: result.isError, text: texts[0]!, structured }
-}
+const call = (name: string, args: Record<string, unknown>) => callTool(mcp, name, args, 120_000)
+/** A tool call whose host stops waiting after HOST_TIMEOUT_MS: the error the host got, or the answer if it came in time. */
+const callGivingUp = (name: string, args: Record<string, unknown>) =>
+  callTool(mcp, name, args, HOST_TIMEOUT_MS).then(
+    (answer) => answer,
+    (err: Error) => ({ hostError: err.message }),
+  )
 
 const nativeBalance = async (a: Address) => BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [a, 'latest']))
 const nonce = async () => Number(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [WALLET, 'latest'])))
-const sentFor = (intentId: string) => requests.filter((r) => r.path === '/v1/tx/sign-and-send' && r.intentId === intentId).length
+const sentFor = (intentId: string) => proxy.signAndSends().filter((r) => intentIdOf(r) === intentId).length
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 })
@@ -84,13 +50,12 @@ beforeAll(async () => {
   stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 100, requireApprovalAbove: { valueWei: parseEther('1').toString() } } })
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start({ approver: true })
-  proxy = await startHoldingProxy(stack.url)
-  ;({ mcp } = await connectMcp('countersign-repeat-test', { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, wallet: WALLET }))
+  proxy = await startHoldingProxy(stack.url, HOLD_MS)
+  ;({ mcp } = await connectMcp('countersign-repeat-test', { url: proxy.url, wallet: WALLET }))
 }, 120_000)
 
 afterAll(async () => {
   await mcp?.close()
-  proxy?.closeAllConnections()
   proxy?.close()
   await stack?.stop()
   await anvil?.stop()
@@ -100,16 +65,15 @@ describe('a sending call the host gave up on, then called again', () => {
   const TO = '0x00000000000000000000000000000000000c0ffe' as Address
 
   it('the identical call after a host timeout returns the first call\'s payment, not a second one; newTransaction: true pays again', async () => {
-    requests = []
-    signAndSends = 0
-    holds = (n) => n === 1
+    proxy.forget()
+    proxy.holds = (n) => n === 1
     const before = await nativeBalance(TO)
     const nonceBefore = await nonce()
     const args = { to: TO, amount: '1000000' }
 
-    const first = await call('countersign_transfer_native', args, HOST_TIMEOUT_MS)
+    const first = await callGivingUp('countersign_transfer_native', args)
     expect(first).toEqual({ hostError: expect.stringMatching(/Request timed out/) })
-    const firstIntent = requests.find((r) => r.path === '/v1/tx/sign-and-send')!.intentId!
+    const firstIntent = intentIdOf(proxy.signAndSends()[0]!)!
     // The model retries as any model does after "Request timed out", the note worded anew.
     const second = await call('countersign_transfer_native', { ...args, note: 'retry after a timeout' })
     expect(second.isError, second.text).toBeFalsy()
@@ -122,7 +86,7 @@ describe('a sending call the host gave up on, then called again', () => {
     expect(second.text).toContain('newTransaction: true')
     expect(second.structured).toMatchObject({ intentId: firstIntent, status: 'success', repeated: true })
     // Signed once: the repeat found the transaction and asked no approval again.
-    expect(requests.filter((r) => r.path === '/v1/tx/approve-request')).toHaveLength(1)
+    expect(proxy.requests.filter((r) => r.path === '/v1/tx/approve-request')).toHaveLength(1)
 
     // Once more, identical: still that payment.
     const third = await call('countersign_transfer_native', args)
@@ -146,19 +110,18 @@ describe('a sending call the host gave up on, then called again', () => {
   }, 90_000)
 
   it('a call cancelled while an operator decides: the identical call attaches to the same request, one approval, one payment', async () => {
-    requests = []
-    signAndSends = 0
-    holds = () => false
+    proxy.forget()
+    proxy.holds = () => false
     const to = '0x000000000000000000000000000000000000be11' as Address
     const before = await nativeBalance(to)
     const nonceBefore = await nonce()
     const args = { to, amount: parseEther('2').toString() }
 
-    const first = await call('countersign_transfer_native', args, HOST_TIMEOUT_MS)
+    const first = await callGivingUp('countersign_transfer_native', args)
     expect(first).toEqual({ hostError: expect.stringMatching(/Request timed out/) })
     const second = call('countersign_transfer_native', args)
     // The repeat is in once it asked approve-request after the first call did.
-    await waitFor(() => requests.filter((r) => r.path === '/v1/tx/approve-request').length >= 2, { timeoutMs: 20_000, what: 'the repeat waiting for the operator' })
+    await waitFor(() => proxy.requests.filter((r) => r.path === '/v1/tx/approve-request').length >= 2, { timeoutMs: 20_000, what: 'the repeat waiting for the operator' })
     await new Promise((r) => setTimeout(r, 500))
     const pending = (await stack.get('/v1/approvals/pending')).body.pending as Array<{ requestId: string }>
     // One request on the dashboard: the operator is asked once, for the one intent.
@@ -168,7 +131,7 @@ describe('a sending call the host gave up on, then called again', () => {
     expect(result.isError, result.text).toBeFalsy()
     expect(await nativeBalance(to)).toBe(before + parseEther('2'))
     expect(result.structured).toMatchObject({ status: 'success', repeated: true, approval: { required: true } })
-    expect(new Set(requests.filter((r) => r.intentId).map((r) => r.intentId))).toEqual(new Set([result.structured!.intentId]))
+    expect(new Set(proxy.requests.map(intentIdOf).filter(Boolean))).toEqual(new Set([result.structured!.intentId]))
     expect(sentFor(result.structured!.intentId)).toBe(1)
     expect(await nativeBalance(to)).toBe(before + parseEther('2'))
     expect(await nonce()).toBe(nonceBefore + 1)

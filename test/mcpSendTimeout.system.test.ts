@@ -6,10 +6,7 @@
 // when even that gets no clear answer, says the transaction MAY have been sent
 // and how to check. A proxy in front of the gateway forwards every request at
 // once and holds the sign-and-send answers it is told to hold.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
@@ -17,7 +14,8 @@ import { deployTestToken, erc20Balance } from './support/contracts.js'
 import { waitFor } from './support/processes.js'
 import { intentFor } from './support/intents.js'
 import { importKey, Stack } from './support/stack.js'
-import { connectMcp } from './support/mcp.js'
+import { startHoldingProxy, type HoldingProxy } from './support/holdingProxy.js'
+import { callTool, connectMcp } from './support/mcp.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -28,47 +26,13 @@ const SEND_TIMEOUT_MS = 1_500
 /** How long the proxy holds a held answer: past the timeout. */
 const HOLD_MS = 4_000
 
-interface SignAndSendBody {
-  intent: { id: string }
-  approvalTokenId?: string
-}
-
 let anvil: Anvil
 let stack: Stack
 let token: Address
-let proxy: Server
+let proxy: HoldingProxy
 let mcp: Client
-/** Which sign-and-send calls (1 = the first since the rule was set) the proxy holds. */
-let holds: (n: number) => boolean = () => false
-let signAndSends: Array<{ body: SignAndSendBody; status: number; answer: any }> = []
 
-/** Forwards everything to the gateway at once; holds the gateway's answer to the sign-and-sends `holds` names. */
-async function startHoldingProxy(target: string): Promise<Server> {
-  const server = createServer(async (req, res) => {
-    const chunks: Buffer[] = []
-    for await (const c of req) chunks.push(c as Buffer)
-    const body = chunks.length ? Buffer.concat(chunks) : undefined
-    const headers = { 'content-type': req.headers['content-type'] ?? 'application/json', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) }
-    const r = await fetch(target + req.url, { method: req.method!, headers, ...(body ? { body } : {}) })
-    const text = await r.text()
-    if (req.url?.startsWith('/v1/tx/sign-and-send')) {
-      signAndSends.push({ body: JSON.parse(body!.toString()), status: r.status, answer: JSON.parse(text) })
-      if (holds(signAndSends.length)) await new Promise((s) => setTimeout(s, HOLD_MS))
-    }
-    if (res.destroyed) return
-    res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' })
-    res.end(text)
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return server
-}
-
-async function call(name: string, args: Record<string, unknown>) {
-  const result = (await mcp.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult
-  const texts = result.content.map((c) => (c.type === 'text' ? c.text : ''))
-  const structured = (result.isError ? JSON.parse(texts.at(-1)!) : result.structuredContent) as Record<string, any>
-  return { isError: result.isError, text: texts[0]!, structured }
-}
+const call = (name: string, args: Record<string, unknown>) => callTool(mcp, name, args, 120_000)
 
 const nonce = async () => Number(BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getTransactionCount', [WALLET, 'latest'])))
 const nativeBalance = async (a: Address) => BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [a, 'latest']))
@@ -79,9 +43,9 @@ beforeAll(async () => {
   stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000, tokenLimits: { [token]: { maxAmount: '1000000000' } } } })
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start({ approver: true })
-  proxy = await startHoldingProxy(stack.url)
+  proxy = await startHoldingProxy(stack.url, HOLD_MS)
   ;({ mcp } = await connectMcp('countersign-send-timeout-test', {
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    url: proxy.url,
     wallet: WALLET,
     env: { COUNTERSIGN_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS) },
   }))
@@ -89,7 +53,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mcp?.close()
-  proxy?.closeAllConnections()
   proxy?.close()
   await stack?.stop()
   await anvil?.stop()
@@ -97,8 +60,8 @@ afterAll(async () => {
 
 describe('sign-and-send answered after the MCP server stopped waiting', () => {
   it('an operator-approved transfer whose first answer is late is asked again with the same intent and token: one payment, reported as done', async () => {
-    signAndSends = []
-    holds = (n) => n === 1
+    proxy.forget()
+    proxy.holds = (n) => n === 1
     const before = await nativeBalance(DAVE)
     const nonceBefore = await nonce()
     const sending = call('countersign_transfer_native', { to: DAVE, amount: parseEther('0.05').toString() })
@@ -114,16 +77,16 @@ describe('sign-and-send answered after the MCP server stopped waiting', () => {
     expect(result.text).toMatch(/^Done: /)
     expect(result.structured).toMatchObject({ status: 'success', approval: { required: true } })
     // The late first answer and the repeat: the same intent, the same token, the same transaction.
-    expect(signAndSends.length).toBeGreaterThanOrEqual(2)
-    expect(new Set(signAndSends.map((s) => s.body.intent.id))).toEqual(new Set([result.structured.intentId]))
-    expect(new Set(signAndSends.map((s) => s.body.approvalTokenId))).toEqual(new Set([result.structured.approval.approvalTokenId]))
-    expect(new Set(signAndSends.map((s) => s.answer.txHash))).toEqual(new Set([result.structured.txHash]))
+    expect(proxy.signAndSends().length).toBeGreaterThanOrEqual(2)
+    expect(new Set(proxy.signAndSends().map((s) => s.body.intent.id))).toEqual(new Set([result.structured.intentId]))
+    expect(new Set(proxy.signAndSends().map((s) => s.body.approvalTokenId))).toEqual(new Set([result.structured.approval.approvalTokenId]))
+    expect(new Set(proxy.signAndSends().map((s) => s.answer.txHash))).toEqual(new Set([result.structured.txHash]))
     expect(await nativeBalance(DAVE)).toBe(before + parseEther('0.05'))
     expect(await nonce()).toBe(nonceBefore + 1)
 
     // The gateway's idempotence the client relies on: the same intent again, with its (consumed) token or
     // without any, answers the same transaction.
-    const intent = signAndSends[0]!.body.intent
+    const intent = proxy.signAndSends()[0]!.body.intent
     for (const body of [{ intent, approvalTokenId: result.structured.approval.approvalTokenId }, { intent }]) {
       expect(await stack.post('/v1/tx/sign-and-send', body)).toMatchObject({ status: 200, body: { txHash: result.structured.txHash } })
     }
@@ -131,8 +94,8 @@ describe('sign-and-send answered after the MCP server stopped waiting', () => {
   }, 90_000)
 
   it('no clear answer even to the repeats: OUTCOME UNKNOWN (never "refused"), one payment on chain, found by countersign_intent_status', async () => {
-    signAndSends = []
-    holds = () => true
+    proxy.forget()
+    proxy.holds = () => true
     const before = await erc20Balance(anvil.rpcUrl, 8453, token, CAROL)
     const nonceBefore = await nonce()
 
@@ -146,9 +109,9 @@ describe('sign-and-send answered after the MCP server stopped waiting', () => {
     expect(result.text).not.toMatch(/refused/i)
     expect(result.structured).toMatchObject({ error: 'send_outcome_unknown', outcome: 'unknown', body: { intentId, chainId: 8453, attempts: 4 } })
     // Four attempts, all of the one intent, all answered (late) with the one transaction.
-    expect(signAndSends).toHaveLength(4)
-    expect(new Set(signAndSends.map((s) => s.body.intent.id))).toEqual(new Set([intentId]))
-    const txHashes = new Set(signAndSends.map((s) => s.answer.txHash))
+    expect(proxy.signAndSends()).toHaveLength(4)
+    expect(new Set(proxy.signAndSends().map((s) => s.body.intent.id))).toEqual(new Set([intentId]))
+    const txHashes = new Set(proxy.signAndSends().map((s) => s.answer.txHash))
     expect(txHashes.size).toBe(1)
 
     // On chain: exactly one payment.
@@ -157,7 +120,7 @@ describe('sign-and-send answered after the MCP server stopped waiting', () => {
     expect(await nonce()).toBe(nonceBefore + 1)
 
     // What the model is told to do finds it.
-    holds = () => false
+    proxy.holds = () => false
     const status = await call('countersign_intent_status', { intentId })
     expect(status.isError, status.text).toBeFalsy()
     expect(status.structured).toMatchObject({ intentId, found: true, broadcast: true, txHash: [...txHashes][0], state: 'mined', status: 'success' })

@@ -4,6 +4,7 @@
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Address } from 'viem'
 import { deployUniswapFixture } from '../../scripts/uniswap-fixture.mjs'
 import { anvilAccounts, startAnvil, type Anvil } from './anvil.js'
@@ -64,4 +65,19 @@ export async function connectMcp(clientName: string, o: { url: string; wallet: A
   const mcp = new Client({ name: clientName, version: '1.0.0' })
   await mcp.connect(transport)
   return { mcp, log: () => log }
+}
+
+/** What a tool call answered: its first text block, and its structured result (a success's structuredContent, an error's JSON details block). */
+export interface ToolAnswer {
+  isError: boolean | undefined
+  text: string
+  structured: Record<string, any>
+}
+
+/** One tool call as a host makes it; `timeoutMs` is the host's wait (the SDK's 60 s unless given). */
+export async function callTool(mcp: Client, name: string, args: Record<string, unknown>, timeoutMs?: number): Promise<ToolAnswer> {
+  const result = (await mcp.callTool({ name, arguments: args }, undefined, timeoutMs === undefined ? undefined : { timeout: timeoutMs })) as CallToolResult
+  const texts = result.content.map((c) => (c.type === 'text' ? c.text : ''))
+  const structured = (result.isError ? JSON.parse(texts.at(-1)!) : result.structuredContent) as Record<string, any>
+  return { isError: result.isError, text: texts[0]!, structured }
 }
