@@ -1,7 +1,8 @@
 import { resolveSwapRoute, v3SwapData, type SwapAction, type SwapRoute } from '../builders/swap.js'
-import type { Address } from '../types.js'
+import type { RouterTable } from '../builders/routers.js'
+import type { Address, Asset } from '../types.js'
 import { mapAsset } from './common.js'
-import type { ActionCall, BuildOptions, CardField, CardTx, Counterparty, IntentWith } from './spec.js'
+import type { ActionCall, ActionSpec, BuildOptions, CardField, CardTx, Counterparty, IntentWith } from './spec.js'
 
 // What swap_exact_in and swap_exact_out share: the router checks, the v3
 // calldata, the wallet as the only receiver of the proceeds.
@@ -53,3 +54,20 @@ export const swapCardFields = (intent: IntentWith<SwapAction>, tx: CardTx): Card
   { label: 'Router', value: tx.to, kind: 'address' },
   { label: 'Proceeds to', value: intent.wallet.address, kind: 'address' },
 ]
+
+/**
+ * The members of both swap specs that do not depend on which side is exact:
+ * slippage applies, the router is the contract called, both tokens are
+ * touched and assetOut is what the wallet acquires. Each spec adds its
+ * schema, its outflow, its words and its card.
+ */
+export const swapSpecParts = {
+  usesSlippage: true,
+  addresses: swapAddresses,
+  mapAddresses: mapSwapAddresses,
+  build: buildSwap,
+  contract: (intent: IntentWith<SwapAction>, routers: RouterTable): Address => resolveSwapRoute(intent.action, intent.chain.chainId, routers).router,
+  counterparties: swapCounterparties,
+  tokens: (a: SwapAction): Asset[] => [a.assetIn, a.assetOut],
+  acquires: (a: SwapAction): Asset[] => [a.assetOut],
+} satisfies Partial<ActionSpec<SwapAction>>

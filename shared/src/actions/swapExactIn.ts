@@ -1,9 +1,8 @@
 import { chainName, formatAssetAmount } from '../builders/describe.js'
-import { resolveSwapRoute } from '../builders/swap.js'
 import type { SwapExactInAction } from '../types.js'
 import { addressSchema, amountSchema, assetSchema, providerSchema } from './common.js'
 import type { ActionSpec } from './spec.js'
-import { buildSwap, mapSwapAddresses, swapAddresses, swapCardFields, swapCounterparties, swapVia } from './swapCommon.js'
+import { swapCardFields, swapSpecParts, swapVia } from './swapCommon.js'
 
 /** Sell exactly `amountIn` of assetIn for at least `minAmountOut` of assetOut; proceeds to the wallet. */
 export const swapExactInSpec: ActionSpec<SwapExactInAction> = {
@@ -23,15 +22,8 @@ export const swapExactInSpec: ActionSpec<SwapExactInAction> = {
       minAmountOut: amountSchema,
     },
   },
-  usesSlippage: true,
-  addresses: swapAddresses,
-  mapAddresses: mapSwapAddresses,
-  build: buildSwap,
-  contract: (intent, routers) => resolveSwapRoute(intent.action, intent.chain.chainId, routers).router,
-  counterparties: swapCounterparties,
-  tokens: (a) => [a.assetIn, a.assetOut],
+  ...swapSpecParts,
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.amountIn), bound: 'exact', field: 'action.amountIn' }],
-  acquires: (a) => [a.assetOut],
   describe: ({ action: a, chain }, route) =>
     `Swap ${formatAssetAmount(a.amountIn, a.assetIn)} for at least ${formatAssetAmount(a.minAmountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
   card: (intent, tx) => [

@@ -1,9 +1,8 @@
 import { chainName, formatAssetAmount } from '../builders/describe.js'
-import { resolveSwapRoute } from '../builders/swap.js'
 import type { SwapExactOutAction } from '../types.js'
 import { addressSchema, amountSchema, assetSchema, providerSchema } from './common.js'
 import type { ActionSpec } from './spec.js'
-import { buildSwap, mapSwapAddresses, swapAddresses, swapCardFields, swapCounterparties, swapVia } from './swapCommon.js'
+import { swapCardFields, swapSpecParts, swapVia } from './swapCommon.js'
 
 /** Buy exactly `amountOut` of assetOut for at most `maxAmountIn` of assetIn; proceeds to the wallet. */
 export const swapExactOutSpec: ActionSpec<SwapExactOutAction> = {
@@ -23,15 +22,8 @@ export const swapExactOutSpec: ActionSpec<SwapExactOutAction> = {
       maxAmountIn: amountSchema,
     },
   },
-  usesSlippage: true,
-  addresses: swapAddresses,
-  mapAddresses: mapSwapAddresses,
-  build: buildSwap,
-  contract: (intent, routers) => resolveSwapRoute(intent.action, intent.chain.chainId, routers).router,
-  counterparties: swapCounterparties,
-  tokens: (a) => [a.assetIn, a.assetOut],
+  ...swapSpecParts,
   flows: (a) => [{ kind: 'outflow', asset: a.assetIn, amount: BigInt(a.maxAmountIn), bound: 'at_most', field: 'action.maxAmountIn' }],
-  acquires: (a) => [a.assetOut],
   describe: ({ action: a, chain }, route) =>
     `Swap at most ${formatAssetAmount(a.maxAmountIn, a.assetIn)} for exactly ${formatAssetAmount(a.amountOut, a.assetOut)} on ${chainName(chain.chainId)} (${swapVia(route)})`,
   card: (intent, tx) => [
