@@ -1,22 +1,14 @@
-// The terminal prompt on a real pseudo-terminal (util-linux `script`, from
-// Debian's essential bsdutils), with stdout redirected as under `npm start`,
-// so that the prompt asks on /dev/tty.
-import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+// The terminal prompt's text as a terminal lays it out, and the prompt on a
+// real pseudo-terminal (./promptTerminal.testkit.ts).
 import { setTimeout as sleep } from 'node:timers/promises'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { defaultRouterTable, noPreflight } from '@countersign/shared'
 import { makeIntent, USDC_BASE, WALLET } from '@countersign/shared/testing/intents'
 import { columnsOf } from './card/columns.js'
 import { formatPrompt } from './cliPrompt.js'
+import { startPromptTerminal } from './promptTerminal.testkit.js'
 import type { PendingRequest } from './requests/pendingRequests.js'
 import { summarise } from './summary.js'
-
-const run = promisify(execFile)
 
 /** What a terminal `columns` wide shows of the text: a row full to the last column wraps to the next. */
 function terminalRows(text: string, columns: number): string[] {
@@ -95,66 +87,37 @@ describe('formatPrompt: a client\u2019s note cannot lay out a card above the que
     expect([...row].reduce((n, c) => n + columnsOf(c), 0)).toBeLessThan(60)
   })
 })
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist')
-const sharedDist = path.resolve(dist, '../../../shared/dist')
-
 describe('createTerminalPrompt on /dev/tty', () => {
   it('keeps one terminal open across prompts: 40 unanswered prompts do not leave 40 sets of descriptors', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cli-prompt-'))
-    const script = path.join(dir, 'prompts.mjs')
-    const result = path.join(dir, 'result.json')
-    writeFileSync(
-      script,
-      `import { readdirSync, writeFileSync } from 'node:fs'
-import { createTerminalPrompt } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
-import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
-import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
-import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
+    const terminal = startPromptTerminal(`
 const fds = () => readdirSync('/proc/self/fd').length
 const ask = createTerminalPrompt(5)
-const request = { requestId: 'r', quorum: null, summary: summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable()) }
 const counts = []
 const outcomes = new Set()
 for (let i = 0; i < 40; i++) {
-  await ask(request, new AbortController().signal).catch((e) => outcomes.add(e.message))
+  await ask(request('r'), new AbortController().signal).catch((e) => outcomes.add(e.message))
   counts.push(fds())
 }
-writeFileSync(${JSON.stringify(result)}, JSON.stringify({ first: counts[0], last: counts.at(-1), outcomes: [...outcomes] }))
-process.exit(0)
-`,
-    )
-    // stdout to a file: not a TTY, so the prompt opens the controlling terminal, the pty `script` made.
-    await run('script', ['-qec', `${process.execPath} ${script} > ${path.join(dir, 'out.txt')} 2>&1`, '/dev/null'], { timeout: 30_000 })
-    const { first, last, outcomes } = JSON.parse(readFileSync(result, 'utf8')) as { first: number; last: number; outcomes: string[] }
+record('descriptors', { first: counts[0], last: counts.at(-1), outcomes: [...outcomes] })
+`)
+    try {
+      await terminal.until(() => terminal.exited(), 30_000)
+    } finally {
+      terminal.close()
+    }
+    const { first, last, outcomes } = terminal.resultOf('descriptors') as { first: number; last: number; outcomes: string[] }
     // Every prompt was shown on the terminal and timed out unanswered.
     expect(outcomes).toEqual(['no answer in time; the request stays pending on the dashboard'])
     expect(last - first).toBeLessThanOrEqual(2)
   })
 
   it('never answers a prompt with what was typed while no prompt was showing (a typed-ahead y approved the next request unseen)', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cli-typeahead-'))
-    const script = path.join(dir, 'prompts.mjs')
-    const events = path.join(dir, 'events.jsonl')
-    const typedBeforeB = path.join(dir, 'typed-before-b')
-    const typedBeforeD = path.join(dir, 'typed-before-d')
-    writeFileSync(
-      script,
-      `import { appendFileSync, existsSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { createTerminalPrompt, SETTLE_MS } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
-import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
-import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
-import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
-const summary = summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable())
-const request = (requestId) => ({ requestId, quorum: null, summary })
+    const terminal = startPromptTerminal(`
 const ask = createTerminalPrompt(3000)
-const outcome = (asked) => asked.then((yes) => (yes ? 'approved' : 'denied'), (err) => err.message)
-const record = (name, result) => appendFileSync(${JSON.stringify(events)}, JSON.stringify({ name, result }) + '\\n')
-const waitForFile = async (file) => { while (!existsSync(file)) await sleep(20) }
 // A: nobody answers; it times out.
 record('A', await outcome(ask(request('A'), new AbortController().signal)))
 // The test types "y<Enter>" now, while nothing is asked.
-await waitForFile(${JSON.stringify(typedBeforeB)})
+await signalled('typed-before-b')
 record('B', await outcome(ask(request('B'), new AbortController().signal)))
 // C: decided elsewhere (the dashboard) once its question is asked.
 const elsewhere = new AbortController()
@@ -163,33 +126,21 @@ await sleep(SETTLE_MS + 200)
 elsewhere.abort()
 record('C', await c)
 // The test types "y" without Enter now, while nothing is asked; Enter comes once D is shown.
-await waitForFile(${JSON.stringify(typedBeforeD)})
+await signalled('typed-before-d')
 record('D', await outcome(ask(request('D'), new AbortController().signal)))
-process.exit(0)
-`,
-    )
-    const terminal = spawn('script', ['-qec', `${process.execPath} ${script} > ${path.join(dir, 'out.txt')} 2>&1`, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] })
-    let screen = ''
-    terminal.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()))
-    const recorded = () => (existsSync(events) ? readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { name: string; result: string }) : [])
-    const resultOf = (name: string) => recorded().find((event) => event.name === name)?.result
-    const prompts = () => screen.split('approve? [y/n]').length - 1
-    const until = async (done: () => boolean) => {
-      for (let waited = 0; !done(); waited += 20) {
-        if (waited > 20_000) throw new Error(`timed out; screen so far:\n${screen}`)
-        await sleep(20)
-      }
-    }
+`)
+    const { until, resultOf } = terminal
+    const prompts = () => terminal.screen().split('approve? [y/n]').length - 1
     // What is typed reaches the terminal (its echo is on the screen) before the next prompt is shown.
     const type = async (keys: string, echo: string) => {
-      const before = screen.length
-      terminal.stdin.write(keys)
-      await until(() => screen.slice(before).includes(echo))
+      const before = terminal.screen().length
+      terminal.type(keys)
+      await until(() => terminal.screen().slice(before).includes(echo))
     }
     try {
       await until(() => resultOf('A') !== undefined)
       await type('y\r', 'y')
-      writeFileSync(typedBeforeB, '')
+      terminal.signal('typed-before-b')
       await until(() => prompts() >= 2)
       // The typed-ahead line did not answer B: half a second after B is shown it still waits...
       await sleep(500)
@@ -199,15 +150,15 @@ process.exit(0)
       await until(() => resultOf('B') !== undefined)
       await until(() => resultOf('C') !== undefined)
       await type('y', 'y')
-      writeFileSync(typedBeforeD, '')
+      terminal.signal('typed-before-d')
       await until(() => prompts() >= 4)
       await sleep(200)
       // Enter completes the line begun before D was shown: an empty answer now, not a yes.
-      terminal.stdin.write('\r')
+      terminal.type('\r')
       await sleep(300)
-      terminal.stdin.write('n\r')
+      terminal.type('n\r')
       await until(() => resultOf('D') !== undefined)
-      expect({ bBeforeAnswer, outcomes: recorded(), ignoredNotices: screen.split('input ignored: the request changed; read it and answer again').length - 1 }).toEqual({
+      expect({ bBeforeAnswer, outcomes: terminal.recorded(), ignoredNotices: terminal.screen().split('input ignored: the request changed; read it and answer again').length - 1 }).toEqual({
         bBeforeAnswer: undefined,
         // B and D say that something typed before them was thrown away.
         ignoredNotices: 2,
@@ -219,77 +170,51 @@ process.exit(0)
         ],
       })
     } finally {
-      terminal.stdin.end()
-      terminal.kill()
+      terminal.close()
     }
   })
 
   it('a y typed as the next request appears does not answer it: input until the card has been shown for the settle time is ignored, and the prompt says so (found by review)', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-cli-settle-'))
-    const script = path.join(dir, 'prompts.mjs')
-    const events = path.join(dir, 'events.jsonl')
-    const endA = path.join(dir, 'end-a')
     const NOTICE = 'input ignored: the request changed; read it and answer again'
-    writeFileSync(
-      script,
-      `import { appendFileSync, existsSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { createTerminalPrompt } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
-import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
-import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
-import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
-const summary = summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable())
+    const terminal = startPromptTerminal(`
 const ask = createTerminalPrompt(10_000)
-const outcome = (asked) => asked.then((yes) => (yes ? 'approved' : 'denied'), (err) => err.message)
-const record = (name, result) => appendFileSync(${JSON.stringify(events)}, JSON.stringify({ name, result }) + '\\n')
 // A: the attacker's own request, shown until it ends (its expiry, predictable from its life); B follows at once.
 const a = new AbortController()
-const answeredA = outcome(ask({ requestId: 'A', quorum: null, summary }, a.signal))
-const answeredB = outcome(ask({ requestId: 'B', quorum: null, summary }, new AbortController().signal))
-while (!existsSync(${JSON.stringify(endA)})) await sleep(10)
+const answeredA = outcome(ask(request('A'), a.signal))
+const answeredB = outcome(ask(request('B'), new AbortController().signal))
+await signalled('end-a')
 a.abort()
 record('A', await answeredA)
 record('B', await answeredB)
 // C: the operator starts typing "y" as its card appears, and presses Enter only once its question is there.
-record('C', await outcome(ask({ requestId: 'C', quorum: null, summary }, new AbortController().signal)))
-process.exit(0)
-`,
-    )
-    const terminal = spawn('script', ['-qec', `${process.execPath} ${script} > ${path.join(dir, 'out.txt')} 2>&1`, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] })
-    let screen = ''
-    terminal.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()))
-    const recorded = () => (existsSync(events) ? readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { name: string; result: string }) : [])
-    const resultOf = (name: string) => recorded().find((event) => event.name === name)?.result
-    const until = async (done: () => boolean) => {
-      for (let waited = 0; !done(); waited += 5) {
-        if (waited > 20_000) throw new Error(`timed out; screen so far:\n${screen}`)
-        await sleep(5)
-      }
-    }
+record('C', await outcome(ask(request('C'), new AbortController().signal)))
+`)
+    const { until, resultOf } = terminal
+    const screen = () => terminal.screen()
     try {
-      await until(() => screen.includes('request A'))
-      writeFileSync(endA, '')
+      await until(() => screen().includes('request A'))
+      terminal.signal('end-a')
       // B's card appears: the operator's "y<Enter>", meant for A, lands as soon as it does.
-      await until(() => screen.includes('request B'))
-      terminal.stdin.write('y\r')
+      await until(() => screen().includes('request B'))
+      terminal.type('y\r')
       const typedAt = Date.now()
-      await until(() => screen.includes(NOTICE) || resultOf('B') !== undefined)
+      await until(() => screen().includes(NOTICE) || resultOf('B') !== undefined)
       const ignoredAfterMs = Date.now() - typedAt
       await sleep(300)
       const bAfterTypeAhead = resultOf('B')
       // The question comes under the notice; an answer typed now counts.
-      const afterNotice = screen.split(NOTICE)[1] ?? ''
-      if (bAfterTypeAhead === undefined) terminal.stdin.write('n\r')
+      const afterNotice = screen().split(NOTICE)[1] ?? ''
+      if (bAfterTypeAhead === undefined) terminal.type('n\r')
       await until(() => resultOf('B') !== undefined)
-      await until(() => screen.includes('request C'))
-      terminal.stdin.write('y')
-      await until(() => screen.split(NOTICE).length === 3 || resultOf('C') !== undefined)
-      terminal.stdin.write('\r')
+      await until(() => screen().includes('request C'))
+      terminal.type('y')
+      await until(() => screen().split(NOTICE).length === 3 || resultOf('C') !== undefined)
+      terminal.type('\r')
       await sleep(300)
       const cAfterEnter = resultOf('C')
-      if (cAfterEnter === undefined) terminal.stdin.write('n\r')
+      if (cAfterEnter === undefined) terminal.type('n\r')
       await until(() => resultOf('C') !== undefined)
-      expect({ bAfterTypeAhead, cAfterEnter, askedAfterNotice: afterNotice.includes('approve? [y/n]'), outcomes: recorded() }).toEqual({
+      expect({ bAfterTypeAhead, cAfterEnter, askedAfterNotice: afterNotice.includes('approve? [y/n]'), outcomes: terminal.recorded() }).toEqual({
         bAfterTypeAhead: undefined,
         // The "y" typed before C's question was thrown away: Enter alone is no answer.
         cAfterEnter: undefined,
@@ -302,8 +227,7 @@ process.exit(0)
       })
       expect(ignoredAfterMs).toBeLessThan(5_000)
     } finally {
-      terminal.stdin.end()
-      terminal.kill()
+      terminal.close()
     }
   })
 })
