@@ -13,43 +13,18 @@
 // Prints, per build: sequential latency p50/p99, the approver's CPU per
 // request (event loop and other threads, from /proc), the signer's CPU per
 // request, audit commits per request; then 8 requests in flight at a time.
-import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { approverMethods, createRpcClient, openAuditLog } from '@countersign/shared'
 import { privateKeyToAccount } from 'viem/accounts'
-import { cpuPerRequest, fmt, freePort, profileArgs, root, tempDir, threadCpuMs } from './lib.mjs'
+import { cpuPerRequest, fmt, freePort, profileArgs, root, spawnReady, tempDir, threadCpuMs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
 import { devKeys, importKeys, PASSPHRASE } from './stack.mjs'
 
 const ROUNDS = Number(process.env.APPROVER_ROUNDS ?? 6)
 const PER_ROUND = Number(process.env.APPROVER_PER_ROUND ?? 200)
 const CONCURRENCY = 8
-
-/** Spawns a service entry and resolves once its stderr matches `ready`. */
-async function spawnReady(entry, env, ready, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
-  process.setMaxListeners(0)
-  process.once('exit', () => child.kill('SIGKILL'))
-  await new Promise((resolve, reject) => {
-    let err = ''
-    child.stderr.on('data', (d) => {
-      err += d
-      if (ready.test(err)) resolve()
-    })
-    child.once('exit', (c) => reject(new Error(`${entry} exited ${c}: ${err}`)))
-  })
-  return {
-    pid: child.pid,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
-  }
-}
 
 /** What the gateway sends for a native transfer that policy sends to approval (preflight from a real simulation). */
 function paramsFor(wallet, n) {

@@ -43,6 +43,27 @@ export async function startNode(entry, { env = {}, url, args = [], nodeArgs = []
     if (Date.now() > deadline) throw new Error(`${entry} did not start: ${stderr}`)
     await new Promise((r) => setTimeout(r, 50))
   }
+  return stoppable(child)
+}
+
+/** Spawns `node entry` and resolves once its stderr matches `ready` (services that say so before they listen on TCP, or never do); killed when the benchmark exits. */
+export async function spawnReady(entry, env, ready, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  process.setMaxListeners(0) // one exit listener per child; a benchmark starts many
+  process.once('exit', () => child.kill('SIGKILL'))
+  await new Promise((resolve, reject) => {
+    let err = ''
+    child.stderr.on('data', (d) => {
+      err += d
+      if (ready.test(err)) resolve()
+    })
+    child.once('exit', (c) => reject(new Error(`${entry} exited ${c}: ${err}`)))
+  })
+  return stoppable(child)
+}
+
+/** The child's pid, and a stop that sends SIGTERM and resolves on exit (a --cpu-prof child writes its profile on the way out). */
+function stoppable(child) {
   return {
     pid: child.pid,
     stop: () =>

@@ -3,7 +3,7 @@ import { execFile, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { freePort, root, startNode, tempDir } from './lib.mjs'
+import { freePort, root, spawnReady, startNode, tempDir } from './lib.mjs'
 
 const require = createRequire(import.meta.url)
 export const PASSPHRASE = 'bench passphrase'
@@ -59,11 +59,11 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
   writeFileSync(policyFile, JSON.stringify(policy))
   await importKeys(dataDir, keys)
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn', ...extraEnv }
-  const signer = await spawnReady(servicesRoot, 'signer', env, /signer ready/, nodeArgs.signer)
+  const signer = await spawnReady(path.join(servicesRoot, 'services/signer/dist/main.js'), env, /signer ready/, nodeArgs.signer)
   let approver = null
   if (approvalMode) {
     env.SERVICE_APPROVER_PORT = String(await freePort())
-    approver = await spawnReady(servicesRoot, 'approver', { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
+    approver = await spawnReady(path.join(servicesRoot, 'services/approver/dist/main.js'), { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
   }
   let gateway = null
   let url = null
@@ -82,32 +82,7 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
     gatewayPid: gateway?.pid ?? null,
     stop: async () => {
       await gateway?.stop()
-      await Promise.all([stopChild(approver), stopChild(signer)])
+      await Promise.all([approver?.stop(), signer.stop()])
     },
   }
-}
-
-/** Spawns a service's dist/main.js and resolves once its stderr shows `ready`. */
-async function spawnReady(servicesRoot, name, env, ready, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(servicesRoot, `services/${name}/dist/main.js`)], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
-  process.setMaxListeners(0) // one exit listener per child; a benchmark starts many
-  process.once('exit', () => child.kill('SIGKILL'))
-  await new Promise((resolve, reject) => {
-    let err = ''
-    child.stderr.on('data', (d) => {
-      err += d
-      if (ready.test(err)) resolve()
-    })
-    child.once('exit', (c) => reject(new Error(`${name} exited ${c}: ${err}`)))
-  })
-  return child
-}
-
-/** SIGTERM, resolved on exit (a --cpu-prof child writes its profile on the way out). */
-function stopChild(child) {
-  if (!child || child.exitCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-  })
 }
