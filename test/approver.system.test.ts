@@ -1,7 +1,7 @@
 // Issue 7 end to end: real signer, approver and gateway processes, a real
 // anvil chain; approvals decided over HTTP, by the auto mode, and on a real
 // terminal (tmux) in cli mode.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import http from 'node:http'
@@ -17,6 +17,7 @@ import { repoRoot, spawnService, waitFor } from './support/processes.js'
 const approveCli = path.join(repoRoot, 'services/approver/dist/cli/approve.js')
 import { entries, importKey, Stack } from './support/stack.js'
 import { BOB, nativeIntent } from './support/intents.js'
+import { startWithTerminalApprover } from './support/terminalApprover.js'
 
 const owner = anvilAccounts[0]
 const WALLET = owner.address as Address
@@ -333,24 +334,15 @@ describe('cli mode on a real terminal', () => {
   it('asks on the approver’s terminal and takes y and n', async () => {
     const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
     await importKey(stack.dataDir, anvilAccounts[2].privateKey)
-    const session = `cs-${process.pid}-${Date.now()}`
-    await stack.startSigner()
-    stack.approverPort = 0
-    const { freePort } = await import('./support/processes.js')
-    stack.approverPort = await freePort()
-    const env = { ...stack.env, SERVICE_APPROVAL_MODE: 'cli', SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
-    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '50', ...envArgs, process.execPath, entries.approver])
-    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-200']).toString()
+    const terminal = await startWithTerminalApprover(stack, { SERVICE_APPROVAL_MODE: 'cli' })
+    const screen = terminal.screen
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
-      await stack.startGateway()
       const wallet = { address: anvilAccounts[2].address as Address }
       const yes = nativeIntent(parseEther('0.2').toString(), { wallet })
       const first = stack.post('/v1/tx/approve-request', yes)
       await waitFor(() => (screen().includes('approve? [y/n]') ? true : null), { what: 'the prompt on the terminal' })
       expect(screen()).toContain('Transfer 0.2 ETH (native)')
-      execFileSync('tmux', ['send-keys', '-t', session, 'y', 'Enter'])
+      terminal.press('y', 'Enter')
       const approved = await first
       expect(approved.status).toBe(200)
       expect(approved.body.approvalTokenId).toMatch(/^[0-9a-f-]{36}$/)
@@ -359,7 +351,7 @@ describe('cli mode on a real terminal', () => {
       const second = stack.post('/v1/tx/approve-request', no)
       // Answered once its question is asked: what is typed while a new card settles is thrown away.
       await waitFor(() => (screen().includes('Transfer 0.3 ETH') && screen().split('approve? [y/n]').length - 1 >= 2 ? true : null), { what: 'the second prompt' })
-      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      terminal.press('n', 'Enter')
       const denied = await second
       expect(denied.status).toBe(403)
       expect(denied.body.reason).toBe('user_declined')
@@ -369,7 +361,7 @@ describe('cli mode on a real terminal', () => {
         ['terminal', true],
       ])
     } finally {
-      execFileSync('tmux', ['kill-session', '-t', session])
+      terminal.close()
       await stack.stop()
     }
   })

@@ -3,7 +3,6 @@
 // beside the real signer and gateway on anvil. A request is asked on the
 // terminal and shown on the dashboard feed at the same time; whichever answers
 // first wins and the other stops showing it.
-import { execFileSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -11,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
 import WebSocket from 'ws'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
-import { freePort, waitFor } from './support/processes.js'
-import { entries, importKey, Stack } from './support/stack.js'
+import { waitFor } from './support/processes.js'
+import { importKey, Stack } from './support/stack.js'
 import { nativeIntent } from './support/intents.js'
+import { startWithTerminalApprover } from './support/terminalApprover.js'
 
 let anvil: Anvil
 beforeAll(async () => {
@@ -34,17 +34,10 @@ describe('web and cli channels at once', () => {
   it('approving on the dashboard clears the terminal prompt, and answering on the terminal ends the dashboard card', async () => {
     const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
     await importKey(stack.dataDir, anvilAccounts[3].privateKey)
-    const session = `cs-ch-${process.pid}-${Date.now()}`
-    await stack.startSigner()
-    stack.approverPort = await freePort()
-    const env = { ...stack.env, SERVICE_APPROVAL_CHANNELS: 'web,cli', SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
-    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '50', ...envArgs, process.execPath, entries.approver])
-    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-300']).toString()
+    const terminal = await startWithTerminalApprover(stack, { SERVICE_APPROVAL_CHANNELS: 'web,cli' })
+    const screen = terminal.screen
     let ws: WebSocket | undefined
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
-      await stack.startGateway()
       expect(screen()).toContain('channels web,cli')
       const wallet = { address: anvilAccounts[3].address as Address }
 
@@ -77,7 +70,7 @@ describe('web and cli channels at once', () => {
       const secondId = shown2.request!.requestId
       // Answered once its question is asked: what is typed while a new card settles is thrown away.
       await waitFor(() => (screen().includes('Transfer 0.22 ETH') && screen().split('approve? [y/n]').length - 1 >= 2 ? true : null), { what: 'the second prompt on the terminal' })
-      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      terminal.press('n', 'Enter')
       const denied = await secondCall
       expect(denied.status).toBe(403)
       expect(denied.body.reason).toBe('user_declined')
@@ -96,7 +89,7 @@ describe('web and cli channels at once', () => {
       expect(requested.data.mode).toBe('web,cli')
     } finally {
       ws?.close()
-      execFileSync('tmux', ['kill-session', '-t', session])
+      terminal.close()
       await stack.stop()
     }
   }, 90_000)
@@ -112,16 +105,9 @@ describe('a quorum request on the approver terminal', () => {
     const operatorsFile = path.join(stack.dataDir, 'operators.json')
     writeFileSync(operatorsFile, JSON.stringify({ operators: [{ name: 'alice', tokenSha256: sha256(ALICE) }, { name: 'bob', tokenSha256: sha256(BOB) }] }))
     chmodSync(operatorsFile, 0o600)
-    const session = `cs-chq-${process.pid}-${Date.now()}`
-    await stack.startSigner()
-    stack.approverPort = await freePort()
-    const env = { ...stack.env, SERVICE_APPROVAL_CHANNELS: 'web,cli', SERVICE_OPERATORS_FILE: operatorsFile, SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn' }
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
-    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '220', '-y', '50', ...envArgs, process.execPath, entries.approver])
-    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-300']).toString()
+    const terminal = await startWithTerminalApprover(stack, { SERVICE_APPROVAL_CHANNELS: 'web,cli', SERVICE_OPERATORS_FILE: operatorsFile }, 220)
+    const screen = terminal.screen
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
-      await stack.startGateway()
       const wallet = { address: anvilAccounts[1].address as Address }
       const intent = nativeIntent(parseEther('1.5').toString(), { wallet })
       const call = stack.post('/v1/tx/approve-request', intent)
@@ -131,12 +117,12 @@ describe('a quorum request on the approver terminal', () => {
       const id = (await stack.get('/v1/approvals/pending')).body.pending[0].requestId as string
 
       // "y" is not an approval here; the request stays pending.
-      execFileSync('tmux', ['send-keys', '-t', session, 'y', 'Enter'])
+      terminal.press('y', 'Enter')
       await waitFor(() => (screen().includes('only named operators can approve this request') ? true : null), { what: 'the refusal of y' })
       expect((await stack.decide(id, true, ALICE)).body).toMatchObject({ decided: false, operator: 'alice', quorum: { approvals: 1, required: 2 } })
 
       // A denial on the terminal ends it, alice's approval notwithstanding.
-      execFileSync('tmux', ['send-keys', '-t', session, 'n', 'Enter'])
+      terminal.press('n', 'Enter')
       const denied = await call
       expect(denied.status).toBe(403)
       expect(denied.body.reason).toBe('user_declined')
@@ -148,7 +134,7 @@ describe('a quorum request on the approver terminal', () => {
       ])
       expect(events.find((e: { event: string }) => e.event === 'approval_rejected').data).toMatchObject({ via: 'terminal', reason: 'user_declined' })
     } finally {
-      execFileSync('tmux', ['kill-session', '-t', session])
+      terminal.close()
       await stack.stop()
     }
   }, 90_000)
