@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
-import { AuditReadError, auditRowProblem, createAuditTableWatch, makePrivateFile } from '@countersign/shared'
-import { SOURCE_AUDIT_EVENTS, webhookEventOf, type AuditSourceRow } from './webhookEvents.js'
+import { AuditReadError, auditRowProblem, createAuditTableWatch, makePrivateFile, type AuditEventRow } from '@countersign/shared'
+import { SOURCE_AUDIT_EVENTS, webhookEventOf } from './webhookEvents.js'
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 
@@ -109,7 +109,7 @@ export class WebhookOutbox {
   pull(now: number, skipped?: (problem: string) => void): number {
     const from = this.cursor()
     const rows = this.readAudit(() =>
-      this.audit.prepare<[number, number], AuditSourceRow>('SELECT seq, id, timestamp, intent_id, event, data FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?').all(from, PULL_BATCH),
+      this.audit.prepare<[number, number], AuditEventRow>('SELECT seq, id, timestamp, intent_id, event, data FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?').all(from, PULL_BATCH),
     )
     if (rows.length === 0) return 0
     const insert = this.db.prepare(

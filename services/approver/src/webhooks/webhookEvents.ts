@@ -1,15 +1,7 @@
+import type { AuditEventRow } from '@countersign/shared'
+
 /** The kinds a webhook receiver gets, named as in DESIGN §6 "webhooks". */
 export type WebhookEventType = 'approval_requested' | 'approval_vote' | 'approval_decided' | 'approval_expired' | 'tx_broadcast' | 'broadcast_failed'
-
-/** An audit row as the outbox reads it (seq orders deliveries). */
-export interface AuditSourceRow {
-  seq: number
-  id: string
-  timestamp: number
-  intent_id: string
-  event: string
-  data: string
-}
 
 export interface WebhookEvent {
   /** The audit event's id: stable across retries, so a receiver can drop duplicates. */
@@ -39,7 +31,7 @@ const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?
 
 export const SOURCE_AUDIT_EVENTS = Object.keys(SOURCES)
 
-export function webhookEventOf(row: AuditSourceRow): WebhookEvent | null {
+export function webhookEventOf(row: AuditEventRow): WebhookEvent | null {
   const source = SOURCES[row.event]
   if (!source) return null
   let parsed: Record<string, unknown>
