@@ -1,5 +1,5 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
@@ -101,6 +101,29 @@ describe('countersign-audit verify --db: the anchor never comes from beside the 
     })
     expect(cli(['verify', '--data-dir', l.signer])).toEqual(named)
     expect(cli(['verify', '--db', l.file, '--data-dir', l.signer])).toEqual(named)
+  })
+})
+
+describe('countersign-audit verify: a damaged signer.db', () => {
+  it('is named in the BROKEN shape (exit 1), not read as "no checkpoint yet", which blamed the log', async () => {
+    const l = await systemdLayout()
+    const reader = new Database(l.signerDb, { readonly: true })
+    const page = reader.prepare<[string], { pageno: number; pageSize: number }>('SELECT pageno, (SELECT page_size FROM pragma_page_size) AS pageSize FROM dbstat WHERE name = ?').get(SIGNER_CHECKPOINT_TABLE)!
+    reader.close()
+    // The page's cell count (bytes 3-4 of its header) zeroed: the checkpoint row is no longer there to read.
+    const fd = openSync(l.signerDb, 'r+')
+    writeSync(fd, Buffer.from([0, 0]), 0, 2, (page.pageno - 1) * page.pageSize + 3)
+    closeSync(fd)
+    const r = cli(['verify', '--data-dir', l.signer])
+    expect(r.code).toBe(1)
+    const lines = r.text.split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^audit chain BROKEN \(database file damaged\): /)
+    expect(lines[0]).toContain(`${l.signerDb} is damaged: SQLite's integrity_check found "Fragmentation of `)
+    expect(lines[0]).toContain(` on page ${page.pageno}"`)
+    expect(lines[1]).toBe("audit chain BROKEN: 1 problem (signer.db's latest checkpoint cannot be read, so the log was not walked; --chain-only checks its hash chain alone)")
+    // The log itself is sound.
+    expect(cli(['verify', '--data-dir', l.signer, '--chain-only'])).toMatchObject({ code: 0 })
   })
 })
 

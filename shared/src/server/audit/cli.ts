@@ -8,6 +8,7 @@ import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint } from '../../audit/checkpoint.js'
 import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
+import { DamagedDatabaseError } from './fileCheck.js'
 import { auditTableProblem, readSchema } from './schemaCheck.js'
 import { dataDirOption, readDataDir } from '../../config/common.js'
 import { describeFailure } from '../../operatorError.js'
@@ -18,7 +19,9 @@ const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--a
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
 verify checks the hash chain, every checkpoint's signature against the
 signer's audit key (DIR/audit-key.pub), and that the log reaches the signer's
-latest checkpoint (DIR/signer.db); DIR is the signer's data directory.
+latest checkpoint (DIR/signer.db); DIR is the signer's data directory. It
+first has SQLite check every page of audit.db and signer.db (integrity_check):
+a damaged file fails verify, named with SQLite's first findings.
 With --db FILE, name the key and signer.db (--audit-key, --signer-db) or the
 signer's data directory (--data-dir): verify never takes them from beside FILE.
 --chain-only checks the hash chain alone, which proves nothing against
@@ -39,6 +42,7 @@ function anchorNotNamed(missing: string[]): string {
 }
 
 const KIND_TEXT: Record<AuditProblemKind, string> = {
+  damaged_file: 'database file damaged',
   schema: 'schema changed',
   broken_row: 'broken row',
   bad_checkpoint: 'bad checkpoint signature',
@@ -130,6 +134,12 @@ export function runAuditCli(argv: string[], io: Io): number {
     try {
       anchor = { ...loadAuditAnchor(key, state), keyFile: key, signerDbFile: state }
     } catch (err) {
+      if (err instanceof DamagedDatabaseError) {
+        // A verdict like the log's own damage (exit 1), not a usage error: the files were found, one is broken.
+        io.out(escapeForDisplay(`audit chain BROKEN (${KIND_TEXT.damaged_file}): ${err.problem}`))
+        io.out(`audit chain BROKEN: 1 problem (signer.db's latest checkpoint cannot be read, so the log was not walked; --chain-only checks its hash chain alone)`)
+        return 1
+      }
       io.err(escapeForDisplay(`cannot read the audit anchor (${key}, ${state}): ${(err as Error).message}`))
       return 2
     }
@@ -169,7 +179,10 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
   // no text from audit.db reaches the terminal raw, whichever check made it.
   for (const p of result.problems) io.out(escapeForDisplay(`audit chain BROKEN${p.seq === null ? '' : ` at seq ${p.seq}`} (${KIND_TEXT[p.kind]}): ${p.problem}`))
   const unlisted = result.problemCount > result.problems.length ? ` (the first ${result.problems.length} are listed)` : ''
-  io.out(`audit chain BROKEN: ${result.problemCount} ${result.problemCount === 1 ? 'problem' : 'problems'} in ${result.rows} events${unlisted}`)
+  // A damaged file is not walked to its end: "in 0 events" would read as an empty log.
+  const damaged = result.problems.some((p) => p.kind === 'damaged_file')
+  const scope = damaged ? `in a damaged file (${result.rows} events read)` : `in ${result.rows} events`
+  io.out(`audit chain BROKEN: ${result.problemCount} ${result.problemCount === 1 ? 'problem' : 'problems'} ${scope}${unlisted}`)
   return 1
 }
 

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { execFile } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +11,7 @@ import { canonicalize } from '../../canonical/jcs.js'
 import { openAuditLog, type AuditLog } from '../../audit/auditLog.js'
 import { auditKeyFingerprint, CHECKPOINT_EVENT, signCheckpoint, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import type { AuditRow } from '../../audit/schema.js'
+import { LEGACY_AUDIT_TABLE } from '../../audit/tableCheck.js'
 import { createBatchWriter, openAuditDb } from '../../audit/writer.js'
 import { rewriteAuditRow, tamperAudit, truncateAudit } from '../testing/auditTamper.js'
 import { runAuditCli } from './cli.js'
@@ -345,3 +346,162 @@ describe('verify and tail read audit_events only when it is the table countersig
     }
   })
 })
+
+describe('verify asks SQLite whether the file itself is sound before it walks the chain', () => {
+  const PAGE = 4096
+
+  /** 300 decisions in three sealed batches: audit_events spans an interior page and many leaves. */
+  async function manyPagesLog() {
+    const s = signedLog()
+    for (let batch = 0; batch < 3; batch++) {
+      const appends = Array.from({ length: 100 }, (_, i) => log!.append({ intentId: `intent-${batch}${String(i).padStart(3, '0')}`, event: 'policy_evaluated', data: { allowed: true, to: DEAD } }))
+      await Promise.all(appends)
+      await log!.checkpoint()
+    }
+    await log!.close()
+    log = undefined
+    moveWalIntoFile(s.file)
+    return s
+  }
+
+  /** Every committed page into audit.db itself, so that the bytes changed below are the ones SQLite reads. */
+  function moveWalIntoFile(file: string): void {
+    const db = new Database(file)
+    try {
+      expect(db.pragma('wal_checkpoint(TRUNCATE)', { simple: true })).toBe(0)
+    } finally {
+      db.close()
+    }
+  }
+
+  /** The b-tree pages of one table or index, as SQLite's dbstat lists them. */
+  function pagesOf(file: string, name: string): Array<{ pageno: number; pagetype: 'internal' | 'leaf'; ncell: number }> {
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('page_size', { simple: true })).toBe(PAGE)
+      return db.prepare<[string], { pageno: number; pagetype: 'internal' | 'leaf'; ncell: number }>('SELECT pageno, pagetype, ncell FROM dbstat WHERE name = ? ORDER BY pageno').all(name)
+    } finally {
+      db.close()
+    }
+  }
+
+  function overwrite(file: string, offset: number, bytes: Buffer): void {
+    const fd = openSync(file, 'r+')
+    try {
+      writeSync(fd, bytes, 0, bytes.length, offset)
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  function cli(argv: string[]) {
+    const lines: string[] = []
+    const code = runAuditCli(argv, { out: (l) => lines.push(l), err: (l) => lines.push(l), env: {} })
+    return { code, lines }
+  }
+
+  function rowCount(file: string): number {
+    const db = new Database(file, { readonly: true })
+    try {
+      return db.prepare<[], number>('SELECT count(*) FROM audit_events').pluck().get()!
+    } finally {
+      db.close()
+    }
+  }
+
+  it('a sound log of many pages verifies OK', async () => {
+    const s = await manyPagesLog()
+    expect(pagesOf(s.file, 'audit_events').filter((p) => p.pagetype === 'internal').length).toBeGreaterThan(0)
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 303, checkpoints: 3, lastCheckpointSeq: 303 })
+    expect(cli(['verify', '--db', s.file, '--chain-only'])).toEqual({ code: 0, lines: ['audit chain OK: 303 events (hash chain only: checkpoints and truncation not checked)'] })
+  })
+
+  it("the last leaf page's cell count lowered: its last rows vanish from every read without an error, and verify names the damage", async () => {
+    const s = await manyPagesLog()
+    const last = pagesOf(s.file, 'audit_events').filter((p) => p.pagetype === 'leaf').at(-1)!
+    // The b-tree page header's cell count: bytes 3-4 of the page.
+    overwrite(s.file, (last.pageno - 1) * PAGE + 3, Buffer.from([0, last.ncell - 3]))
+    // What a reader sees: the chain of the rows that remain is whole, and it ends 3 rows early.
+    expect(rowCount(s.file)).toBe(300)
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({
+      ok: false,
+      rows: 0,
+      checkpoints: 0,
+      lastCheckpointSeq: 0,
+      problemCount: 1,
+      problems: [
+        {
+          seq: null,
+          kind: 'damaged_file',
+          problem: expect.stringMatching(
+            new RegExp(`^${escapeRegExp(s.file)} is damaged: SQLite's integrity_check found "Fragmentation of \\d+ bytes reported as 0 on page ${last.pageno}"\\. .*; restore it from a backup \\(its rows were not read\\)$`),
+          ),
+        },
+      ],
+    })
+    const chainOnly = cli(['verify', '--db', s.file, '--chain-only'])
+    expect(chainOnly.code).toBe(1)
+    expect(chainOnly.lines).toEqual([expect.stringMatching(/^audit chain BROKEN \(database file damaged\): .* is damaged: SQLite's integrity_check found "Fragmentation of /), 'audit chain BROKEN: 1 problem in a damaged file (0 events read)'])
+  })
+
+  it('bytes overwritten in the middle of an interior page of audit_events: a clear verdict, not "database disk image is malformed"', async () => {
+    const s = await manyPagesLog()
+    const interior = pagesOf(s.file, 'audit_events').find((p) => p.pagetype === 'internal')!
+    // Past the 12-byte header: the cell pointers, which now point outside the page.
+    overwrite(s.file, (interior.pageno - 1) * PAGE + 12, Buffer.alloc(32, 0xff))
+    expect(() => rowCount(s.file)).toThrow(expect.objectContaining({ code: 'SQLITE_CORRUPT' }))
+    const result = cli(['verify', '--db', s.file, '--chain-only'])
+    expect(result.code).toBe(1)
+    expect(result.lines).toHaveLength(2)
+    expect(result.lines[0]).toMatch(new RegExp(`^audit chain BROKEN \\(database file damaged\\): ${escapeRegExp(s.file)} is damaged: SQLite's integrity_check found "Tree \\d+ page ${interior.pageno} cell \\d+: [^"]+"; "[^"]+"; "[^"]+"; and more\\. `))
+  })
+
+  it('a header that is not SQLite\'s: named as such in the same shape, not a raw SQLITE_NOTADB', async () => {
+    const s = await manyPagesLog()
+    overwrite(s.file, 0, Buffer.alloc(16, 0x41))
+    const result = cli(['verify', '--db', s.file, '--chain-only'])
+    expect(result).toEqual({
+      code: 1,
+      lines: [
+        `audit chain BROKEN (database file damaged): ${s.file} is not a SQLite database, or its header is damaged (SQLITE_NOTADB: file is not a database); restore it from a backup (its rows were not read)`,
+        'audit chain BROKEN: 1 problem in a damaged file (0 events read)',
+      ],
+    })
+  })
+
+  it('an index key changed in a log of the first layout: quick_check finds nothing, lookups by intent miss rows, integrity_check names them', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-verify-damaged-index-'))
+    const file = path.join(dir, 'audit.db')
+    const db = new Database(file)
+    db.exec(`${LEGACY_AUDIT_TABLE.sql}; CREATE INDEX audit_events_by_intent ON audit_events (intent_id, seq);`)
+    db.close()
+    log = openAuditLog(file)
+    await Promise.all(Array.from({ length: 300 }, (_, i) => log!.append({ intentId: `intent-${String(i).padStart(3, '0')}`, event: 'policy_evaluated', data: { n: i } })))
+    await log.close()
+    log = undefined
+    moveWalIntoFile(file)
+    const leaf = pagesOf(file, 'audit_events_by_intent').find((p) => p.pagetype === 'leaf')!
+    const page = readFileSync(file).subarray((leaf.pageno - 1) * PAGE, leaf.pageno * PAGE)
+    const at = page.indexOf('intent-0')
+    expect(at).toBeGreaterThan(0)
+    // intent-0xy becomes intent-9xy in the index alone: the entry no longer matches its row.
+    overwrite(file, (leaf.pageno - 1) * PAGE + at + 'intent-'.length, Buffer.from('9'))
+    const key = page.subarray(at, at + 'intent-000'.length).toString()
+    const reader = new Database(file, { readonly: true })
+    try {
+      expect(reader.pragma('quick_check', { simple: true })).toBe('ok')
+      expect(reader.prepare<[string], number>('SELECT count(*) FROM audit_events WHERE intent_id = ?').pluck().get(key)).toBe(0)
+      expect(reader.prepare<[string], number>('SELECT count(*) FROM audit_events NOT INDEXED WHERE intent_id = ?').pluck().get(key)).toBe(1)
+    } finally {
+      reader.close()
+    }
+    expect(verifyAuditChain(file)).toMatchObject({
+      ok: false,
+      problems: [{ seq: null, kind: 'damaged_file', problem: expect.stringMatching(/"row \d+ missing from index audit_events_by_intent"/) }],
+    })
+  })
+})
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}

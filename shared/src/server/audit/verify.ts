@@ -4,6 +4,7 @@ import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCh
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { escapeForDisplay } from '../display/escape.js'
+import { databaseDamageProblem, databaseFileProblem } from './fileCheck.js'
 import { rowContentProblem } from './rowChecks.js'
 import { auditTableProblem, currentAuditSchema, readSchema, schemaProblems } from './schemaCheck.js'
 
@@ -15,9 +16,10 @@ import { auditTableProblem, currentAuditSchema, readSchema, schemaProblems } fro
  * `anchor_mismatch`: the log does not hold signer.db's latest checkpoint as
  * recorded. `truncated`: the log ends before it. `schema`: a trigger, view,
  * index or table that is not the audit log's, or an append-only trigger
- * missing (schemaCheck.ts).
+ * missing (schemaCheck.ts). `damaged_file`: SQLite finds the file's pages
+ * damaged, or cannot read it (fileCheck.ts).
  */
-export type AuditProblemKind = 'schema' | 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
+export type AuditProblemKind = 'damaged_file' | 'schema' | 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
 
 export interface AuditProblem {
   /** The row it is about (for `truncated`, the first row missing from the end); null for the database's objects. */
@@ -43,7 +45,7 @@ export type AuditVerification =
   | ({ ok: true } & Walked)
   | ({
       ok: false
-      /** The first MAX_LISTED_PROBLEMS problems, in the order found: the database's objects, rows in seq order, then the log's end. */
+      /** The first MAX_LISTED_PROBLEMS problems, in the order found: the file, the database's objects, rows in seq order, then the log's end. */
       problems: AuditProblem[]
       /** Every problem found, listed or not. */
       problemCount: number
@@ -62,8 +64,11 @@ export interface AuditAnchor {
  * canonical JSON, and each stored hash must match the row as stored (see
  * rowChecks.ts). With an anchor, every checkpoint row must seal the row
  * before it with a valid signature of the signer's audit key, and the log
- * must reach the signer's latest checkpoint, unchanged. Before the walk, the
- * database must hold only the audit log's own objects (schemaCheck.ts).
+ * must reach the signer's latest checkpoint, unchanged. Before the walk,
+ * SQLite must find the file's pages sound (fileCheck.ts), and the database
+ * must hold only the audit log's own objects (schemaCheck.ts). A damaged file
+ * is not walked: its rows are not what was written, and blaming them on an
+ * edit would send the operator looking for an intruder instead of a backup.
  *
  * It walks on past a problem and reports all it finds: a first problem that
  * anyone who can write the file can cause (a bogus checkpoint row) must not
@@ -76,11 +81,16 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
   const db = new Database(file, { readonly: true, fileMustExist: true })
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
   const found = problemList()
+  const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
   try {
+    const damage = databaseFileProblem(db, file)
+    if (damage !== null) {
+      found.add({ seq: null, kind: 'damaged_file', problem: `${damage} (its rows were not read)` })
+      return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+    }
     const schema = readSchema(db)
     const current = currentAuditSchema()
     for (const problem of schemaProblems(schema, current)) found.add({ seq: null, kind: 'schema', problem })
-    const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
     // Only countersign's own table is read: a view of that name may never end (see auditTableProblem).
     const tableProblem = auditTableProblem(schema, current)
     if (tableProblem !== null) {
@@ -117,6 +127,14 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     const lastSeq = expectedSeq - 1
     for (const p of anchorEndProblems(anchor, { lastSeq, latestSeen, ...walked })) found.add(p)
     if (found.count === 0) return { ok: true, ...walked }
+    return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+  } catch (err) {
+    // The check above reads every page, so this is a file damaged since, or
+    // damage integrity_check does not see: a verdict all the same, not a stack trace.
+    const damage = databaseDamageProblem(err, file)
+    if (damage === null) throw err
+    const where = walked.rows > 0 ? `after ${walked.rows} rows were read and checked` : 'before any row was read'
+    found.add({ seq: null, kind: 'damaged_file', problem: `${damage} (reading failed ${where})` })
     return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
   } finally {
     db.close()
