@@ -33,7 +33,7 @@ export interface GatewayConfig {
   skillConcurrency: number
   /** SERVICE_CHAIN_CHECK_MS: how often each RPC endpoint is asked its chain id again after start (default 30 s). */
   chainCheckMs: number
-  /** SERVICE_MAX_CONNECTIONS: connections held at once (default 1024); more are closed as they come. */
+  /** SERVICE_MAX_CONNECTIONS: connections held at once (default 1024); one more takes an idle or slow-sending one's place, or is refused 503. */
   maxConnections: number
   /** SERVICE_SERVER_TIMING=on: a Server-Timing header with each request's phases (default off). */
   serverTiming: boolean

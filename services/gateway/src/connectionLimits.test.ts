@@ -91,7 +91,7 @@ describe('slow clients', () => {
     }
   })
 
-  it('a connection beyond the limit is answered 503 too_many_connections and closed; once the slow ones are cut, new ones are served', async () => {
+  it('a connection beyond the limit, while every held one is still within its first second of sending, is answered 503 too_many_connections and closed; once the slow ones are cut, new ones are served', async () => {
     const port = await listening()
     const held = await Promise.all(Array.from({ length: LIMITS.maxConnections }, () => silentAfter(port, slowBuild)))
     const extra = await silentAfter(port, 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')

@@ -3,11 +3,13 @@
 // (requestTimeout: 0), so a client that sent the headers and all but one
 // byte of a 64 KB body held its ~70 KB forever; 1,500 of them held the
 // gateway at +110 MB with none ever closed (found by review).
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
+import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
-import { simpleErrorBody } from './errorBodies.js'
+import { httpErrorBody, simpleErrorBody } from './errorBodies.js'
 import { rawJsonResponse } from './lowLevelErrors.js'
+import { acceptedSocketOf } from './upgradeOffers.js'
 
 export interface ConnectionLimits {
   /** From a connection's first byte (or the start of its next request) to the end of the headers. */
@@ -19,7 +21,11 @@ export interface ConnectionLimits {
    * nor is a WebSocket once upgraded.
    */
   requestTimeoutMs: number
-  /** Connections held at once; one more is answered 503 too_many_connections and closed. */
+  /**
+   * Connections held at once. One more closes a connection that can be let
+   * go to make room for it (see makeRoomOrRefuse); only when none can is it
+   * answered 503 too_many_connections and closed.
+   */
   maxConnections: number
 }
 
@@ -38,6 +44,13 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 1
  */
 const CHECK_INTERVAL_MS = 1000
 const REFUSAL_WARNING_INTERVAL_MS = 60_000
+/**
+ * How long a connection may take over its request before a newcomer at the
+ * limit may take its place. Honest clients send their headers in one packet
+ * and a body right behind them; this much is room for a slow network, not
+ * for a client that dribbles.
+ */
+export const EVICTION_GRACE_MS = 1000
 
 const applied = new WeakMap<Server, ConnectionLimits>()
 
@@ -56,43 +69,193 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits, 
   server.headersTimeout = limits.headersTimeoutMs
   server.requestTimeout = limits.requestTimeoutMs
   ;(server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_INTERVAL_MS, limits.headersTimeoutMs)
-  refuseConnectionsBeyond(server, limits.maxConnections, warn)
+  makeRoomOrRefuse(server, limits.maxConnections, warn)
 }
 
+/** One accepted connection, as far as letting it go to make room is concerned. */
+interface HeldConnection {
+  readonly socket: Socket
+  /** What the HTTP server reads it through: the socket, or its replay without an upgrade offer (upgradeOffers.ts). */
+  httpStream: Duplex
+  /** Requests read whose answer is not yet over: more than one only when pipelined. */
+  unanswered: number
+  /** The request read last, while its answer is owed. */
+  current: IncomingMessage | undefined
+  /** socket.bytesRead when its last answer ended: more bytes since are its next request. */
+  bytesReadWhenAnswered: number
+  /** performance.now() when it joined `sending`. */
+  sendingSince: number
+  released: boolean
+}
+
+/** Node's HTTP parser for a stream: gone once the stream is upgraded (or closed). */
+const hasHttpParser = (stream: Duplex): boolean => (stream as Duplex & { parser?: unknown }).parser != null
+
 /**
- * Answers a connection past `max` with 503 too_many_connections and closes
- * it, without reading a byte of it. Not Node's maxConnections: that closes
- * such a connection unanswered, and fetch (undici) then waits forever
- * instead of failing. The operator hears of refusals once a minute at most.
- * Only accepted sockets count: a request replayed without its upgrade
- * offer (upgradeOffers.ts) rides on a socket already counted.
+ * Holds at most `max` accepted connections. A newcomer past `max` makes room
+ * if a connection can fairly be let go, else it is refused. Before, anyone
+ * who could reach the port, no API key needed, could open `max` connections
+ * that send their headers a byte at a time, hold every slot for the 10 s and
+ * 30 s the timeouts allow, reconnect when cut, and keep every real client
+ * out with 503s for as long as they liked; idle keep-alive connections held
+ * slots the same way.
+ *
+ * Let go, in this order: a connection idle between requests (keep-alive),
+ * longest idle first, closed as its keep-alive timeout would; then the one
+ * that has been sending its request (nothing yet, headers or body) the
+ * longest, if for EVICTION_GRACE_MS or more, answered 408 as at its request
+ * timeout, only sooner. Never: a connection whose request has arrived and
+ * awaits its answer (an approve-request waits up to 300 s for its
+ * operator), nor an upgraded one (the dashboard's feed).
+ *
+ * Only when nothing can go is the newcomer answered 503 too_many_connections
+ * and closed, without a byte of it read. Not Node's maxConnections: that
+ * closes such a connection unanswered, and fetch (undici) then waits forever
+ * instead of failing. The operator hears once a minute at most how many were
+ * let go and how many refused.
+ *
+ * Per request this costs a WeakMap lookup, moving one entry between two
+ * insertion-ordered Sets and one 'close' listener on the response; which
+ * connection can go is worked out only when a newcomer finds the limit
+ * reached, from the front of the Sets. Only accepted sockets count: a
+ * request replayed without its upgrade offer (upgradeOffers.ts) rides on a
+ * socket already counted, and is followed as that socket's.
  */
-function refuseConnectionsBeyond(server: Server, max: number, warn: (message: string) => void): void {
+function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) => void): void {
   const serve = server.listeners('connection') as ((socket: Duplex) => void)[]
   server.removeAllListeners('connection')
+  const held = new WeakMap<Duplex, HeldConnection>()
+  /** Connections that had every request answered, in the order they went idle. */
+  const idle = new Set<HeldConnection>()
+  /**
+   * Connections sending a request, or nothing yet, oldest first: each joins
+   * with sendingSince = now, so insertion order is age. It may still hold a
+   * connection whose request has since arrived; the search for room drops
+   * those as it meets them.
+   */
+  const sending = new Set<HeldConnection>()
   let open = 0
+  let evicted = 0
   let refused = 0
   let lastWarnedMs = -Infinity
+
+  const warnAtMostOncePerInterval = () => {
+    if (Date.now() - lastWarnedMs < REFUSAL_WARNING_INTERVAL_MS) return
+    lastWarnedMs = Date.now()
+    warn(
+      `${max} connections are open (the connection limit): ${evicted} closed to make room for new ones (idle between requests, or sending a request for ${EVICTION_GRACE_MS} ms or more), ` +
+        `${refused} refused with 503 because every open one was awaiting its answer, upgraded, or still within its first ${EVICTION_GRACE_MS} ms`,
+    )
+    evicted = 0
+    refused = 0
+  }
+
+  const release = (conn: HeldConnection) => {
+    if (conn.released) return
+    conn.released = true
+    open -= 1
+    idle.delete(conn)
+    sending.delete(conn)
+  }
+
+  const startSending = (conn: HeldConnection, now: number) => {
+    idle.delete(conn)
+    sending.delete(conn)
+    conn.sendingSince = now
+    sending.add(conn)
+  }
+
+  const answered = (conn: HeldConnection) => {
+    conn.unanswered -= 1
+    if (conn.unanswered > 0 || conn.released) return
+    conn.current = undefined
+    sending.delete(conn)
+    conn.bytesReadWhenAnswered = conn.socket.bytesRead
+    idle.add(conn)
+  }
+
+  /** Closes a connection that can go, if any; each one it passes over is moved where it belongs, so no search goes over it twice. */
+  const makeRoom = (): boolean => {
+    const now = performance.now()
+    for (const conn of idle) {
+      idle.delete(conn)
+      if (!hasHttpParser(conn.httpStream)) continue
+      if (conn.socket.bytesRead === conn.bytesReadWhenAnswered) {
+        release(conn)
+        conn.socket.destroy()
+        return true
+      }
+      // Its next request has begun: counted as sending from now, since when in the idle time it began is not known.
+      startSending(conn, now)
+    }
+    for (const conn of sending) {
+      const awaitingAnswer = conn.unanswered > 1 || conn.current?.complete === true
+      if (awaitingAnswer || !hasHttpParser(conn.httpStream)) {
+        // Back in a Set when its answer ends or its next request begins; an upgraded one, never.
+        sending.delete(conn)
+        continue
+      }
+      if (now - conn.sendingSince < EVICTION_GRACE_MS) return false
+      release(conn)
+      cutShort(conn)
+      return true
+    }
+    return false
+  }
+
+  /**
+   * Answered 408 by the server's clientError handler, the answer a request
+   * too slow for the timeouts gets, so an honest client on a slow link
+   * learns why rather than seeing a reset it cannot tell from a crash; one
+   * small write is all it costs for a client that never reads.
+   */
+  const cutShort = (conn: HeldConnection) => {
+    const tooSlow = Object.assign(new Error('closed to make room for a new connection: the request was arriving too slowly'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
+    if (!server.emit('clientError', tooSlow, conn.httpStream) && conn.httpStream.writable) {
+      conn.httpStream.end(rawJsonResponse(408, httpErrorBody(408, 'the request did not arrive in time')))
+    }
+    conn.socket.destroy()
+  }
+
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const conn = held.get(req.socket)
+    if (conn === undefined) return
+    conn.unanswered += 1
+    conn.current = req
+    startSending(conn, performance.now())
+    res.once('close', () => answered(conn))
+  })
+
   server.on('connection', (socket: Duplex) => {
     if (!(socket instanceof Socket)) {
+      const accepted = acceptedSocketOf(socket)
+      const conn = accepted && held.get(accepted)
+      if (conn) {
+        conn.httpStream = socket
+        held.set(socket, conn)
+      }
       for (const listener of serve) listener.call(server, socket)
       return
     }
     if (open >= max) {
-      refused += 1
-      if (Date.now() - lastWarnedMs >= REFUSAL_WARNING_INTERVAL_MS) {
-        lastWarnedMs = Date.now()
-        warn(`${refused} connection(s) refused with 503: ${max} are open already (the connection limit)`)
-        refused = 0
+      if (makeRoom()) {
+        evicted += 1
+        warnAtMostOncePerInterval()
+      } else {
+        refused += 1
+        warnAtMostOncePerInterval()
+        socket.on('error', () => socket.destroy())
+        socket.end(rawJsonResponse(503, simpleErrorBody('too_many_connections', `the service holds ${max} connections already; retry shortly`), ['Retry-After: 1']))
+        // A client that never reads its answer does not keep the socket.
+        setTimeout(() => socket.destroy(), 1000).unref()
+        return
       }
-      socket.on('error', () => socket.destroy())
-      socket.end(rawJsonResponse(503, simpleErrorBody('too_many_connections', `the service holds ${max} connections already; retry shortly`), ['Retry-After: 1']))
-      // A client that never reads its answer does not keep the socket.
-      setTimeout(() => socket.destroy(), 1000).unref()
-      return
     }
     open += 1
-    socket.once('close', () => (open -= 1))
+    const conn: HeldConnection = { socket, httpStream: socket, unanswered: 0, current: undefined, bytesReadWhenAnswered: 0, sendingSince: performance.now(), released: false }
+    held.set(socket, conn)
+    sending.add(conn)
+    socket.once('close', () => release(conn))
     for (const listener of serve) listener.call(server, socket)
   })
 }

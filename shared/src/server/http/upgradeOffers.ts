@@ -2,7 +2,7 @@
 // "Upgrade: h2c" on every plain-http request) and CONNECT. Only the
 // WebSocket feed is ever upgraded; everything else is answered in HTTP/1.1.
 import type { IncomingMessage, Server } from 'node:http'
-import type { Socket } from 'node:net'
+import { Socket } from 'node:net'
 import { Duplex } from 'node:stream'
 import { httpErrorBody } from './errorBodies.js'
 import { rawJsonResponse } from './lowLevelErrors.js'
@@ -84,6 +84,11 @@ class ReplayedConnection extends Duplex {
     return { socket: this.socket, unread: Buffer.concat(unread) }
   }
 
+  /** The accepted connection this stream reads from. */
+  get acceptedSocket(): Socket {
+    return this.socket
+  }
+
   override _read(): void {
     this.socket.resume()
   }
@@ -128,6 +133,16 @@ class ReplayedConnection extends Duplex {
     this.socket.setKeepAlive(enable, delayMs)
     return this
   }
+}
+
+/**
+ * The accepted socket under a connection the HTTP server was handed: the
+ * socket itself, or the one a replayed connection reads from; undefined for
+ * any other stream.
+ */
+export function acceptedSocketOf(stream: Duplex): Socket | undefined {
+  if (stream instanceof ReplayedConnection) return stream.acceptedSocket
+  return stream instanceof Socket ? stream : undefined
 }
 
 /**
