@@ -103,6 +103,7 @@ function request(port: number, path = '/v1/health'): Promise<{ status: number; b
 }
 
 const statusLine = (received: string) => received.split('\r\n')[0]
+const answersOn = (conn: RawConnection) => conn.received().split('HTTP/1.1 200 OK').length - 1
 
 describe('a newcomer at the connection limit', () => {
   it('is served although every slot is held by a connection dribbling its headers (slowloris at the limit; it was answered 503 too_many_connections)', async () => {
@@ -138,11 +139,57 @@ describe('a newcomer at the connection limit', () => {
     await sleep(EVICTION_GRACE_MS + 200)
     const keptAlive = await connect(port, 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     while (!keptAlive.received().endsWith('ok')) await sleep(10)
+    await sleep(EVICTION_GRACE_MS + 200)
     expect((await request(port)).status).toBe(200)
     await keptAlive.closed
     // Closed as its keep-alive timeout would have closed it: no second answer.
     expect(keptAlive.received().split('HTTP/1.1 ').length - 1).toBe(1)
     expect(attackers.some((a) => a.isClosed())).toBe(false)
+  })
+
+  it('is answered 503 rather than close a keep-alive connection answered less than a second ago: its client is the likeliest to send again', async () => {
+    const { port, waiting } = await startServer()
+    for (let i = 0; i < MAX - 1; i++) await connect(port, 'GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    while (waiting.length < MAX - 1) await sleep(10)
+    const keptAlive = await connect(port, 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    while (!keptAlive.received().endsWith('ok')) await sleep(10)
+    expect((await request(port)).status).toBe(503)
+    keptAlive.socket.write('GET /again HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    while (answersOn(keptAlive) < 2 && !keptAlive.isClosed()) await sleep(10)
+    expect(keptAlive.isClosed()).toBe(false)
+    expect(answersOn(keptAlive)).toBe(2)
+  })
+
+  it('reads a request that reached an idle keep-alive connection in the same turn as the newcomer before judging it idle (it was reset unread: ECONNRESET on a request the server never saw)', async () => {
+    const { port, waiting } = await startServer()
+    for (let i = 0; i < MAX - 1; i++) await connect(port, 'GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    while (waiting.length < MAX - 1) await sleep(10)
+    const keptAlive = await connect(port, 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    while (!keptAlive.received().endsWith('ok')) await sleep(10)
+    await sleep(EVICTION_GRACE_MS + 200)
+    // The newcomer's handshake completes in the kernel first, then the kept-alive client's next request arrives; the
+    // server's event loop is held meanwhile, so both wait for the same poll (the newcomer's accept first in line).
+    const newcomer = net.connect(port, '127.0.0.1')
+    let newcomerGot = ''
+    newcomer.on('data', (d) => (newcomerGot += d))
+    newcomer.on('error', () => undefined)
+    cleanups.push(() => void newcomer.destroy())
+    const newcomerClosed = once(newcomer, 'close')
+    await new Promise<void>((resolve) =>
+      // After net.connect's own nextTick, which makes the connect() call.
+      process.nextTick(() => {
+        keptAlive.socket.write('POST /sign HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}')
+        const until = performance.now() + 50
+        while (performance.now() < until);
+        resolve()
+      }),
+    )
+    while (answersOn(keptAlive) < 2 && !keptAlive.isClosed()) await sleep(10)
+    expect(keptAlive.isClosed()).toBe(false)
+    expect(answersOn(keptAlive)).toBe(2)
+    // It had just been answered: nothing could go, so the newcomer was refused.
+    await newcomerClosed
+    expect(statusLine(newcomerGot)).toBe('HTTP/1.1 503 Service Unavailable')
   })
 
   it('takes the place of a body arriving too slowly, also on a connection replayed without its "Upgrade: h2c" offer', async () => {

@@ -83,6 +83,8 @@ interface HeldConnection {
   current: IncomingMessage | undefined
   /** socket.bytesRead when its last answer ended: more bytes since are its next request. */
   bytesReadWhenAnswered: number
+  /** performance.now() when its last answer ended. */
+  idleSince: number
   /** performance.now() when it joined `sending`. */
   sendingSince: number
   released: boolean
@@ -100,11 +102,12 @@ const hasHttpParser = (stream: Duplex): boolean => (stream as Duplex & { parser?
  * out with 503s for as long as they liked; idle keep-alive connections held
  * slots the same way.
  *
- * Let go, in this order: a connection idle between requests (keep-alive),
- * longest idle first, closed as its keep-alive timeout would; then the one
- * that has been sending its request (nothing yet, headers or body) the
- * longest, if for EVICTION_GRACE_MS or more, answered 408 as at its request
- * timeout, only sooner. Never: a connection whose request has arrived and
+ * Let go, in this order: a connection idle between requests (keep-alive)
+ * for EVICTION_GRACE_MS or more, longest idle first, closed as its
+ * keep-alive timeout would; then the one that has been sending its request
+ * (nothing yet, headers or body) the longest, if for EVICTION_GRACE_MS or
+ * more, answered 408 as at its request timeout, only sooner. The newcomer's
+ * place is decided after the poll phase that accepted it. Never: a connection whose request has arrived and
  * awaits its answer (an approve-request waits up to 300 s for its
  * operator), nor an upgraded one (the dashboard's feed).
  *
@@ -171,6 +174,7 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
     conn.current = undefined
     sending.delete(conn)
     conn.bytesReadWhenAnswered = conn.socket.bytesRead
+    conn.idleSince = performance.now()
     idle.add(conn)
   }
 
@@ -178,15 +182,24 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
   const makeRoom = (): boolean => {
     const now = performance.now()
     for (const conn of idle) {
-      idle.delete(conn)
-      if (!hasHttpParser(conn.httpStream)) continue
-      if (conn.socket.bytesRead === conn.bytesReadWhenAnswered) {
-        release(conn)
-        conn.socket.destroy()
-        return true
+      if (!hasHttpParser(conn.httpStream)) {
+        idle.delete(conn)
+        continue
       }
-      // Its next request has begun: counted as sending from now, since when in the idle time it began is not known.
-      startSending(conn, now)
+      if (conn.socket.bytesRead !== conn.bytesReadWhenAnswered) {
+        // Its next request has begun: counted as sending from now, since when in the idle time it began is not known.
+        startSending(conn, now)
+        continue
+      }
+      // Closing an idle connection races its client's next request (a request
+      // the kernel holds unread is reset with it, unseen). The client that has
+      // just had its answer is the likeliest to send again, so only one idle
+      // for the grace or more goes, as for a keep-alive timeout; the others
+      // went idle later still.
+      if (now - conn.idleSince < EVICTION_GRACE_MS) break
+      release(conn)
+      conn.socket.destroy()
+      return true
     }
     for (const conn of sending) {
       const awaitingAnswer = conn.unanswered > 1 || conn.current?.complete === true
@@ -238,6 +251,24 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
       return
     }
     if (open >= max) {
+      // Decided after the rest of this poll phase: a request already on an
+      // idle-looking connection, accepted in the same turn, is read first, so
+      // that connection is seen sending and is not closed with its request
+      // unread (found by review: ECONNRESET on a POST the server never saw).
+      // No listener of the server's is on the socket yet: a reset meanwhile must not be an unhandled 'error'.
+      const onError = () => socket.destroy()
+      socket.on('error', onError)
+      setImmediate(() => {
+        socket.off('error', onError)
+        if (!socket.destroyed) admit(socket)
+      })
+      return
+    }
+    admit(socket)
+  })
+
+  const admit = (socket: Socket) => {
+    if (open >= max) {
       if (makeRoom()) {
         evicted += 1
         warnAtMostOncePerInterval()
@@ -252,10 +283,11 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
       }
     }
     open += 1
-    const conn: HeldConnection = { socket, httpStream: socket, unanswered: 0, current: undefined, bytesReadWhenAnswered: 0, sendingSince: performance.now(), released: false }
+    const now = performance.now()
+    const conn: HeldConnection = { socket, httpStream: socket, unanswered: 0, current: undefined, bytesReadWhenAnswered: 0, idleSince: now, sendingSince: now, released: false }
     held.set(socket, conn)
     sending.add(conn)
     socket.once('close', () => release(conn))
     for (const listener of serve) listener.call(server, socket)
-  })
+  }
 }
