@@ -21,21 +21,32 @@ export interface TerminalApprover {
  */
 export async function startWithTerminalApprover(stack: Stack, env: Record<string, string>, width = 200): Promise<TerminalApprover> {
   const session = `cs-${process.pid}-${Date.now()}`
-  await stack.startSigner()
-  stack.approverPort = await freePort()
-  const envArgs = Object.entries({ ...stack.env, SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn', ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
-  execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', String(width), '-y', '50', ...envArgs, process.execPath, entries.approver])
   const terminal: TerminalApprover = {
     screen: () => execFileSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-300']).toString(),
     press: (...keys) => execFileSync('tmux', ['send-keys', '-t', session, ...keys]),
-    close: () => execFileSync('tmux', ['kill-session', '-t', session]),
+    // An approver that exited (a failed start, a crash mid-test) took its session with it: nothing left to end, and
+    // tmux's "can't find session" must not hide the failure that ended it, nor skip stopping the rest of the stack.
+    close: () => {
+      try {
+        execFileSync('tmux', ['kill-session', '-t', session], { stdio: 'ignore' })
+      } catch {
+        /* already gone */
+      }
+    },
   }
+  await stack.startSigner()
   try {
+    stack.approverPort = await freePort()
+    const envArgs = Object.entries({ ...stack.env, SERVICE_APPROVER_PORT: String(stack.approverPort), SERVICE_LOG_LEVEL: 'warn', ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', String(width), '-y', '50', ...envArgs, process.execPath, entries.approver])
     await waitFor(async () => (await fetch(`http://127.0.0.1:${stack.approverPort}/v1/approvals/pending`).catch(() => null))?.ok ?? null, { what: 'the approver in tmux' })
     await stack.startGateway()
   } catch (err) {
-    terminal.close()
-    await stack.stop()
+    try {
+      terminal.close()
+    } finally {
+      await stack.stop()
+    }
     throw err
   }
   return terminal
