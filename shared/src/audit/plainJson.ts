@@ -1,3 +1,5 @@
+import { jsonString } from '../canonical/jcs.js'
+
 /** Thrown for audit data that JSON cannot carry as it is (the event is then not written). */
 export class AuditDataError extends Error {
   constructor(message: string) {
@@ -19,6 +21,67 @@ const MAX_DEPTH = MAX_AUDIT_DATA_DEPTH
  */
 export function assertPlainJson(value: unknown, where: string): void {
   check(value, where, [])
+}
+
+/** The fast walk met something that is not plain JSON: assertPlainJson then says what and where. */
+const NOT_PLAIN = Symbol('not plain JSON')
+
+/**
+ * assertPlainJson and RFC 8785 canonicalisation (canonicalize, jcs.ts) in
+ * one walk: what every audit append does on the event loop of the process
+ * appending, twice per build. The walk builds no paths and keeps no list of
+ * parents (the depth limit ends a cycle too); when it meets anything that is
+ * not plain JSON it stops, and assertPlainJson walks again to say what and
+ * where, so the errors are the same as before.
+ */
+export function canonicalPlainJson(value: unknown, where: string): string {
+  try {
+    return canonicalPlain(value, 1)
+  } catch (err) {
+    if (err !== NOT_PLAIN) throw err
+  }
+  assertPlainJson(value, where)
+  // The one thing assertPlainJson lets by: forEach skips an array's holes, where JSON.stringify would write null.
+  throw new AuditDataError(`${where} holds an array with an empty slot (a sparse array), not plain JSON`)
+}
+
+function canonicalPlain(value: unknown, depth: number): string {
+  if (value === null) return 'null'
+  switch (typeof value) {
+    case 'string':
+      return jsonString(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'number':
+      if (!Number.isFinite(value)) throw NOT_PLAIN
+      return String(value)
+    case 'object':
+      break
+    default:
+      throw NOT_PLAIN
+  }
+  if (depth > MAX_DEPTH) throw NOT_PLAIN
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ','
+      out += canonicalPlain(value[i], depth + 1)
+    }
+    return `${out}]`
+  }
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN
+  const record = value as Record<string, unknown>
+  const keys = Object.keys(record).sort()
+  let out = '{'
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    const member = record[key]
+    if (member === undefined) continue
+    if (out.length > 1) out += ','
+    out += `${jsonString(key)}:${canonicalPlain(member, depth + 1)}`
+  }
+  return `${out}}`
 }
 
 function check(value: unknown, where: string, parents: object[]): void {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { canonicalize } from '../canonical/jcs.js'
 import type { AuditEvent, Clock } from '../types.js'
 import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
-import { AuditDataError, assertPlainJson } from './plainJson.js'
+import { AuditDataError, canonicalPlainJson } from './plainJson.js'
 import type { PreparedEvent } from './writer.js'
 
 export interface AuditAppend {
@@ -55,12 +54,12 @@ function stamp(input: AuditAppend, clock: Clock): StampedEvent {
     throw new AuditDataError(`audit event ${event}: data must be a plain object (an array or primitive is not accepted)`)
   }
   const stored = { ...data, intentId }
+  let dataJcs: string
   try {
-    assertPlainJson(stored, 'data')
+    dataJcs = canonicalPlainJson(stored, 'data')
   } catch (err) {
     throw new AuditDataError(`audit event ${event}: ${(err as Error).message}`)
   }
-  const dataJcs = canonicalize(stored)
   const timestamp = clock()
   if (!Number.isSafeInteger(timestamp) || Math.abs(timestamp) > 8.64e15) throw new AuditDataError(`audit clock returned ${timestamp}, not integer Unix milliseconds a Date can hold`)
   const full: AuditEvent = { id: randomUUID(), timestamp, intentId, event, data: stored }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalize, CanonicalizationError } from './jcs.js'
+import { canonicalize, CanonicalizationError, jsonString } from './jcs.js'
 
 /** The IEEE 754 double with the given 64-bit pattern (how RFC 8785 Appendix B lists its inputs). */
 function double(bits: string): number {
@@ -127,5 +127,22 @@ describe('canonicalize (RFC 8785)', () => {
     // Unlike JSON.stringify, an undefined array element is not turned into null.
     expect(() => canonicalize([undefined])).toThrow(CanonicalizationError)
     expect(() => canonicalize(undefined)).toThrow(CanonicalizationError)
+  })
+})
+
+describe('jsonString', () => {
+  it('writes every UTF-16 code unit as JSON.stringify does, alone and between others', () => {
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const c = String.fromCharCode(unit)
+      for (const s of [c, `a${c}b`, `${c}${c}`]) {
+        if (jsonString(s) !== JSON.stringify(s)) expect.fail(`code unit 0x${unit.toString(16)} in ${JSON.stringify(s)}: ${jsonString(s)}`)
+      }
+    }
+  })
+
+  it('writes surrogate pairs, lone surrogates and the empty string as JSON.stringify does', () => {
+    for (const s of ['', '😀', 'x\ud83d', '\ude00x', '\ude00\ud83d', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', 'a"b\\c']) {
+      expect(jsonString(s)).toBe(JSON.stringify(s))
+    }
   })
 })

@@ -4,10 +4,27 @@
 // does) and object members sorted by their UTF-16 code units (what the
 // default Array.prototype.sort does).
 //
-// Written with plain loops: it runs three times for every build (the
-// txRequestHash and two audit events) on the gateway's event loop.
+// Written with plain loops: it runs for every build (the txRequestHash; the
+// two audit events go through canonicalPlainJson, the same walk) on the
+// gateway's event loop.
 
 export class CanonicalizationError extends Error {}
+
+/**
+ * Nothing in it that JSON.stringify would escape: no quote, backslash or
+ * control character, and no UTF-16 surrogate (lone ones are escaped since
+ * ES2019; pairs are not, but are left to JSON.stringify all the same).
+ */
+const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/
+
+/**
+ * A string as JSON.stringify writes it. Most strings hashed here (addresses,
+ * hashes, ids, descriptions) have nothing to escape, and quoting them
+ * directly takes a third less time than the call.
+ */
+export function jsonString(value: string): string {
+  return NOTHING_TO_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value)
+}
 
 export function canonicalize(value: unknown): string {
   if (value === null) return 'null'
@@ -15,10 +32,11 @@ export function canonicalize(value: unknown): string {
     case 'boolean':
       return value ? 'true' : 'false'
     case 'string':
-      return JSON.stringify(value)
+      return jsonString(value)
     case 'number':
       if (!Number.isFinite(value)) throw new CanonicalizationError('JCS cannot represent a non-finite number')
-      return JSON.stringify(value)
+      // ECMAScript's Number::toString, as JSON.stringify writes a finite number (-0 as 0).
+      return String(value)
     case 'object': {
       if (Array.isArray(value)) {
         let out = '['
@@ -35,7 +53,7 @@ export function canonicalize(value: unknown): string {
         const member = record[key]
         if (member === undefined) continue
         if (out.length > 1) out += ','
-        out += `${JSON.stringify(key)}:${canonicalize(member)}`
+        out += `${jsonString(key)}:${canonicalize(member)}`
       }
       return `${out}}`
     }
