@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address } from 'viem'
-import { NATIVE_TOKEN_ADDRESS, type TxIntent } from '@countersign/shared'
+import { NATIVE_TOKEN_ADDRESS, type ChainId, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { responseChecker } from './support/contract.js'
 import { intentFor } from './support/intents.js'
@@ -21,7 +21,7 @@ let anvil: Anvil
 let stack: Stack
 let contract: ReturnType<typeof responseChecker>
 
-const send = (wei: bigint, chainId = 8453): TxIntent => intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: wei.toString() }, { chainId, maxGasWei: parseEther('0.01').toString() })
+const send = (wei: bigint, chainId: ChainId = 8453): TxIntent => intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: wei.toString() }, { chainId, maxGasWei: parseEther('0.01').toString() })
 
 /** A request to the running gateway, its answer checked against the document. */
 async function call(method: 'get' | 'post' | 'delete', path: string, template: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -43,7 +43,7 @@ beforeAll(async () => {
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start({ approver: true })
   const served = await fetch(`${stack.url}/v1/openapi.json`).then((r) => r.json())
-  contract = responseChecker(served)
+  contract = responseChecker(served as Parameters<typeof responseChecker>[0])
 })
 
 afterAll(async () => {

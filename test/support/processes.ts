@@ -2,7 +2,7 @@
 // `node entry.js`, their output captured line by line (kept in memory, written
 // to test/artifacts/logs/<name>-<pid>.log, printable with dumpLogs()), and a
 // guarantee that nothing we start outlives the test process.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -208,6 +208,10 @@ export interface SpawnServiceOptions {
   listenFd?: number
 }
 
+function hasPipes(child: ChildProcess): child is ChildProcessWithoutNullStreams {
+  return child.stdin !== null && child.stdout !== null && child.stderr !== null
+}
+
 function tail(lines: readonly string[], n: number): string {
   return lines.slice(-n).join('\n')
 }
@@ -242,6 +246,10 @@ export function spawnService(
   child.once('error', (err) => {
     spawnError = err
   })
+  // @types/node types the pipes as possibly null when stdio has a fourth
+  // entry (the listenFd form); Node leaves them null only when the spawn
+  // failed before it could make them (EMFILE, ENFILE).
+  if (!hasPipes(child)) throw new Error(`spawnService(${o.name}): the child has no stdio pipes (out of file descriptors?)`)
   child.stdin.on('error', () => {}) // EPIPE when the child exits before reading
   if (o.stdin !== undefined) child.stdin.end(o.stdin)
 

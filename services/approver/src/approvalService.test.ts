@@ -342,7 +342,7 @@ describe('approval channels', () => {
       return new Promise<boolean>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))))
     }))
     const pushed: Array<{ type: string; requestId?: string; end?: string }> = []
-    s.web.subscribe({ readyState: 1, send: (d) => pushed.push(JSON.parse(d)) })
+    s.web.subscribe({ readyState: 1, bufferedAmount: 0, send: (d) => pushed.push(JSON.parse(d)), terminate: () => undefined })
     const t = await s.pendingTicket()
     expect(asked.map((a) => a.requestId)).toEqual([t.requestId])
     expect(pushed.map((m) => m.type)).toEqual(['request'])

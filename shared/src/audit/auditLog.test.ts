@@ -89,7 +89,7 @@ describe('audit log', () => {
     expect(describeFailure(err)).toBe(err!.message)
   })
 
-  it.each([
+  it.each<[string, Parameters<typeof insertRawAuditRow>[1], RegExp]>([
     ['data that is not JSON', { data: 'not json' }, /its data is not a JSON object/],
     ['data that is a JSON array', { data: '[1]' }, /its data is not a JSON object/],
     ['data that is a blob', { data: Buffer.from('{}') }, /its data is not a JSON object/],
@@ -119,7 +119,7 @@ describe('audit log', () => {
     expect(shown[0]!.data).toEqual({ description: 'x', intentId: 'b' })
     // And `countersign-audit tail` prints it the same way instead of stopping.
     const out: string[] = []
-    expect(runAuditCli(['tail', '--db', file, '-n', '5'], { out: (t) => out.push(t), err: (t) => out.push(t) })).toBe(0)
+    expect(runAuditCli(['tail', '--db', file, '-n', '5'], { out: (t) => out.push(t), err: (t) => out.push(t), env: {} })).toBe(0)
     expect(out.map((l) => JSON.parse(l).event)).toEqual(['policy_evaluated', odd.event, 'tx_built'])
   })
 

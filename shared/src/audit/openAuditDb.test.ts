@@ -38,7 +38,7 @@ describe('countersign-audit on what is not a database or a key', () => {
     openAuditDb(real).close()
     const run = (argv: string[]) => {
       const lines: string[] = []
-      const code = runAuditCli(argv, { out: (t) => lines.push(t), err: (t) => lines.push(t) })
+      const code = runAuditCli(argv, { out: (t) => lines.push(t), err: (t) => lines.push(t), env: {} })
       return { code, text: lines.join('\n') }
     }
     for (const argv of [['verify', '--db', fifo, '--chain-only'], ['tail', '--db', fifo], ['verify', '--db', real, '--audit-key', fifo, '--signer-db', real], ['verify', '--db', real, '--audit-key', dir, '--signer-db', real]]) {

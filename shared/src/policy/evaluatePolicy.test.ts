@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { actions, makeIntent, RECIPIENT, ROUTER_BASE, USDC_BASE, WETH_BASE } from '../server/testing/intents.js'
-import type { PolicyConfig, TxIntent } from '../types.js'
+import type { PolicyConfig, SwapExactInAction, SwapExactOutAction, TxIntent } from '../types.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { evaluatePolicy, isWithinDeadline, tokenLimitFor, type PolicyContext } from './evaluatePolicy.js'
 
@@ -199,7 +199,7 @@ describe('evaluatePolicy', () => {
 
   describe('swaps under a recipient allowlist pay whoever sells the token bought', () => {
     const FRIEND = '0x000000000000000000000000000000000000b0b0' as const
-    const swapOf = (action: ReturnType<typeof actions.swapIn>) => intent({ action })
+    const swapOf = (action: SwapExactInAction | SwapExactOutAction) => intent({ action })
 
     it('the review: recipientAllowlist [BOB], no token lists: a swap into any token needs an operator (it was allowed)', () => {
       for (const action of [actions.swapIn(), actions.swapOut()]) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ACTION_SPECS } from '../actions/index.js'
 import { actions, makeIntent, USDC_BASE } from '../server/testing/intents.js'
-import type { PolicyConfig, QuorumRule } from '../types.js'
+import type { Action, PolicyConfig, QuorumRule } from '../types.js'
 import { defaultPolicyConfig } from './defaults.js'
 import { evaluatePolicy } from './evaluatePolicy.js'
 import { parsePolicyConfig } from './loadPolicy.js'
@@ -11,7 +11,7 @@ const NOW = Date.UTC(2026, 10, 22, 12)
 const usdc = USDC_BASE.toLowerCase()
 const rule = (o: Partial<QuorumRule> = {}): QuorumRule => ({ valueWei: '1000', tokens: { [usdc]: '2000000' }, approvals: 2, ...o })
 const cfg = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), requireQuorumAbove: rule(), ...o })
-const intentOf = (action: ReturnType<typeof actions.native>) => makeIntent({ nowMs: NOW, action })
+const intentOf = (action: Action) => makeIntent({ nowMs: NOW, action })
 
 describe('quorumFor', () => {
   it('no rule: nothing needs a quorum', () => {

@@ -32,7 +32,7 @@ export async function startListeningApprover(opts: Pick<Parameters<typeof buildA
   const app = await buildApproverApp({ host: '127.0.0.1', service, web, audit, clock, operatorToken: OPERATOR_TOKEN, ...opts })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const socketPath = path.join(dir, 'run', 'approver-http.sock')
-  const closeSocket = await listenOnSocket(app, socketPath, '0600')
+  const closeSocket = await listenOnSocket(app, socketPath, 0o600)
   return {
     port: (app.server.address() as net.AddressInfo).port,
     socketPath,

@@ -93,7 +93,8 @@ describe('skill registration', () => {
     await setup({ skillPublishers: [stranger.address] })
     writeSkill('greeter', { 'index.js': GOOD })
     const m = await sign(manifest('greeter', { 'index.js': GOOD }))
-    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'test-operator-token' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'test-operator-token' }]
+    for (const headers of attempts) {
       const res = await register(m, headers)
       expect(res.statusCode).toBe(401)
       expect(res.json()).toMatchObject({ registered: false, name: 'greeter', manifestHash: '', error: 'operator_auth_required' })

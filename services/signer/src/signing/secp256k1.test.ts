@@ -107,8 +107,7 @@ describe('secp256k1 signing (libsecp256k1 in WebAssembly)', () => {
       seen.add(yParity)
       expect(await recoveryBitOf(digest, rs, publicPoint)).toBe(yParity)
       expect(await recoveryBitOf(digest, rs, otherPoint)).toBeNull()
-      const otherDigest = Uint8Array.from(digest)
-      otherDigest[31] ^= 1
+      const otherDigest = Uint8Array.from(digest, (byte, i) => (i === 31 ? byte ^ 1 : byte))
       expect(await recoveryBitOf(otherDigest, rs, publicPoint)).toBeNull()
     }
     expect([...seen].sort()).toEqual([0, 1])

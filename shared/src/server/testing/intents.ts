@@ -1,7 +1,7 @@
 // Intent factories for tests in every package. Not exported from the package
 // root so production code cannot pick them up by accident.
 import { randomUUID } from 'node:crypto'
-import type { Action, Address, ChainId, TxIntent } from '../../types.js'
+import type { Action, Address, ApproveAction, ChainId, SwapExactInAction, SwapExactOutAction, TransferAction, TransferNativeAction, TxIntent } from '../../types.js'
 
 export const WALLET: Address = '0x1111111111111111111111111111111111111111'
 export const RECIPIENT: Address = '0x2222222222222222222222222222222222222222'
@@ -42,20 +42,20 @@ export function makeIntent(o: IntentOverrides = {}): TxIntent {
 }
 
 export const actions = {
-  transfer: (amount = '5000000'): Action => ({
+  transfer: (amount = '5000000'): TransferAction => ({
     type: 'transfer',
     asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 },
     to: RECIPIENT,
     amount,
   }),
-  native: (amount = '1000000000000000'): Action => ({ type: 'transfer_native', to: RECIPIENT, amount }),
-  approve: (amount = '1000000'): Action => ({
+  native: (amount = '1000000000000000'): TransferNativeAction => ({ type: 'transfer_native', to: RECIPIENT, amount }),
+  approve: (amount = '1000000'): ApproveAction => ({
     type: 'approve',
     asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 },
     spender: ROUTER_BASE,
     amount,
   }),
-  swapIn: (): Action => ({
+  swapIn: (): SwapExactInAction => ({
     type: 'swap_exact_in',
     router: ROUTER_BASE,
     assetIn: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 },
@@ -63,7 +63,7 @@ export const actions = {
     amountIn: '1000000',
     minAmountOut: '1',
   }),
-  swapOut: (): Action => ({
+  swapOut: (): SwapExactOutAction => ({
     type: 'swap_exact_out',
     router: ROUTER_BASE,
     assetIn: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 },
