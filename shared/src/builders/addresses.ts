@@ -71,13 +71,20 @@ function isAllUpperCase(address: string): boolean {
  * (BuildError). Lower-case and checksummed addresses already are; an address
  * in upper case only is valid too, but viem refuses it, so it is replaced by
  * its EIP-55 form. The gateway applies this to every intent it accepts, so
- * that nothing behind it (builders, chain calls, signer, approver) meets such
- * an address. An intent that needs no change is returned as it is. Hashes are
+ * that nothing behind it (chain calls, approver) meets such an address; the
+ * builders apply it again for the signer, which takes intents from whoever
+ * reaches its socket. An intent that needs no change is returned as it is. Hashes are
  * unaffected: the txRequestHash input lower-cases addresses.
  */
 export function normalizeIntentAddresses(intent: TxIntent): TxIntent {
-  assertIntentChecksums(intent)
-  if (!intentAddresses(intent).some(([, address]) => isAllUpperCase(address))) return intent
+  // One pass for both: the builders call this for every build and every signature.
+  let upperCase = false
+  for (const [field, address] of intentAddresses(intent)) {
+    const problem = checksumProblem(field, address)
+    if (problem) throw new BuildError('bad_address_checksum', problem)
+    upperCase ||= isAllUpperCase(address)
+  }
+  if (!upperCase) return intent
   const c = (address: Address): Address => (isAllUpperCase(address) ? toChecksumAddress(address) : address)
   const action = specOf(intent.action).mapAddresses(intent.action, c)
   return { ...intent, wallet: { ...intent.wallet, address: c(intent.wallet.address) }, action }

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { hexToBytes, parseTransaction, recoverTransactionAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   AGGREGATOR_ROUTER,
   buildTransaction,
@@ -63,11 +63,12 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
       },
     },
   })
+  const signatures = createSignatures(db)
   const core = createSignerCore({
     db,
     wal,
     tokens,
-    signatures: createSignatures(db),
+    signatures,
     keys: keyRingOf(opts.keys === false ? [] : [opts.ringKey ?? keystoreRingKey({ address: account.address, signingKey, label: null, dev: opts.dev ?? false })]),
     policy: { ...defaultPolicyConfig(), ...opts.policy },
     routers,
@@ -101,7 +102,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     )
   // The checkpoints sealing each signature are checked on their own below.
   const events = () => audit!.list({ limit: 1000 }).filter((e) => e.event !== 'checkpoint')
-  return { core, tokens, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir, auditLink }
+  return { core, tokens, signatures, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir, auditLink }
 }
 
 describe('signer core', () => {
@@ -409,6 +410,50 @@ describe('signer core', () => {
     const sameData = aggregatorSwapCalldata({ receiver: account.address, dst: actions.swapIn().assetIn.address, amount: 1_000_000n, minReturn: 5n })
     expect(await s.reason(s.core.sign(forged(same, sameData)))).toBe('tx_mismatch')
     expect(s.events()[0]!.data.error).toMatch(/must be different tokens/)
+  })
+
+  it('addresses in upper case only (valid EIP-55, refused by viem) from a compromised gateway: signed as the checksummed form or refused and audited, never an internal error', async () => {
+    // Found by review: the signer took them as they came and viem threw inside
+    // the signature, a JSON-RPC internal error with nothing in the audit log.
+    const s = setup({ policy: { requireApprovalAbove: { valueWei: '10000000000000000000' } } })
+    const upper = (a: string) => `0x${a.slice(2).toUpperCase()}` as Hex
+    const recipient = '0x2222222222222222222222222222222222222abc'
+    const native = s.intent({ action: { type: 'transfer_native', to: upper(recipient), amount: '1000' } })
+    const nativeTx = { to: upper(recipient), data: '0x' as Hex, value: '1000', chainId: 8453, type: 'eip1559' as const }
+    const signed = await s.core.sign(s.params(native, { txRequest: nativeTx }))
+    expect(parseTransaction(signed.signedTx).to?.toLowerCase()).toBe(recipient)
+
+    const swap = actions.swapIn()
+    const upperToken = s.intent({ action: { ...swap, assetOut: { ...swap.assetOut, address: upper('0x4200000000000000000000000000000000000abc') } } })
+    expect(await s.reason(s.core.sign(s.params(upperToken, { txRequest: { to: swap.router, data: '0x', value: '0', chainId: 8453, type: 'eip1559' } })))).toBe('tx_mismatch')
+    expect(await s.reason(s.core.sign(s.params(upperToken)))).toBe('signed')
+
+    const aggregatorIntent = s.intent({ action: { ...actions.swapIn(), provider: 'aggregator', router: AGGREGATOR_ROUTER } as never })
+    const good = aggregatorSwapCalldata({ receiver: account.address, amount: 1_000_000n, minReturn: 5n })
+    const viaUpperRouter = { to: upper(AGGREGATOR_ROUTER), data: good, value: '0', chainId: 8453, type: 'eip1559' as const }
+    const viaAggregator = await s.core.sign(s.params(aggregatorIntent, { txRequest: viaUpperRouter }))
+    expect(parseTransaction(viaAggregator.signedTx).to?.toLowerCase()).toBe(AGGREGATOR_ROUTER.toLowerCase())
+
+    // Three signatures and one refusal, each audited (a signature's row is written once its commit is durable, so in any order).
+    expect(s.events().map((e) => `${e.event} ${String(e.data.reason ?? '')}`).sort()).toEqual([
+      'signature_created ',
+      'signature_created ',
+      'signature_created ',
+      'signing_denied tx_mismatch',
+    ])
+  })
+
+  it('a wallet with no key here is refused before policy, so no per-wallet counter is loaded and kept for it', async () => {
+    // Found by review: sign calls naming random wallets each loaded a rate
+    // window (a signer.db query) kept for the life of the process.
+    const s = setup({ keys: false })
+    const counted = vi.spyOn(s.signatures, 'recentCount')
+    for (let n = 0; n < 20; n++) {
+      const stranger = `0x${randomUUID().replaceAll('-', '').padEnd(40, '0')}` as Hex
+      const i = makeIntent({ wallet: stranger, nowMs: s.clock(), action: actions.native('1000') })
+      expect(await s.reason(s.core.sign(s.params(i)))).toBe('key_locked')
+    }
+    expect(counted).not.toHaveBeenCalled()
   })
 
   it('applies its own policy: deny and the per-wallet counter', async () => {

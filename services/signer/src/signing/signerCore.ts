@@ -270,6 +270,15 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         replacing = prior
       }
 
+      // A wallet without a key here is refused before policy: its per-wallet
+      // counter would otherwise be loaded and kept for the life of the process,
+      // one for every address anyone on the socket names (found by review).
+      const key = keys.get(wallet)
+      if (!key) return refuse(intentId, 'key_locked', { signerAddress: wallet.toLowerCase() })
+      if (key.dev && intent.chain.chainId !== deps.devChainId) {
+        return refuse(intentId, 'dev_key_on_remote_chain', { signerAddress: key.address, chainId: intent.chain.chainId, devChainId: deps.devChainId })
+      }
+
       // 4. offline policy with the signer's own policy file and counter.
       const decision = policyFor(p, clock(), contract)
       if (decision.decision === 'deny') {
@@ -288,11 +297,6 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         // signature did not need (policy allowed it) would otherwise pay for a second transaction (found by review).
         const problem = tokens.check(p.approvalTokenId, binding, clock(), replacing?.createdAt)
         if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
-      }
-      const key = keys.get(wallet)
-      if (!key) return refuse(intentId, 'key_locked', { signerAddress: wallet.toLowerCase() })
-      if (key.dev && intent.chain.chainId !== deps.devChainId) {
-        return refuse(intentId, 'dev_key_on_remote_chain', { signerAddress: key.address, chainId: intent.chain.chainId, devChainId: deps.devChainId })
       }
 
       // 6. the fee cap; the deadline was part of the policy check.
