@@ -16,6 +16,7 @@ import { repoRoot, spawnService, waitFor } from './support/processes.js'
 
 const approveCli = path.join(repoRoot, 'services/approver/dist/cli/approve.js')
 import { entries, importKey, Stack } from './support/stack.js'
+import { rawExchange } from '@countersign/shared/testing/rawExchange'
 import { BOB, nativeIntent } from './support/intents.js'
 import { startWithTerminalApprover } from './support/terminalApprover.js'
 
@@ -46,6 +47,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await anvil?.stop()
 })
+
+
+/** A connection that sends nothing, once the server has it. */
+async function openSilentConnection(port: number): Promise<net.Socket> {
+  const socket = net.connect(port, '127.0.0.1')
+  socket.on('error', () => undefined)
+  await once(socket, 'connect')
+  return socket
+}
 
 describe('web mode', () => {
   let stack: Stack
@@ -317,6 +327,25 @@ describe('auto mode', () => {
       expect(sent.status).toBe(200)
       expect((await receiptOf(stack, sent.body.txHash)).status).toBe('success')
       expect(await stack.auditVerify()).toMatch(/^audit chain OK: \d+ events/)
+    } finally {
+      await stack.stop()
+    }
+  })
+
+  it("holds SERVICE_MAX_CONNECTIONS connections at once on its own port, as the gateway does (it had 1024 whatever the gateway's)", async () => {
+    const stack = new Stack({})
+    try {
+      await stack.startSigner()
+      await stack.startApprover({ SERVICE_MAX_CONNECTIONS: '16' })
+      // Sixteen that have sent nothing yet, none of them a second old: nothing can be let go to make room.
+      const held = await Promise.all(Array.from({ length: 16 }, () => openSilentConnection(stack.approverPort)))
+      try {
+        const refused = await rawExchange(stack.approverPort, 'GET /approval-ui HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+        expect(refused.answers[0]?.statusLine).toMatch(/^HTTP\/1\.1 503 /)
+        expect(JSON.parse(refused.answers[0]!.body)).toMatchObject({ error: 'too_many_connections' })
+      } finally {
+        for (const socket of held) socket.destroy()
+      }
     } finally {
       await stack.stop()
     }

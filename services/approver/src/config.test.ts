@@ -68,3 +68,11 @@ describe('where the approver listens', () => {
     expect(loadApproverConfig({ SERVICE_HOST: '0.0.0.0', SERVICE_APPROVER_HOST: '0.0.0.0', SERVICE_APPROVER_PORT: '4101' })).toMatchObject({ host: '0.0.0.0', port: 4101 })
   })
 })
+
+describe('SERVICE_MAX_CONNECTIONS', () => {
+  it("is the gateway's limit on the approver's listeners too: 1024 by default, 16..65536, anything else refused at start", () => {
+    expect(loadApproverConfig({}).maxConnections).toBe(1024)
+    expect(loadApproverConfig({ SERVICE_MAX_CONNECTIONS: '4096' }).maxConnections).toBe(4096)
+    expect(() => loadApproverConfig({ SERVICE_MAX_CONNECTIONS: '15' })).toThrow(/SERVICE_MAX_CONNECTIONS must be a whole number from 16 to 65536/)
+  })
+})

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
 import {
   APPROVAL_REQUEST_TTL_MS,
   ConfigError,
@@ -75,6 +76,13 @@ export interface ApproverConfig {
   cliTimeoutMs: number
   /** How long a request waits for an operator (SPEC: 300 s; shorter for tests and demos). */
   requestTtlMs: number
+  /**
+   * SERVICE_MAX_CONNECTIONS, as the gateway's (default 1024), on each of the
+   * approver's listeners: the gateway forwards each client's dashboard and
+   * approval calls over a connection of its own, so a lower limit here would
+   * refuse what the gateway let in.
+   */
+  maxConnections: number
 }
 
 /** The approver's settings, composed from the shared SERVICE_* readers; any bad value is a ConfigError naming its variable. */
@@ -105,6 +113,7 @@ export function loadApproverConfig(env: Env): ApproverConfig {
     rpcUrls: readRpcUrls(env).map(({ variable, url }) => ({ variable, url })),
     cliTimeoutMs: readVariable(env, 'SERVICE_CLI_APPROVAL_TIMEOUT_MS') ?? 120_000,
     requestTtlMs: readVariable(env, 'SERVICE_APPROVAL_TTL_MS') ?? APPROVAL_REQUEST_TTL_MS,
+    maxConnections: readVariable(env, 'SERVICE_MAX_CONNECTIONS') ?? DEFAULT_CONNECTION_LIMITS.maxConnections,
   }
 }
 

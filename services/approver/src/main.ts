@@ -3,6 +3,7 @@
 // live feed, asks on the terminal in cli mode, and asks the signer (over
 // grant.sock, its only power) to mint a token when an operator approves.
 import { listenHttp } from '@countersign/shared/http/activatedSocket'
+import { DEFAULT_CONNECTION_LIMITS } from '@countersign/shared/http/connectionLimits'
 import path from 'node:path'
 import {
   BuildError,
@@ -171,6 +172,7 @@ async function main(): Promise<void> {
     operators,
     webhooks: outbox,
     logger: { level: config.logLevel },
+    connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, maxConnections: config.maxConnections },
   })
   // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
   await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_APPROVER_PORT' })
