@@ -19,7 +19,11 @@ afterEach(async () => {
   audit = undefined
 })
 
-/** The audit log, except that appends of the events `failing` names throw (a full disk) while the set holds them. */
+/**
+ * The audit log, except that appends of the events `failing` names throw (a
+ * full disk) while the set holds them; appendAll fails whole, as its one
+ * transaction would.
+ */
 function failingAppends(log: AuditLog, failing: Set<string>): AuditLog {
   return new Proxy(log, {
     get(target, key) {
@@ -27,6 +31,12 @@ function failingAppends(log: AuditLog, failing: Set<string>): AuditLog {
         return async (e: Parameters<AuditLog['append']>[0]) => {
           if (failing.has(e.event)) throw new Error('SQLITE_FULL: database or disk is full')
           return target.append(e)
+        }
+      }
+      if (key === 'appendAll') {
+        return async (events: Parameters<AuditLog['appendAll']>[0]) => {
+          if (events.some((e) => failing.has(e.event))) throw new Error('SQLITE_FULL: database or disk is full')
+          return target.appendAll(events)
         }
       }
       const value = Reflect.get(target, key) as unknown
@@ -190,6 +200,32 @@ describe('quorum', () => {
     expect(await s.service.decide(t.requestId, true, 'web', 'bob')).toMatchObject({ decided: true, approved: true })
     expect(s.service.updates(cursor).outcomes).toHaveLength(1)
     expect(s.rows().filter((r) => r.event === 'approval_granted')).toHaveLength(1)
+  })
+
+  it('a vote that completed the quorum with another whose row then failed does not decide: the request goes back on the list with the one recorded vote', async () => {
+    // Found by review: alice's vote counted while its row was being written,
+    // bob's completed the quorum with it, alice's row failed and her vote was
+    // taken back, and bob's went on to mint a token on his vote alone.
+    const s = setup()
+    const t = await s.request(s.big)
+    let failAlicesRow!: (err: Error) => void
+    const append = audit!.append.bind(audit)
+    audit!.append = (e, o) =>
+      e.event === 'approval_vote' && (e.data as { operator?: string }).operator === 'alice'
+        ? new Promise((_resolve, reject) => (failAlicesRow = reject))
+        : append(e, o)
+    const alice = s.service.decide(t.requestId, true, 'web', 'alice')
+    const bob = s.service.decide(t.requestId, true, 'web', 'bob')
+    failAlicesRow(new Error('SQLITE_FULL: database or disk is full'))
+    await expect(alice).rejects.toThrow(/disk is full/)
+    expect(await bob).toMatchObject({ decided: false, counted: true, quorum: { approvedBy: ['bob'] } })
+    expect(s.grants).toHaveLength(0)
+    expect(s.rows().filter((r) => r.event === 'approval_granted')).toEqual([])
+    expect(s.pending.get(t.requestId)?.quorum?.approvedBy).toEqual(['bob'])
+    audit!.append = append
+    expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: true, approved: true })
+    expect(s.grants).toHaveLength(1)
+    expect(s.rows().find((r) => r.event === 'approval_granted')?.data).toMatchObject({ approvedBy: ['bob', 'alice'] })
   })
 
   it('below the figure a single approval decides as before, and nothing of the quorum shows', async () => {

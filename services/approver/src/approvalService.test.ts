@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type ApprovalTicket, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
@@ -24,7 +25,8 @@ afterEach(async () => {
 function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWallet?: number; total?: number; wrapAudit?: (a: AuditLog) => AuditLog; onBackgroundError?: (err: Error) => void } = {}) {
   let now = Date.UTC(2026, 10, 22, 12)
   const clock = () => now
-  audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-')), 'audit.db'), { clock })
+  const auditFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-appr-')), 'audit.db')
+  audit = openAuditLog(auditFile, { clock })
   const grants: GrantParams[] = []
   const granter: Granter = opts.granter ?? {
     grant: async (b) => {
@@ -48,7 +50,7 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
     return t
   }
   const events = () => audit!.list({ limit: 1000 }).map((e) => e.event).reverse()
-  return { service, pending, web, intent, request, pendingTicket, grants, events, advance: (ms: number) => (now += ms), clock }
+  return { service, pending, web, intent, request, pendingTicket, grants, events, auditFile, advance: (ms: number) => (now += ms), clock }
 }
 
 const until = async (check: () => boolean) => {
@@ -113,6 +115,27 @@ describe('approval requests', () => {
     // Expiry is not a decision: the same intent asks the operator anew.
     const again = await s.pendingTicket()
     expect(again.requestId).not.toBe(t.requestId)
+  })
+
+  it('a grant whose announcement cannot be written leaves no token on record: the grant and the decision are one transaction', async () => {
+    // Found by review: approval_granted (with the token id, public in the
+    // history) was committed alone; when web_approval_decided then failed the
+    // request went back on the list, the operator could deny it, and the
+    // token on record stayed valid in the signer for its 300 s.
+    const s = setup()
+    const t = await s.pendingTicket()
+    // A real failure inside SQLite, as a full disk would give: the insert of the second row aborts its transaction.
+    const db = new Database(s.auditFile)
+    db.exec(`CREATE TRIGGER test_disk_full BEFORE INSERT ON audit_events WHEN NEW.event = 'web_approval_decided' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`)
+    await expect(s.service.decide(t.requestId, true, 'web')).rejects.toThrow(/disk is full/)
+    expect(s.pending.get(t.requestId)).toBeDefined()
+    expect(s.events()).toEqual(['approval_requested'])
+    db.exec('DROP TRIGGER test_disk_full')
+    db.close()
+    await s.service.decide(t.requestId, false, 'web')
+    expect(s.events()).toEqual(['approval_requested', 'approval_rejected', 'web_approval_decided'])
+    // Minted once and never on record: it expires unused.
+    expect(s.grants).toHaveLength(1)
   })
 
   it('expiries and withdrawals the audit log refuses to record are kept and recorded by a later sweep; nothing rejects unobserved', async () => {

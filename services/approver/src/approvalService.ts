@@ -184,19 +184,25 @@ export function createApprovalService(deps: {
       }
       // A decision the audit log does not hold is not announced: the request goes back on the list (its
       // token, never handed out, expires unused) and the operator sees the error and may decide again.
+      // Both rows in one transaction: committed apart, a failure between them left the token's id
+      // on record (history is public) for a request back on the list, which the operator could then
+      // deny while the token stayed valid in the signer (found by review).
+      const granted: AuditAppend = {
+        intentId: intent.id,
+        event: 'approval_granted',
+        data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
+      }
+      const decided: AuditAppend = { intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } }
       await auditedOrRestored(entry, async () => {
-        await audit.append({
-          intentId: intent.id,
-          event: 'approval_granted',
-          data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
-        })
-        if (via !== 'auto') await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } })
+        await audit.appendAll(via === 'auto' ? [granted] : [granted, decided])
       })
       end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
     } else {
       await auditedOrRestored(entry, async () => {
-        await audit.append({ intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } })
-        await audit.append({ intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } })
+        await audit.appendAll([
+          { intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } },
+          { intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } },
+        ])
       })
       end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
     }
@@ -220,6 +226,7 @@ export function createApprovalService(deps: {
     // Synchronous from the vote to take(): two last approvals at once cannot both carry it out, nor both miss the quorum.
     const counted = approved ? recordApproval(q, operator!) : true
     const decides = !approved || quorumMet(q)
+    let decided = decides
     if (decides) {
       pending.take(requestId)
       deciding.set(intent.id, entry)
@@ -239,11 +246,17 @@ export function createApprovalService(deps: {
         if (decides) pending.restore(entry)
         throw err
       }
-      if (decides) await carryOut(entry, approved, via, operator)
+      // Another operator's vote can have been taken back while this one's row was written (its own
+      // row failed): the quorum this vote completed may no longer hold. Then the request goes back on
+      // the list and this vote stays counted, as one that did not decide (found by review).
+      if (decides && approved && !quorumMet(q)) {
+        pending.restore(entry)
+        decided = false
+      } else if (decides) await carryOut(entry, approved, via, operator)
     } finally {
       if (decides) deciding.delete(intent.id)
     }
-    if (!decides && counted) {
+    if (!decided && counted) {
       for (const c of channels) {
         try {
           c.update?.(entry)
@@ -252,7 +265,7 @@ export function createApprovalService(deps: {
         }
       }
     }
-    return { decided: decides, requestId, approved, ...by, quorum: view, counted }
+    return { decided, requestId, approved, ...by, quorum: decided ? view : quorumView(q), counted }
   }
 
   const withdrawn = (p: PendingRequest): ApprovalOutcome => ({ approved: false, requestId: p.requestId, txRequestHash: p.summary.txRequestHash, reason: 'withdrawn' })

@@ -161,6 +161,37 @@ describe('audit log', () => {
     expect(() => log!.list({ limit: -1 })).toThrow(RangeError)
   })
 
+  it('appendAll writes its events in one transaction, in order: all of them or, when one fails inside SQLite or is not plain JSON, none', async () => {
+    for (const options of [{}, { fsync: 'grouped' }, { writer: 'worker' }] as const) {
+      const { file } = fresh()
+      const opened = openAuditLog(file, options)
+      log = opened
+      const before = opened.commits
+      const written = await opened.appendAll([
+        { intentId: 'i-1', event: 'approval_granted', data: { tokenId: 't' } },
+        { intentId: 'i-1', event: 'web_approval_decided', data: { approved: true } },
+      ])
+      expect(written.map((e) => e.event)).toEqual(['approval_granted', 'web_approval_decided'])
+      if (!('writer' in options)) expect(opened.commits - before).toBe(1)
+      // A failure inside the transaction (a full disk, here a trigger) on the second row takes the first with it.
+      const db = new Database(file)
+      db.exec(`CREATE TRIGGER test_refuse BEFORE INSERT ON audit_events WHEN NEW.event = 'second' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`)
+      await expect(opened.appendAll([
+        { intentId: 'i-2', event: 'first', data: {} },
+        { intentId: 'i-2', event: 'second', data: {} },
+      ])).rejects.toThrow(/disk is full/)
+      db.exec('DROP TRIGGER test_refuse')
+      db.close()
+      await expect(opened.appendAll([
+        { intentId: 'i-3', event: 'first', data: {} },
+        { intentId: 'i-3', event: 'second', data: { when: new Date(0) } },
+      ])).rejects.toThrow(AuditDataError)
+      expect(opened.list({ limit: 10 }).map((e) => e.event).reverse()).toEqual(['approval_granted', 'web_approval_decided'])
+      await opened.close()
+      log = undefined
+    }
+  })
+
   it('appendSync commits before it returns and continues the same chain', async () => {
     const { file } = fresh()
     log = openAuditLog(file)

@@ -48,6 +48,15 @@ export interface AuditLog {
    */
   appendOrdered(event: AuditAppend): { ordered: Promise<void>; durable: Promise<AuditEvent> }
   /**
+   * Several events in one transaction, in order: all are written or none.
+   * For rows that only mean something together (an approval's grant with
+   * its token id, and the decision that announces it): written apart, a
+   * failure between the two left a token on record for a request that then
+   * went back on the list. Rejects, writing none, when any of them is not
+   * plain JSON.
+   */
+  appendAll(events: readonly AuditAppend[]): Promise<AuditEvent[]>
+  /**
    * Appends a signed checkpoint sealing the chain's head, in the next commit
    * (with whatever else joins it); resolves once it is durable. Only on a
    * log opened with `checkpoints`. `append(e, { checkpoint: true })` seals the
@@ -333,6 +342,16 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         return Promise.reject(err as Error)
       }
       return enqueue(ready.prepared, appendOpts.checkpoint === true).then(() => ready.event)
+    },
+    appendAll(inputs) {
+      let ready: Array<ReturnType<typeof prepareEvent>>
+      try {
+        ready = inputs.map(prepare)
+      } catch (err) {
+        return Promise.reject(err as Error)
+      }
+      // Queued in one turn, so they leave in one batch: one transaction, whichever writer commits it.
+      return Promise.all(ready.map((r) => enqueue(r.prepared, false).then(() => r.event)))
     },
     appendOrdered(input) {
       let ready: ReturnType<typeof prepareEvent>

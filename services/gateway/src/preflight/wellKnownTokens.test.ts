@@ -24,6 +24,8 @@ describe('lookalikeTokens', () => {
 
   it('compares symbols without case, spaces or compatibility forms', () => {
     for (const symbol of ['weth', ' WETH ', 'ＷＥＴＨ', 'W ETH', 'WE\u200bTH']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }])).toHaveLength(1)
+    // Found by review: invisible characters outside the format class (Mongolian variation selectors, shorthand format controls).
+    for (const symbol of ['WETH\u180b', 'WE\u180fTH', 'W\u{1bca0}ETH', 'WETH\u0007']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toHaveLength(1)
   })
 
   it('reads letters of other scripts as the Latin letters they are drawn like, and names the symbol as written (found by review)', () => {

@@ -57,14 +57,16 @@ const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.fromEntries(
 )
 
 /**
- * How symbols are compared: case, spaces and invisible characters ignored,
+ * How symbols are compared: case, spaces and invisible characters (format
+ * characters and every default-ignorable code point, the Mongolian variation
+ * selectors among them) ignored,
  * compatibility forms folded (a fullwidth "ＷＥＴＨ" is "WETH"), and letters of
  * other scripts read as the Latin letters they are drawn like (a Cyrillic
  * "Е" is "E"). Before, only exact tickers were compared, and "WЕTH" with a
  * Cyrillic Е passed as a plain ticker on a green card (found by review).
  */
 export const symbolKey = (symbol: string): string =>
-  [...symbol.normalize('NFKC').replace(/[\s\p{Cf}\p{Z}]/gu, '')].map((c) => LATIN_LOOKALIKES[c] ?? c).join('').toUpperCase()
+  [...symbol.normalize('NFKC').replace(/[\s\p{Cc}\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}]/gu, '')].map((c) => LATIN_LOOKALIKES[c] ?? c).join('').toUpperCase()
 
 /** The chains' own coins: no ERC-20 token is one, so a token whose symbol reads as one is a lookalike wherever it is. */
 const NATIVE_SYMBOLS: Readonly<Record<number, string>> = { 1: 'ETH', 10: 'ETH', 42161: 'ETH', 8453: 'ETH' }

@@ -15,6 +15,10 @@ describe('escapeForDisplay', () => {
     expect(escapeForDisplay('ok\u{e0041}\u{e0070}\u{e0070}')).toBe('ok\\u{e0041}\\u{e0070}\\u{e0070}')
     expect(escapeForDisplay('x\u{1d173}\u{e0100}\u17b4')).toBe('x\\u{1d173}\\u{e0100}\\u17b4')
     expect(hasHiddenCharacters('pay\u{e0020}')).toBe(true)
+    // Found by review: invisible next to a symbol, and missing from the list of ranges this was before.
+    expect(escapeForDisplay('WETH\u180b\u180f')).toBe('WETH\\u180b\\u180f')
+    expect(escapeForDisplay('WETH\u{1bca0}\u{1bca3}')).toBe('WETH\\u{1bca0}\\u{1bca3}')
+    expect(hasHiddenCharacters('USDC\u180c')).toBe(true)
   })
 
   it('leaves ordinary text, accents, other scripts and emoji alone', () => {

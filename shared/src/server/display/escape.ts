@@ -5,10 +5,16 @@
  * characters, line and paragraph separators; also the combining grapheme
  * joiner, Khmer's invisible vowels, musical-notation format characters, tag
  * characters (U+E0000–E007F, whole hidden sentences) and the supplementary
- * variation selectors.
+ * variation selectors. By Unicode's own classes (controls, format
+ * characters, default-ignorable code points) rather than a list of ranges: a
+ * review found the Mongolian variation selectors (U+180B–180F) and the
+ * shorthand format controls (U+1BCA0–1BCA3) missing from the list, invisible
+ * on a card next to a symbol. The fillers that draw as blank space (Hangul
+ * U+115F, U+1160, U+3164, U+FFA0, Khmer U+17B4–17B5) and the line and
+ * paragraph separators are named as well.
  */
 const HIDDEN =
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu
+  /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u115f\u1160\u17b4\u17b5\u2028\u2029\u3164\uffa0]/gu
 
 /**
  * Any string shown to an operator (card, terminal, audit action text): each
