@@ -77,14 +77,8 @@ function isAllUpperCase(address: string): boolean {
  * unaffected: the txRequestHash input lower-cases addresses.
  */
 export function normalizeIntentAddresses(intent: TxIntent): TxIntent {
-  // One pass for both: the builders call this for every build and every signature.
-  let upperCase = false
-  for (const [field, address] of intentAddresses(intent)) {
-    const problem = checksumProblem(field, address)
-    if (problem) throw new BuildError('bad_address_checksum', problem)
-    upperCase ||= isAllUpperCase(address)
-  }
-  if (!upperCase) return intent
+  assertIntentChecksums(intent)
+  if (!intentAddresses(intent).some(([, address]) => isAllUpperCase(address))) return intent
   const c = (address: Address): Address => (isAllUpperCase(address) ? toChecksumAddress(address) : address)
   const action = specOf(intent.action).mapAddresses(intent.action, c)
   return { ...intent, wallet: { ...intent.wallet, address: c(intent.wallet.address) }, action }
