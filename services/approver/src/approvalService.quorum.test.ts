@@ -47,7 +47,8 @@ function failingAppends(log: AuditLog, failing: Set<string>): AuditLog {
 
 function setup(opts: { failGrants?: number; namedOperators?: number; failingEvents?: Set<string> } = {}) {
   const now = Date.UTC(2026, 10, 22, 12)
-  const clock = () => now
+  let time = now
+  const clock = () => time
   audit = openAuditLog(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-quorum-')), 'audit.db'), { clock })
   const grants: GrantParams[] = []
   let failures = opts.failGrants ?? 0
@@ -85,7 +86,8 @@ function setup(opts: { failGrants?: number; namedOperators?: number; failingEven
   }
   const rows = () => audit!.list({ limit: 1000 }).reverse()
   const big = makeIntent({ action: actions.native('1001'), nowMs: now })
-  return { service, pending, grants, seen, request, rows, big, now }
+  const setClock = (t: number) => void (time = t)
+  return { service, pending, grants, seen, request, rows, big, now, setClock }
 }
 
 describe('quorum', () => {
@@ -226,6 +228,34 @@ describe('quorum', () => {
     expect(await s.service.decide(t.requestId, true, 'web', 'alice')).toMatchObject({ decided: true, approved: true })
     expect(s.grants).toHaveLength(1)
     expect(s.rows().find((r) => r.event === 'approval_granted')?.data).toMatchObject({ approvedBy: ['bob', 'alice'] })
+  })
+
+  it('a vote whose row is written while its request is withdrawn or expires does not show the card again', async () => {
+    // Found by review: the vote's channel update ran after the request had
+    // ended, so `countersign-approve watch` showed it pending again and a
+    // decision on it answered 404.
+    for (const ending of ['withdrawn', 'expired'] as const) {
+      const s = setup()
+      const t = await s.service.requestApproval({ intent: s.big, preflight: noPreflight(), policyReasons: ['above the quorum threshold'], owner: 'run-1' })
+      expect(t.state).toBe('pending')
+      let finishRow!: () => void
+      const append = audit!.append.bind(audit)
+      audit!.append = (e, o) =>
+        e.event === 'approval_vote' ? new Promise<void>((resolve) => (finishRow = resolve)).then(() => append(e, o)) : append(e, o)
+      const alice = s.service.decide(t.requestId, true, 'web', 'alice')
+      if (ending === 'withdrawn') expect(s.service.withdrawOwn('run-1')).toBe(true)
+      else {
+        s.setClock(s.now + 300_001)
+        await s.service.sweep()
+      }
+      finishRow()
+      expect(await alice).toMatchObject({ decided: false, counted: true })
+      expect(s.seen).toEqual(['present 0', `withdraw ${ending}`])
+      expect(s.pending.list()).toEqual([])
+      audit!.append = append
+      await audit!.close()
+      audit = undefined
+    }
   })
 
   it('below the figure a single approval decides as before, and nothing of the quorum shows', async () => {

@@ -256,7 +256,9 @@ export function createApprovalService(deps: {
     } finally {
       if (decides) deciding.delete(intent.id)
     }
-    if (!decided && counted) {
+    // A request withdrawn or expired while this vote's row was written has already left every
+    // channel: showing it again would put a card on screens that no decision can reach (found by review).
+    if (!decided && counted && pending.get(requestId) === entry) {
       for (const c of channels) {
         try {
           c.update?.(entry)
