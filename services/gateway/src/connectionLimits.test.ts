@@ -140,6 +140,64 @@ describe('slow clients', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(decidedAfterMs)
   })
 
+  it('feeds that never sign in make room for API clients once a second old; a signed-in feed is never closed for room', async () => {
+    // Found by review: upgraded connections were never let go, so anyone
+    // could hold every connection with feeds that never send a token (each
+    // for the approver's 5 s wait plus 30 s of an unanswered closing
+    // handshake), reconnect, and keep every API client out with 503s.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-feed-'))
+    const approverSocket = path.join(dir, 'approver-http.sock')
+    // As the approver does: the 101, then nothing until the feed's first message is a token.
+    const approver = net.createServer((s) => {
+      s.once('data', () => {
+        s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n')
+        s.once('data', (d) => String(d) === 'auth' && s.write('snapshot'))
+      })
+      s.on('error', () => undefined)
+    })
+    servers.push(approver)
+    await new Promise<void>((resolve) => approver.listen(approverSocket, resolve))
+    const port = await listening({ approverHttpSocket: approverSocket })
+    const upgrade = 'GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'
+    const health = 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+    /** A connection that sends `bytes`, with all it has received so far. */
+    const open = async (bytes: string) => {
+      const s = net.connect(port, '127.0.0.1')
+      sockets.push(s)
+      const conn = { socket: s, received: '', closed: false }
+      s.on('data', (d) => (conn.received += d))
+      s.on('error', () => undefined)
+      s.on('close', () => (conn.closed = true))
+      await once(s, 'connect')
+      s.write(bytes)
+      return conn
+    }
+    const until = async (what: string, done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 20) {
+        if (waited > 3000) throw new Error(`still not ${what} after 3 s`)
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    const feeds = []
+    for (let i = 0; i < LIMITS.maxConnections; i++) feeds.push(await open(upgrade))
+    await until('upgraded', () => feeds.every((f) => f.received.startsWith('HTTP/1.1 101 ')))
+    const signedIn = feeds[0]!
+    signedIn.socket.write('auth')
+    await until('signed in', () => signedIn.received.endsWith('snapshot'))
+    await new Promise((r) => setTimeout(r, 1100))
+
+    // The limit is reached: each API client takes the place of a feed that never signed in, oldest first.
+    const clients = await Promise.all(Array.from({ length: LIMITS.maxConnections - 1 }, () => open(health)))
+    await until('answered', () => clients.every((c) => c.received.includes('\r\n\r\n')))
+    expect(clients.map((c) => c.received.split('\r\n')[0])).toEqual(clients.map(() => 'HTTP/1.1 200 OK'))
+    // Left: the signed-in feed and the clients, within their first second. One more is refused, and the feed stays.
+    const extra = await open(health)
+    await until('refused', () => extra.closed)
+    expect(extra.received.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable')
+    await until('closed', () => feeds.slice(1).every((f) => f.closed))
+    expect(signedIn.socket.destroyed).toBe(false)
+  })
+
   it('the dashboard feed, once upgraded, stays open past the request timeout', async () => {
     // An approver HTTP socket that completes any upgrade and then echoes.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-feed-'))

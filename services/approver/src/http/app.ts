@@ -12,7 +12,7 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
-import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
+import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, markUnproven, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { answerConnect, upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
@@ -55,6 +55,8 @@ const FEED_PAGE = 500
 
 /** WebSocket close code: no valid operator token in time. */
 export const WS_UNAUTHORISED = 4401
+/** How long a refused feed's client has to answer the closing handshake before its connection is cut. */
+const REFUSED_FEED_CLOSE_MS = 1000
 /** RFC 6455 1011: the server met a condition that kept it from serving the feed. */
 export const WS_INTERNAL_ERROR = 1011
 
@@ -178,7 +180,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     preValidation: refuseForeignOrigin,
     // A plain GET, not an upgrade: told so in the spec's error shape.
     handler: async (_req, reply) => reply.code(426).header('upgrade', 'websocket').send(feedUpgradeRequiredBody()),
-    wsHandler: (socket) => {
+    wsHandler: (socket, req) => {
       let unsubscribe: (() => void) | null = null
       // False when the snapshot could not be read (audit.db damaged or unreadable): the feed is closed
       // with 1011 and the error logged. Thrown from a socket listener it would end the approver.
@@ -196,11 +198,23 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         socket.send(snapshot.history)
         return true
       }
+      // Until its operator token is accepted, the connection limit may close this feed to make room
+      // for a newcomer: a feed nobody signs in to must not hold a connection the API needs.
+      const proven = operators === null ? () => undefined : markUnproven(req.raw.socket)
+      let dropTimer: NodeJS.Timeout | undefined
+      // A client that never answers the closing handshake would hold the connection for the 30 s
+      // the WebSocket library waits for it; a refused feed gets a second.
+      const refuse = (reason: string) => {
+        socket.close(WS_UNAUTHORISED, reason)
+        dropTimer = setTimeout(() => socket.terminate(), REFUSED_FEED_CLOSE_MS)
+      }
       socket.on('close', () => {
         clearTimeout(timer)
+        clearTimeout(dropTimer)
+        proven()
         unsubscribe?.()
       })
-      const timer = setTimeout(() => socket.close(WS_UNAUTHORISED, 'operator token required'), authTimeoutMs)
+      const timer = setTimeout(() => refuse('operator token required'), authTimeoutMs)
       if (operators === null) {
         clearTimeout(timer)
         start()
@@ -218,9 +232,10 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         const m = msg as { type?: unknown; token?: unknown } | null
         const who = m?.type === 'auth' ? known.identify(m.token) : null
         if (who === null) {
-          socket.close(WS_UNAUTHORISED, 'operator token refused')
+          refuse('operator token refused')
           return
         }
+        proven()
         if (!start()) return
         // Who this feed belongs to (null: the single operator token), so the views can say "signed in as …".
         socket.send(JSON.stringify({ type: 'operator', name: who.name }))

@@ -70,4 +70,70 @@ describe('slow clients of the approver', () => {
     expect(messages.map((m) => (JSON.parse(m) as { type: string }).type)).toContain('pending')
     ws.close()
   })
+
+  it.each([
+    ['its TCP port', () => net.connect(port, '127.0.0.1')],
+    ['the HTTP socket the gateway forwards to', () => net.connect(socketPath)],
+  ])('on %s, feeds that never sign in make room for newcomers once a second old; a signed-in feed is never closed for room', async (_where, connect) => {
+    // Found by review: an upgraded connection was never let go, so feeds
+    // that never sent a token could hold every connection.
+    const signedIn = rawConnection(connect, UPGRADE)
+    await until('upgraded', () => signedIn.received.startsWith('HTTP/1.1 101 '))
+    signedIn.socket.write(maskedTextFrame(JSON.stringify({ type: 'auth', token: TOKEN })))
+    await until('signed in', () => signedIn.received.includes('"type":"pending"'))
+    const feeds = Array.from({ length: LIMITS.maxConnections - 1 }, () => rawConnection(connect, UPGRADE))
+    await until('upgraded', () => feeds.every((f) => f.received.startsWith('HTTP/1.1 101 ')))
+    await new Promise((r) => setTimeout(r, 1100))
+    const newcomers = Array.from({ length: LIMITS.maxConnections - 1 }, () => rawConnection(connect, PENDING_LIST))
+    await until('answered', () => newcomers.every((c) => c.received.includes('\r\n\r\n')))
+    expect(newcomers.map((c) => c.received.split('\r\n')[0])).toEqual(newcomers.map(() => 'HTTP/1.1 200 OK'))
+    const extra = rawConnection(connect, PENDING_LIST)
+    await until('refused', () => extra.closed)
+    expect(extra.received.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable')
+    await until('closed', () => feeds.every((f) => f.closed))
+    expect(signedIn.closed).toBe(false)
+    for (const c of [signedIn, ...newcomers]) c.socket.destroy()
+  })
+
+  it('a feed refused for want of a token is cut a second after its closing frame when its client never answers it', async () => {
+    // Before, the WebSocket library waited 30 s for the client's closing frame, holding the connection.
+    const quick = await startListeningApprover({ connectionLimits: LIMITS, wsAuthTimeoutMs: 200 })
+    try {
+      const started = Date.now()
+      const feed = rawConnection(() => net.connect(quick.port, '127.0.0.1'), UPGRADE)
+      await until('closed', () => feed.closed, 4000)
+      expect(feed.received).toMatch(/^HTTP\/1\.1 101 /)
+      expect(Date.now() - started).toBeLessThan(200 + 1000 + 1500)
+    } finally {
+      await quick.close()
+    }
+  })
 })
+
+const UPGRADE = 'GET /v1/approvals/ws HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'
+const PENDING_LIST = `GET /v1/approvals/pending HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`
+
+/** A connection that sends `bytes` and keeps what it receives; never answers anything (a closing frame included). */
+function rawConnection(connect: () => net.Socket, bytes: string) {
+  const socket = connect()
+  const conn = { socket, received: '', closed: false }
+  socket.on('data', (d) => (conn.received += d))
+  socket.on('error', () => undefined)
+  socket.on('close', () => (conn.closed = true))
+  socket.write(bytes)
+  return conn
+}
+
+async function until(what: string, done: () => boolean, ms = 3000): Promise<void> {
+  for (let waited = 0; !done(); waited += 20) {
+    if (waited > ms) throw new Error(`still not ${what} after ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** One client-to-server WebSocket text frame (RFC 6455 §5.2: FIN, opcode 1, masked), for payloads under 126 bytes. */
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text)
+  const mask = Buffer.from([1, 2, 3, 4])
+  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4]!)])
+}

@@ -20,7 +20,7 @@ export interface ListeningApprover {
   close(): Promise<void>
 }
 
-export async function startListeningApprover(opts: Pick<Parameters<typeof buildApproverApp>[0], 'connectionLimits'> = {}): Promise<ListeningApprover> {
+export async function startListeningApprover(opts: Pick<Parameters<typeof buildApproverApp>[0], 'connectionLimits' | 'wsAuthTimeoutMs'> = {}): Promise<ListeningApprover> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-appr-http-'))
   const clock = () => Date.now()
   const audit = openAuditLog(path.join(dir, 'audit.db'), { clock })

@@ -15,6 +15,7 @@ import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { hostNotAllowedBody, hostnameOf } from '@countersign/shared/http/hostGuard'
 import { rawJsonResponse } from '@countersign/shared/http/lowLevelErrors'
 import { sameOrigin } from '@countersign/shared/http/sameOrigin'
+import { markUnproven } from '@countersign/shared/http/connectionLimits'
 import { upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 
 const APPROVAL_FEED_PATH = '/v1/approvals/ws'
@@ -135,6 +136,29 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: s
       socket.end(rawJsonResponse(403, originNotAllowedBody(req.headers.origin)))
       return
     }
+    // Until the approver sends the feed anything beyond its 101 (it sends nothing before an operator
+    // token is accepted), the gateway's connection limit may close this one to make room: feeds
+    // that never sign in must not take the connections API clients need.
+    const proven = markUnproven(socket)
+    let answerHeadDone = false
+    let tail = ''
+    const watchForFeed = (chunk: Buffer) => {
+      let beyondHead = chunk.length
+      if (!answerHeadDone) {
+        const text = tail + chunk.toString('latin1')
+        const end = text.indexOf('\r\n\r\n')
+        if (end === -1) {
+          tail = text.slice(-3)
+          return
+        }
+        answerHeadDone = true
+        beyondHead = text.length - (end + 4)
+      }
+      if (beyondHead > 0) {
+        proven()
+        upstream.off('data', watchForFeed)
+      }
+    }
     const upstream = net.connect({ path: approverSocket }, () => {
       const lines = [`GET ${req.url} HTTP/1.1`]
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -145,6 +169,7 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: s
       upstream.write(lines.join('\r\n') + '\r\n\r\n')
       if (head.length) upstream.write(head)
       socket.pipe(upstream).pipe(socket)
+      upstream.on('data', watchForFeed)
     })
     const close = () => {
       socket.destroy()
@@ -153,7 +178,10 @@ export function forwardApproverWebSocket(app: FastifyInstance, approverSocket: s
     upstream.on('error', () => socket.end(rawJsonResponse(503, approverUnavailableBody())))
     socket.on('error', close)
     upstream.on('close', () => socket.destroy())
-    socket.on('close', () => upstream.destroy())
+    socket.on('close', () => {
+      proven()
+      upstream.destroy()
+    })
   })
   // Only a WebSocket offer to the feed reaches the listener above; any other request with Upgrade
   // (curl --http2 sends "Upgrade: h2c" on every request) is served as plain HTTP/1.1.

@@ -53,6 +53,8 @@ const REFUSAL_WARNING_INTERVAL_MS = 60_000
 export const EVICTION_GRACE_MS = 1000
 
 const applied = new WeakMap<Server, ConnectionLimits>()
+/** For each connection a limited server holds, that server's way to follow it until it proves itself (markUnproven). */
+const unprovenMarkers = new WeakMap<Duplex, (stream: Duplex) => () => void>()
 
 /** The limits a server was given (another server of the same app takes the same). */
 export const connectionLimitsOf = (server: Server): ConnectionLimits => applied.get(server) ?? DEFAULT_CONNECTION_LIMITS
@@ -72,6 +74,23 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits, 
   makeRoomOrRefuse(server, limits.maxConnections, warn)
 }
 
+/**
+ * An upgraded connection that has not yet shown it is wanted: the
+ * dashboard's feed before its operator token is accepted. Such a one is let
+ * go to make room, once EVICTION_GRACE_MS old, like a request still being
+ * sent; call the function returned when it has proven itself (or closes),
+ * and from then on it is never let go. Before, upgraded connections were
+ * never let go at all: anyone who could reach the port, no token needed,
+ * could open `max` feeds that never sign in, hold each for the 5 s the feed
+ * waits for a token plus the 30 s the WebSocket library waits for a closing
+ * handshake the client never answers, reconnect, and keep every API client
+ * out with 503s (found by review). A connection no limited server holds
+ * is left as it is.
+ */
+export function markUnproven(stream: Duplex): () => void {
+  return unprovenMarkers.get(stream)?.(stream) ?? (() => undefined)
+}
+
 /** One accepted connection, as far as letting it go to make room is concerned. */
 interface HeldConnection {
   readonly socket: Socket
@@ -85,7 +104,7 @@ interface HeldConnection {
   bytesReadWhenAnswered: number
   /** performance.now() when its last answer ended. */
   idleSince: number
-  /** performance.now() when it joined `sending`. */
+  /** performance.now() when it joined `sending`, or `unproven`. */
   sendingSince: number
   released: boolean
 }
@@ -106,10 +125,13 @@ const hasHttpParser = (stream: Duplex): boolean => (stream as Duplex & { parser?
  * for EVICTION_GRACE_MS or more, longest idle first, closed as its
  * keep-alive timeout would; then the one that has been sending its request
  * (nothing yet, headers or body) the longest, if for EVICTION_GRACE_MS or
- * more, answered 408 as at its request timeout, only sooner. The newcomer's
+ * more, answered 408 as at its request timeout, only sooner; then the
+ * oldest upgraded connection not yet proven (markUnproven), if that old,
+ * closed. The newcomer's
  * place is decided after the poll phase that accepted it. Never: a connection whose request has arrived and
  * awaits its answer (an approve-request waits up to 300 s for its
- * operator), nor an upgraded one (the dashboard's feed).
+ * operator), nor an upgraded one in use (the dashboard's feed once signed
+ * in; before, it goes last, see markUnproven).
  *
  * Only when nothing can go is the newcomer answered 503 too_many_connections
  * and closed, without a byte of it read. Not Node's maxConnections: that
@@ -137,6 +159,8 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
    * those as it meets them.
    */
   const sending = new Set<HeldConnection>()
+  /** Upgraded connections not yet proven (markUnproven), oldest first. */
+  const unproven = new Set<HeldConnection>()
   let open = 0
   let evicted = 0
   let refused = 0
@@ -147,7 +171,7 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
     lastWarnedMs = Date.now()
     warn(
       `${max} connections are open (the connection limit): ${evicted} closed to make room for new ones (idle between requests, or sending a request for ${EVICTION_GRACE_MS} ms or more), ` +
-        `${refused} refused with 503 because every open one was awaiting its answer, upgraded, or still within its first ${EVICTION_GRACE_MS} ms`,
+        `${refused} refused with 503 because every open one was awaiting its answer, an upgraded one in use, or still within its first ${EVICTION_GRACE_MS} ms`,
     )
     evicted = 0
     refused = 0
@@ -159,6 +183,17 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
     open -= 1
     idle.delete(conn)
     sending.delete(conn)
+    unproven.delete(conn)
+  }
+
+  const markUnprovenHere = (stream: Duplex) => {
+    const conn = held.get(stream)
+    if (conn === undefined || conn.released) return () => undefined
+    idle.delete(conn)
+    sending.delete(conn)
+    conn.sendingSince = performance.now()
+    unproven.add(conn)
+    return () => void unproven.delete(conn)
   }
 
   const startSending = (conn: HeldConnection, now: number) => {
@@ -208,9 +243,15 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
         sending.delete(conn)
         continue
       }
-      if (now - conn.sendingSince < EVICTION_GRACE_MS) return false
+      if (now - conn.sendingSince < EVICTION_GRACE_MS) break
       release(conn)
       cutShort(conn)
+      return true
+    }
+    for (const conn of unproven) {
+      if (now - conn.sendingSince < EVICTION_GRACE_MS) break
+      release(conn)
+      conn.socket.destroy()
       return true
     }
     return false
@@ -246,6 +287,7 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
       if (conn) {
         conn.httpStream = socket
         held.set(socket, conn)
+        unprovenMarkers.set(socket, markUnprovenHere)
       }
       for (const listener of serve) listener.call(server, socket)
       return
@@ -286,6 +328,7 @@ function makeRoomOrRefuse(server: Server, max: number, warn: (message: string) =
     const now = performance.now()
     const conn: HeldConnection = { socket, httpStream: socket, unanswered: 0, current: undefined, bytesReadWhenAnswered: 0, idleSince: now, sendingSince: now, released: false }
     held.set(socket, conn)
+    unprovenMarkers.set(socket, markUnprovenHere)
     sending.add(conn)
     socket.once('close', () => release(conn))
     for (const listener of serve) listener.call(server, socket)
