@@ -30,7 +30,8 @@ export interface WalSync {
   /**
    * Resolves once every commit marked before this call is on disk. Calls made
    * while a sync runs share the next one. Rejects when fdatasync fails: the
-   * commits are then of unknown durability and must not be replied about.
+   * commits are then of unknown durability and must not be replied about;
+   * and from then on every call rejects (see `broken` in createWalSync).
    */
   durable(): Promise<void>
   /** The same on the calling thread, for exit paths that cannot await. */
@@ -62,6 +63,13 @@ export function createWalSync(dbFile: string): WalSync {
   let syncs = 0
   let syncMs = 0
   const waitersPerSync: Record<number, number> = {}
+  // Set by the first failed fdatasync, and never cleared. Linux reports a
+  // failed writeback once and marks the pages clean ("fsyncgate"): the next
+  // fdatasync returns 0 whether or not the frames reached the disk, so a
+  // retry of the same reply (a sign call finding its stored signature) would
+  // be told its commits are durable when they may be lost (found by review).
+  // Only a restart, after the disk is checked, makes this database usable.
+  let broken: Error | undefined
   let waiters: Waiter[] = []
   const idle: Array<() => void> = []
 
@@ -98,18 +106,28 @@ export function createWalSync(dbFile: string): WalSync {
       running = false
       syncs += 1
       syncMs += performance.now() - t0
+      if (err) {
+        broken = failure(err)
+        for (const w of waiters.splice(0)) w.reject(broken)
+        for (const done of idle.splice(0)) done()
+        return
+      }
       const releases = (w: Waiter) => w.upTo <= upTo
       const covered = waiters.filter(releases)
       waiters = waiters.filter((w) => !releases(w))
-      if (err) fail(covered, err)
-      else {
-        synced = Math.max(synced, upTo)
-        waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
-        for (const w of covered) w.resolve()
-      }
+      synced = Math.max(synced, upTo)
+      waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
+      for (const w of covered) w.resolve()
       if (waiters.length > 0) start()
       else for (const done of idle.splice(0)) done()
     })
+  }
+
+  function failure(err: Error): Error {
+    return new Error(
+      `fdatasync of ${walFile} failed; the last commits may not be on disk: ${err.message}. ` +
+        'Nothing committed to it is confirmed durable from now on: stop the service, check the disk, and start it again',
+    )
   }
 
   function fail(ws: Waiter[], err: Error): void {
@@ -123,6 +141,7 @@ export function createWalSync(dbFile: string): WalSync {
     },
     durable() {
       if (closed) return Promise.reject(new Error(`${dbFile} is closed`))
+      if (broken) return Promise.reject(broken)
       if (marked <= synced) return Promise.resolve()
       return new Promise<void>((resolve, reject) => {
         waiters.push({ upTo: marked, resolve, reject })
@@ -135,9 +154,16 @@ export function createWalSync(dbFile: string): WalSync {
       })
     },
     durableSync() {
+      if (broken) throw broken
       if (marked <= synced) return
       const upTo = marked
-      fdatasyncSync(walFd())
+      const file = walFd()
+      try {
+        fdatasyncSync(file)
+      } catch (err) {
+        broken = failure(err as Error)
+        throw broken
+      }
       synced = Math.max(synced, upTo)
     },
     stats() {
