@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type ApprovalTicket, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
+import { AuditWriteError, buildTransaction, defaultRouterTable, intentHash, noPreflight, openAuditLog, type ApprovalTicket, type AuditLog, type GrantParams, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { ApprovalRefusal, createApprovalService, DecisionError, type Granter } from './approvalService.js'
 import { autoChannel } from './channels/autoChannel.js'
@@ -135,6 +135,41 @@ describe('approval requests', () => {
     await s.service.decide(t.requestId, false, 'web')
     expect(s.events()).toEqual(['approval_requested', 'approval_rejected', 'web_approval_decided'])
     // Minted once and never on record: it expires unused.
+    expect(s.grants).toHaveLength(1)
+  })
+
+  it('a decision whose rows were committed but whose fsync failed is carried out, as the log shows it, and the error reaches the operator', async () => {
+    // Found by review: approval_granted (its token id public in the history)
+    // was committed, the grouped fsync then failed, and the request went back
+    // on the list; the operator denied it and the token stayed valid.
+    const unsynced = new Set(['approval_granted', 'approval_rejected'])
+    const fsyncFailsAfterCommit = (log: AuditLog): AuditLog =>
+      new Proxy(log, {
+        get(target, key) {
+          if (key === 'appendAll') {
+            return async (events: Parameters<AuditLog['appendAll']>[0]) => {
+              const written = await target.appendAll(events)
+              if (events.some((e) => unsynced.has(e.event))) throw new AuditWriteError(`audit log fsync failed (${events.length} events of unknown durability): EIO`, 'EIO', true)
+              return written
+            }
+          }
+          const value = Reflect.get(target, key) as unknown
+          return typeof value === 'function' ? value.bind(target) : value
+        },
+      })
+    const s = setup({ wrapAudit: fsyncFailsAfterCommit })
+    const cursor = s.service.updates(null).cursor
+    const t = await s.pendingTicket()
+    await expect(s.service.decide(t.requestId, true, 'web')).rejects.toThrow(/fsync failed/)
+    expect(s.pending.get(t.requestId)).toBeUndefined()
+    const granted = audit!.list({ limit: 10 }).find((e) => e.event === 'approval_granted')
+    expect(endsSince(s, cursor)).toEqual([{ approved: true, requestId: t.requestId, txRequestHash: expect.any(String), approvalTokenId: granted?.data.tokenId }])
+    await expect(s.service.decide(t.requestId, false, 'web')).rejects.toMatchObject({ code: 'not_found' })
+
+    const other = await s.pendingTicket(makeIntent({ action: actions.native('2000') }))
+    await expect(s.service.decide(other.requestId, false, 'web')).rejects.toThrow(/fsync failed/)
+    expect(s.pending.get(other.requestId)).toBeUndefined()
+    expect(endsSince(s, cursor).at(-1)).toMatchObject({ approved: false, requestId: other.requestId, reason: 'user_declined' })
     expect(s.grants).toHaveLength(1)
   })
 

@@ -1,5 +1,6 @@
 import {
   APPROVAL_TOKEN_TTL_MS,
+  AuditWriteError,
   intentHash,
   type ApprovalOutcome,
   type ApprovalTicket,
@@ -36,6 +37,9 @@ export class DecisionError extends Error {
     super(message)
   }
 }
+
+/** Audit rows committed whose fsync failed: written as far as every reader of the log can tell. */
+const committedAnyway = (err: unknown): boolean => err instanceof AuditWriteError && err.committed
 
 /** requestApproval refused: 409 intent_conflict, 429 too_many_pending, 503 quorum_unavailable (approver_unavailable) or signer_unavailable at the gateway. */
 export class ApprovalRefusal extends Error {
@@ -151,17 +155,24 @@ export function createApprovalService(deps: {
   }
 
   /**
-   * Runs the audit appends of a decision; if they fail, the request goes back
-   * on the list (a quorum keeps its audited votes: any of its operators
-   * approving again carries the decision out) and the error reaches the caller.
+   * Runs the audit appends of a decision, then `carriedOut`. If they fail,
+   * the request goes back on the list (a quorum keeps its audited votes: any
+   * of its operators approving again carries the decision out) and the error
+   * reaches the caller. Rows committed whose fsync failed are in the log for
+   * anyone to read: the decision they record is carried out, and the error
+   * still reaches the caller (found by review: an approval whose token id the
+   * public history showed went back on the list, and the operator could deny
+   * it while the token stayed valid in the signer).
    */
-  async function auditedOrRestored(entry: PendingRequest, append: () => Promise<void>): Promise<void> {
+  async function auditedOrRestored(entry: PendingRequest, append: () => Promise<void>, carriedOut: () => void): Promise<void> {
     try {
       await append()
     } catch (err) {
-      pending.restore(entry)
+      if (committedAnyway(err)) carriedOut()
+      else pending.restore(entry)
       throw err
     }
+    carriedOut()
   }
 
   /** Grants (or records the denial of) a request already taken off the list; puts it back if the signer cannot mint. */
@@ -193,18 +204,24 @@ export function createApprovalService(deps: {
         data: { requestId, action: summary.action, tokenId: grant.approvalTokenId, riskScore: summary.riskScore, via, ...by, ...approvers },
       }
       const decided: AuditAppend = { intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: true, action: summary.action, via, ...by } }
-      await auditedOrRestored(entry, async () => {
-        await audit.appendAll(via === 'auto' ? [granted] : [granted, decided])
-      })
-      end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt)
+      await auditedOrRestored(
+        entry,
+        async () => {
+          await audit.appendAll(via === 'auto' ? [granted] : [granted, decided])
+        },
+        () => end(entry, { approved: true, ...base, approvalTokenId: grant.approvalTokenId }, 'approved', grant.expiresAt),
+      )
     } else {
-      await auditedOrRestored(entry, async () => {
-        await audit.appendAll([
-          { intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } },
-          { intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } },
-        ])
-      })
-      end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS)
+      await auditedOrRestored(
+        entry,
+        async () => {
+          await audit.appendAll([
+            { intentId: intent.id, event: 'approval_rejected', data: { requestId, action: summary.action, reason: 'user_declined', via, ...by } },
+            { intentId: intent.id, event: 'web_approval_decided', data: { requestId, approved: false, action: summary.action, via, ...by } },
+          ])
+        },
+        () => end(entry, { approved: false, ...base, reason: 'user_declined' }, 'denied', clock() + APPROVAL_TOKEN_TTL_MS),
+      )
     }
   }
 
@@ -233,6 +250,7 @@ export function createApprovalService(deps: {
     }
     const view = quorumView(q)
     const by = operator === undefined ? {} : { operator }
+    let unconfirmed: unknown
     try {
       try {
         await audit.append({
@@ -242,9 +260,13 @@ export function createApprovalService(deps: {
         })
       } catch (err) {
         // A vote the audit log does not hold did not happen: it stops counting and the request stays pending.
-        if (approved && counted) withdrawApproval(q, operator!)
-        if (decides) pending.restore(entry)
-        throw err
+        // One committed whose fsync failed is in the log: it counts, as its row says, and the error reaches the caller.
+        if (!committedAnyway(err)) {
+          if (approved && counted) withdrawApproval(q, operator!)
+          if (decides) pending.restore(entry)
+          throw err
+        }
+        unconfirmed = err
       }
       // Another operator's vote can have been taken back while this one's row was written (its own
       // row failed): the quorum this vote completed may no longer hold. Then the request goes back on
@@ -267,6 +289,7 @@ export function createApprovalService(deps: {
         }
       }
     }
+    if (unconfirmed !== undefined) throw unconfirmed
     return { decided, requestId, approved, ...by, quorum: decided ? view : quorumView(q), counted }
   }
 

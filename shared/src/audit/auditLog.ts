@@ -261,7 +261,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
           for (const p of batch) p.resolve(written)
         },
         (err: Error) => {
-          const e = new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err))
+          const e = new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err), true)
           for (const p of batch) p.reject(e)
         },
       )
@@ -301,8 +301,8 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         for (const p of batch) p.resolve(written)
       },
       (err: Error) => {
-        const e = (err as { durabilityUnknown?: boolean }).durabilityUnknown
-          ? new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err))
+        const e = (err as AuditWriteError).committed
+          ? new AuditWriteError(`audit log fsync failed (${batch.length} events of unknown durability): ${err.message}`, codeOf(err), true)
           : new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${err.message}`, codeOf(err))
         for (const p of batch) p.reject(e)
       },
@@ -498,7 +498,7 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
       }
       waiting.delete(batchId)
       if (reply.ok) w.resolve({})
-      else w.reject(Object.assign(new AuditWriteError(reply.error, reply.code), reply.durabilityUnknown ? { durabilityUnknown: true } : {}))
+      else w.reject(new AuditWriteError(reply.error, reply.code, reply.durabilityUnknown === true))
     }
   })
   worker.on('error', (err) => failAll(err))

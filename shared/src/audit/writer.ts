@@ -152,6 +152,15 @@ export class AuditWriteError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
+    /**
+     * True when the events were committed and only their fsync failed: they
+     * are in the file, and anyone reading the log sees them, though a power
+     * cut may still take them. A caller must not act as if they were never
+     * written (found by review: an approval whose token id was in the public
+     * history went back on the list, and the operator could deny it while
+     * the token stayed valid).
+     */
+    readonly committed = false,
   ) {
     super(message)
     this.name = 'AuditWriteError'
