@@ -139,7 +139,7 @@ describe('skill registration', () => {
     expect(notAnObject.json()).toMatchObject({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed' })
   })
 
-  it('1. schema: a body fastify cannot parse (empty, not JSON, a __proto__ member) is schema_validation_failed in the skill body, not a 500', async () => {
+  it('1. schema: a body fastify cannot parse (empty, not JSON, a __proto__ member, a member twice) is schema_validation_failed in the skill body, not a 500', async () => {
     // Found by test/fuzz.system.test.ts: these failed before the handler ran, and
     // the app's {statusCode, error, message} body did not fit register's 400 schema.
     await setup()
@@ -148,6 +148,8 @@ describe('skill registration', () => {
       ['{"version":', /not valid JSON/],
       ['{"__proto__":{"polluted":true},"name":"x"}', /not valid JSON/],
       ['{"constructor":{"prototype":{"polluted":true}}}', /not valid JSON/],
+      // Found by review: a 500 (FST_ERR_FAILED_ERROR_SERIALIZATION) before.
+      ['{"name":"a","name":"b"}', /name is given twice in one object/],
     ] as const) {
       const res = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/json', ...OPERATOR }, payload })
       expect(res.statusCode, payload).toBe(400)

@@ -2,6 +2,7 @@ import { createAjv, listValidationErrors, skillManifestSchema, typedSchema, type
 import { simpleErrorBody, simpleErrorSchema, skillNotFoundBody, skillNotFoundSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { anyValue, closed, described, int, nullableInt, nullableStr, num, operatorOnly, operatorOrNone, str, strings } from '@countersign/shared/http/schemaParts'
 import { describeClientError } from '@countersign/shared/http/errors'
+import { DuplicateJsonMemberError } from '@countersign/shared/http/strictJson'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
@@ -166,14 +167,17 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   app.decorateRequest('operatorGrant', null)
 
   /**
-   * A body fastify could not parse (empty, not JSON, a __proto__ member)
-   * never reaches the handler: it fails step 1 like any other body that is
-   * not a manifest, in the skill error body the 400 schema promises. Other
-   * errors go on to the app's handler.
+   * A body fastify could not parse (empty, not JSON, a __proto__ member, a
+   * member given twice) never reaches the handler: it fails step 1 like any
+   * other body that is not a manifest, in the skill error body the 400
+   * schema promises. Other errors go on to the app's handler. (A member
+   * given twice went on, and its validation-shaped body failed the route's
+   * 400 schema: a 500 naming fastify's serializer, found by review.)
    */
   const unparsedBody = async (err: FastifyError, _req: unknown, reply: FastifyReply) => {
-    if (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_')) throw err
-    const reason = describeClientError(err)
+    const twice = (err as unknown) instanceof DuplicateJsonMemberError
+    if (!twice && (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_'))) throw err
+    const reason = twice ? err.message : describeClientError(err)
     await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
     return reply.code(400).send({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [reason] })
   }

@@ -3,6 +3,13 @@ import { duplicateJsonKey } from '../../config/duplicateKeys.js'
 import { validationErrorBody } from './errorBodies.js'
 import { HttpError } from './errors.js'
 
+/** A body with a member given twice in one object: refused as a body that cannot be read as one value. */
+export class DuplicateJsonMemberError extends HttpError {
+  constructor(readonly member: string) {
+    super(400, validationErrorBody(`${member} is given twice in one object; send each member once`))
+  }
+}
+
 /**
  * application/json bodies parsed as fastify does by default (the same
  * poisoning rules and errors), and refused with 400 in the validation shape
@@ -17,7 +24,7 @@ export function installStrictJson(app: FastifyInstance): void {
       if (err) return done(err, undefined)
       // JSON.parse kept the last of two same-named members; a proxy or log in front may have read the first.
       const twice = duplicateJsonKey(body as string, 'body')
-      if (twice !== null) return done(new HttpError(400, validationErrorBody(`${twice} is given twice in one object; send each member once`)), undefined)
+      if (twice !== null) return done(new DuplicateJsonMemberError(twice), undefined)
       done(null, value)
     })
   })
