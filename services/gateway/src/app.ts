@@ -17,7 +17,7 @@ import { policyDeniedBody } from '@countersign/shared/http/errorBodies'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
-import { lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { answerExpectation, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { answerConnect } from '@countersign/shared/http/upgradeOffers'
 import { createPolicyGate } from './pipeline/policyGate.js'
@@ -126,6 +126,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   })
   applyConnectionLimits(app.server, deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, (message) => app.log.warn(message))
   app.server.on('connect', answerConnect('GET, HEAD, POST, DELETE'))
+  app.server.on('checkExpectation', answerExpectation)
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute)
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))

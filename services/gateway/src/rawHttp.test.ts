@@ -95,6 +95,22 @@ describe('parser-level and router-level errors', () => {
     expect(JSON.parse(res.body)).toMatchObject({ statusCode: 400, error: 'Bad Request' })
   })
 
+  it('an Expect header other than 100-continue is a 417 in the spec shape with X-Service-Version, on any route', async () => {
+    // Found by review: Node's own 417 had no body and no version header.
+    for (const path of ['/v1/health', '/v1/nope']) {
+      const res = await rawRequest(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n`)
+      expect(res.status).toBe(417)
+      expect(res.headers['x-service-version']).toBe('0.1.0')
+      expect(res.headers['x-content-type-options']).toBe('nosniff')
+      expect(res.headers['content-type']).toContain('application/json')
+      expect(JSON.parse(res.body)).toEqual({ statusCode: 417, error: 'Expectation Failed', message: expect.stringContaining('only 100-continue is supported') })
+    }
+    // 100-continue is still honoured: the interim answer, then the route's.
+    const health = await rawRequest('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n')
+    expect(health.status).toBe(100)
+    expect(health.body).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+  })
+
   it('404 and 413 carry X-Service-Version on the wire too', async () => {
     const missing = await get('/v1/nope', '127.0.0.1')
     expect(missing.status).toBe(404)

@@ -11,7 +11,7 @@ import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
-import { answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { answerExpectation, answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, markUnproven, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { answerConnect, upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
@@ -84,6 +84,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   // "Upgrade: h2c") is served as plain HTTP/1.1, where the plugin would answer it as a failed handshake.
   upgradeOnlyWebSockets(app.server, ['/v1/approvals/ws'])
   app.server.on('connect', answerConnect('GET, HEAD, POST'))
+  app.server.on('checkExpectation', answerExpectation)
   app.decorateRequest('operator', null)
 
   const pendingList = () => ({ pending: service.pending.list().map((p) => pendingView(p, clock())) })

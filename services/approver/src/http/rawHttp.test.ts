@@ -65,6 +65,13 @@ describe('the approver on a raw socket', () => {
     expect(JSON.parse(res.body)).toMatchObject({ error: 'host_not_allowed' })
   })
 
+  it('an Expect header other than 100-continue is a 417 in the spec shape with X-Service-Version', async () => {
+    const res = await raw('GET /v1/approvals/pending HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n')
+    expect(res.status).toBe(417)
+    expect(res.headers).toContain('x-service-version: 0.1.0')
+    expect(JSON.parse(res.body)).toMatchObject({ statusCode: 417, error: 'Expectation Failed' })
+  })
+
   it('a path segment past the router limit is a 414 with X-Service-Version', async () => {
     const res = await raw(`POST /v1/approvals/${'a'.repeat(300)}/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
     expect(res.status).toBe(414)

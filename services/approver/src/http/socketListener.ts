@@ -3,7 +3,7 @@ import http from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { prepareSocketPath, type SocketMode } from '@countersign/shared'
-import { answerClientError } from '@countersign/shared/http/lowLevelErrors'
+import { answerClientError, answerExpectation } from '@countersign/shared/http/lowLevelErrors'
 import { applyConnectionLimits, connectionLimitsOf } from '@countersign/shared/http/connectionLimits'
 
 /**
@@ -22,6 +22,7 @@ export async function listenOnSocket(app: FastifyInstance, socketPath: string, m
   // CONNECT gets the TCP server's answer, not a dropped connection.
   server.on('connect', (req: http.IncomingMessage, socket: Socket, head: Buffer) => app.server.emit('connect', req, socket, head))
   server.on('clientError', (err: Error, socket: Socket) => answerClientError(err, socket))
+  server.on('checkExpectation', answerExpectation)
   // The TCP server's limits: the gateway sends each request whole, but nothing else may hold this socket open either.
   applyConnectionLimits(server, connectionLimitsOf(app.server), (message) => app.log.warn(message))
   await new Promise<void>((resolve, reject) => {

@@ -124,6 +124,30 @@ describe('requests with an upgrade offer the gateway does not take', () => {
     expect(JSON.parse(foreign.answers[0]!.body)).toMatchObject({ error: 'host_not_allowed' })
   })
 
+  it('a POST to the feed offering a WebSocket is a POST: answered as without the offer, never sent to the approver as a GET handshake', async () => {
+    // Found by review: the gateway wrote "GET /v1/approvals/ws" to the approver whatever the method was, and the approver upgraded it.
+    const socketPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-feed-')), 'approver-http.sock')
+    let approverSaw = ''
+    const approver = net.createServer((c) => {
+      c.on('data', (d) => (approverSaw += d.toString('latin1')))
+      c.on('error', () => undefined)
+    })
+    await new Promise<void>((resolve) => approver.listen(socketPath, resolve))
+    try {
+      gw = await makeTestGateway({ approverHttpSocket: socketPath })
+      await gw.app.listen({ host: '127.0.0.1', port: 0 })
+      const port = (gw.app.server.address() as net.AddressInfo).port
+      const post = (extra: string) => `POST /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n${extra}\r\n`
+      const plain = await rawExchange(port, post(''))
+      const offered = await rawExchange(port, post(websocket))
+      expect(plain.answers[0]!.statusLine).toBe('HTTP/1.1 404 Not Found')
+      expect(offered.answers.map(shown)).toEqual(plain.answers.map(shown))
+      expect(approverSaw).toBe('')
+    } finally {
+      approver.close()
+    }
+  })
+
   it('a body offered with h2c that stops short is still cut by the request timeout', async () => {
     gw = await makeTestGateway({ connectionLimits: { headersTimeoutMs: 500, requestTimeoutMs: 1000, maxConnections: 20 } })
     await gw.app.listen({ host: '127.0.0.1', port: 0 })

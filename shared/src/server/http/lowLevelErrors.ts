@@ -2,7 +2,7 @@
 // own, without the spec's error shapes or the X-Service-Version header: a
 // request that is not HTTP at all, a header section or request line past
 // Node's limit, a URL fastify cannot route. Type-only fastify import: see errors.ts.
-import { STATUS_CODES, type ServerOptions } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { httpErrorBody, simpleErrorBody } from './errorBodies.js'
@@ -78,6 +78,19 @@ export function answerClientError(err: ParserError, socket: Socket): void {
   const begun = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent === true
   if (socket.writable && !begun) socket.end(clientErrorResponse(err))
   socket.destroy()
+}
+
+/**
+ * Node's `checkExpectation`: a request whose Expect header is anything but
+ * 100-continue. Without a listener Node answers its own 417, with neither a
+ * body nor the version header (found by review); RFC 9110 §10.1.1 lets a
+ * server refuse such a request with 417 and these services do, in the spec's
+ * shape, without echoing the header.
+ */
+export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify(httpErrorBody(417, 'the Expect header asks for something this service does not do: only 100-continue is supported'))
+  res.writeHead(417, { ...responseHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+  res.end(body)
 }
 
 /** fastify `frameworkErrors`: a URL the router refuses before any route, hook or error handler runs. */

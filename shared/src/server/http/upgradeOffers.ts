@@ -177,7 +177,9 @@ export function upgradeOnlyWebSockets(server: Server, webSocketPaths: readonly s
   const listeners = server.listeners('upgrade') as UpgradeListener[]
   server.removeAllListeners('upgrade')
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    if (!offersWebSocket(req) || !webSocketPaths.includes(pathOf(req.url))) {
+    // A WebSocket opening handshake is a GET (RFC 6455 §4.1); a POST offering one is a POST, served
+    // as such. Before, the gateway forwarded it to the approver as a GET handshake (found by review).
+    if (req.method !== 'GET' || !offersWebSocket(req) || !webSocketPaths.includes(pathOf(req.url))) {
       serveIgnoringUpgrade(req, socket, head)
       return
     }
