@@ -1,4 +1,12 @@
-import { erc20Abi, type Address } from 'viem'
+import {
+  AbiDecodingDataSizeTooSmallError,
+  AbiDecodingZeroDataError,
+  BaseError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
+  erc20Abi,
+  type Address,
+} from 'viem'
 import {
   NATIVE_TOKEN_ADDRESS,
   SUPPORTED_CHAIN_IDS,
@@ -44,6 +52,15 @@ export const receiptRouteSchema = {
     404: described('not_found: pending or unknown', simpleErrorSchema),
     502: noRpcOrRpcError,
   },
+}
+
+/** How a contract call the node carried out answered as no ERC-20's balanceOf does; null for any other failure (the node's). */
+function answerNoErc20Gives(err: unknown): string | null {
+  if (!(err instanceof BaseError)) return null
+  const cause = err.walk((e) => [ContractFunctionZeroDataError, ContractFunctionRevertedError, AbiDecodingDataSizeTooSmallError, AbiDecodingZeroDataError].some((kind) => e instanceof kind))
+  if (cause instanceof ContractFunctionRevertedError) return 'it reverted'
+  if (cause instanceof ContractFunctionZeroDataError || cause instanceof AbiDecodingZeroDataError) return 'it returned no data'
+  return cause === null ? null : 'it returned fewer bytes than a uint256'
 }
 
 export const balanceRouteSchema = {
@@ -165,7 +182,14 @@ export const chainReadRoutes: TypedRoutes<{ chains: ChainClients }> = async (app
           const contract = toChecksumAddress(token)
           const code = await chain.client.getCode({ address: contract })
           if (!code || code === '0x') throw badRequest(`token ${token} has no contract code on chain ${chainId}; it is not an ERC-20`)
-          balance = await chain.client.readContract({ address: contract, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })
+          try {
+            balance = await chain.client.readContract({ address: contract, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })
+          } catch (err) {
+            // The node answered: the contract has no balanceOf that answers as an ERC-20's does (found by review: a 502 rpc_error, which clients read as an outage).
+            const answer = answerNoErc20Gives(err)
+            if (answer !== null) throw badRequest(`token ${token} did not answer balanceOf as an ERC-20 does on chain ${chainId} (${answer}); it is not an ERC-20`)
+            throw err
+          }
         }
       } catch (err) {
         if (err instanceof HttpError) throw err
