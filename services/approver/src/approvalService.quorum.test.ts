@@ -237,7 +237,7 @@ describe('quorum', () => {
     for (const ending of ['withdrawn', 'expired'] as const) {
       const s = setup()
       const t = await s.service.requestApproval({ intent: s.big, preflight: noPreflight(), policyReasons: ['above the quorum threshold'], owner: 'run-1' })
-      expect(t.state).toBe('pending')
+      if (t.state !== 'pending') throw new Error(`expected pending, got ${JSON.stringify(t)}`)
       let finishRow!: () => void
       const append = audit!.append.bind(audit)
       audit!.append = (e, o) =>
