@@ -1,4 +1,5 @@
 // The launcher's output: each line of a process prefixed with its name.
+import { StringDecoder } from 'node:string_decoder'
 
 /**
  * Copies `stream` to `out`, each line prefixed with `label | `. A line that
@@ -13,6 +14,9 @@ export function prefixLines(label, stream, out, partialMs = 100) {
   // The current line's start (with its prefix) was already written.
   let midLine = false
   let timer = null
+  // A child's pipe hands over bytes: a character whose bytes straddle two
+  // chunks is held back until it is whole, not decoded as two U+FFFD.
+  const decoder = new StringDecoder('utf8')
   const head = () => (midLine ? '' : `${label} | `)
   const writePartial = () => {
     timer = null
@@ -22,7 +26,7 @@ export function prefixLines(label, stream, out, partialMs = 100) {
     held = ''
   }
   stream.on('data', (chunk) => {
-    held += chunk
+    held += typeof chunk === 'string' ? chunk : decoder.write(chunk)
     let nl
     while ((nl = held.indexOf('\n')) !== -1) {
       out.write(`${head()}${held.slice(0, nl)}\n`)
@@ -34,6 +38,7 @@ export function prefixLines(label, stream, out, partialMs = 100) {
   })
   stream.on('end', () => {
     if (timer) clearTimeout(timer)
+    held += decoder.end()
     writePartial()
     if (midLine) out.write('\n')
   })

@@ -40,4 +40,15 @@ describe('prefixLines', () => {
     await sleep(20)
     expect(text()).toBe('approver | bye\n')
   })
+
+  it('keeps a character whose UTF-8 bytes straddle two chunks whole (a pipe hands over bytes)', () => {
+    const input = new PassThrough()
+    const { out, text } = capture()
+    prefixLines('gateway', input, out)
+    const bytes = Buffer.from('café …\n')
+    input.write(bytes.subarray(0, 4))
+    input.write(bytes.subarray(4, 8))
+    input.write(bytes.subarray(8))
+    expect(text()).toBe('gateway | café …\n')
+  })
 })
