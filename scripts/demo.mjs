@@ -10,12 +10,26 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadEnvFile } from './env-file.mjs'
 
+// The gateway's answers, as the API documents them (shared/src/server/wire.ts).
+/**
+ * @typedef {import('@countersign/shared').ApprovalResult} ApprovalResult
+ * @typedef {import('@countersign/shared').Balance} Balance
+ * @typedef {import('@countersign/shared').BuildResult} BuildResult
+ * @typedef {import('@countersign/shared').HistoryResult} HistoryResult
+ * @typedef {import('@countersign/shared').PendingApproval} PendingApproval
+ * @typedef {import('@countersign/shared').PendingList} PendingList
+ * @typedef {import('@countersign/shared').PreflightResult} PreflightResult
+ * @typedef {import('@countersign/shared').Receipt} Receipt
+ * @typedef {import('@countersign/shared').SignAndSendResult} SignAndSendResult
+ * @typedef {{ status: number, body: unknown }} Answer
+ */
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 try {
   loadEnvFile(path.join(root, '.env'))
 } catch (err) {
   // An OperatorError naming the file and line (env-file.mjs).
-  process.stderr.write(`demo: ${err.message}\n`)
+  process.stderr.write(`demo: ${err instanceof Error ? err.message : String(err)}\n`)
   process.exit(1)
 }
 const manual = process.argv.includes('--manual')
@@ -35,10 +49,28 @@ function devGatewayUrl() {
 const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const FRIEND = '0x000000000000000000000000000000000000bEEF'
 
-const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
-const step = (n, title) => console.log(`\n${bold(`${n}. ${title}`)}`)
-const show = (label, value) => console.log(`   ${label.padEnd(14)} ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+const bold = (/** @type {string} */ s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
+const step = (/** @type {number} */ n, /** @type {string} */ title) => console.log(`\n${bold(`${n}. ${title}`)}`)
+const show = (/** @type {string} */ label, /** @type {unknown} */ value) => console.log(`   ${label.padEnd(14)} ${typeof value === 'string' ? value : JSON.stringify(value)}`)
 
+/**
+ * Why fetch failed: the system call's code (ECONNREFUSED) when it names one, else the message.
+ * @param {unknown} err
+ * @returns {string}
+ */
+function fetchFailure(err) {
+  if (!(err instanceof Error)) return String(err)
+  const { cause } = err
+  return cause && typeof cause === 'object' && 'code' in cause && typeof cause.code === 'string' ? cause.code : err.message
+}
+
+/**
+ * @param {'GET' | 'POST'} method
+ * @param {string} pathname
+ * @param {object} [body] sent as JSON
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<Answer>}
+ */
 async function call(method, pathname, body, headers = {}) {
   let res
   try {
@@ -48,23 +80,40 @@ async function call(method, pathname, body, headers = {}) {
       ...(body ? { body: JSON.stringify(body) } : {}),
     })
   } catch (err) {
-    throw new Error(`cannot reach the gateway at ${base} (${err.cause?.code ?? err.message}): is npm start running? If it listens on another port, set SERVICE_PORT for the demo too`)
+    throw new Error(`cannot reach the gateway at ${base} (${fetchFailure(err)}): is npm start running? If it listens on another port, set SERVICE_PORT for the demo too`)
   }
   return { status: res.status, body: await res.json() }
 }
+/**
+ * The body of a 200 answer; anything else throws, naming `what`. The caller
+ * names the body's type, as the API documents it for that route.
+ * @param {Answer} r
+ * @param {string} what
+ * @returns {unknown}
+ */
 const expectOk = (r, what) => {
   if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}${rateLimitHint(r.body)}`)
   return r.body
 }
 
-/** Every intent built or sent for approval counts against maxTxPerHour (SPEC), declined or unsent ones too: a few demos reach 10. */
+/**
+ * Every intent built or sent for approval counts against maxTxPerHour (SPEC), declined or unsent ones too: a few demos reach 10.
+ * @param {unknown} body an error answer
+ * @returns {string}
+ */
 function rateLimitHint(body) {
-  const limited = Array.isArray(body?.reasons) && body.reasons.some((r) => typeof r === 'string' && r.startsWith('rate limit exceeded'))
+  const reasons = body && typeof body === 'object' && 'reasons' in body ? body.reasons : undefined
+  const limited = Array.isArray(reasons) && reasons.some((r) => typeof r === 'string' && r.startsWith('rate limit exceeded'))
   return limited
     ? '\n(every intent built or sent for approval in the last hour counts, declined or unsent ones too; wait, or raise maxTxPerHour in a policy file: SERVICE_POLICY_FILE, see README "Policy")'
     : ''
 }
 
+/**
+ * @param {string} wallet
+ * @param {object} action
+ * @param {number} [slippage] maxSlippageBps
+ */
 function intent(wallet, action, slippage = 0) {
   const now = Math.floor(Date.now() / 1000)
   return {
@@ -79,17 +128,26 @@ function intent(wallet, action, slippage = 0) {
   }
 }
 
+/**
+ * @param {string} hash
+ * @returns {Promise<Receipt>}
+ */
 async function receipt(hash) {
   for (let i = 0; i < 100; i++) {
     const r = await call('GET', `/v1/tx/${hash}`)
-    if (r.status === 200) return r.body
+    if (r.status === 200) return /** @type {Receipt} */ (r.body)
     await new Promise((res) => setTimeout(res, 200))
   }
   throw new Error(`no receipt for ${hash}`)
 }
 
+/**
+ * @param {ReturnType<typeof intent>} i
+ * @param {string} [approvalTokenId]
+ * @returns {Promise<string>} the transaction's hash
+ */
 async function sendAndShow(i, approvalTokenId) {
-  const sent = expectOk(await call('POST', '/v1/tx/sign-and-send', { intent: i, ...(approvalTokenId ? { approvalTokenId } : {}) }), 'sign-and-send')
+  const sent = /** @type {SignAndSendResult} */ (expectOk(await call('POST', '/v1/tx/sign-and-send', { intent: i, ...(approvalTokenId ? { approvalTokenId } : {}) }), 'sign-and-send'))
   show('txHash', sent.txHash)
   show('broadcast', sent.broadcast ? 'yes' : `no: ${sent.broadcastError}`)
   const r = await receipt(sent.txHash)
@@ -102,18 +160,22 @@ async function main() {
     console.error(`The demo runs against the development stack. Start it first (another terminal): npm start\n(no ${devFile})`)
     process.exit(2)
   }
-  const dev = JSON.parse(readFileSync(devFile, 'utf8'))
+  // What npm start wrote (scripts/start.mjs).
+  const dev = /** @type {{ wallet: string, contracts: import('./uniswap-fixture.mjs').UniswapFixture | null }} */ (JSON.parse(readFileSync(devFile, 'utf8')))
   const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
   const wallet = dev.wallet
   const c = dev.contracts
   const tusd = c && { kind: 'erc20', address: c.tokenB, symbol: 'TUSD', decimals: 6 }
   const tka = c && { kind: 'erc20', address: c.tokenA, symbol: 'TKA', decimals: 18 }
+  /** @type {string[]} */
   const hashes = []
 
   step(1, 'Health and balances')
   show('health', expectOk(await call('GET', '/v1/health'), 'health'))
-  show('ETH', `${(Number(expectOk(await call('GET', `/v1/balance/${NATIVE}/${wallet}`), 'balance').balance) / 1e18).toFixed(4)} ETH (wallet ${wallet})`)
-  if (tusd) show('TUSD', `${Number(expectOk(await call('GET', `/v1/balance/${tusd.address}/${wallet}`), 'balance').balance) / 1e6} TUSD`)
+  /** @param {string} token */
+  const balance = async (token) => /** @type {Balance} */ (expectOk(await call('GET', `/v1/balance/${token}/${wallet}`), 'balance')).balance
+  show('ETH', `${(Number(await balance(NATIVE)) / 1e18).toFixed(4)} ETH (wallet ${wallet})`)
+  if (tusd) show('TUSD', `${Number(await balance(tusd.address)) / 1e6} TUSD`)
 
   step(2, 'A native transfer needs an operator: approve-request blocks until someone decides')
   const native = intent(wallet, { type: 'transfer_native', to: FRIEND, amount: '50000000000000000' })
@@ -123,9 +185,10 @@ async function main() {
   // approve-request itself is still waiting (a minute at most).
   let answered = false
   waiting.then(() => (answered = true), () => (answered = true))
+  /** @type {PendingApproval | undefined} */
   let pending
   for (const giveUp = Date.now() + 60_000; !pending && !answered && Date.now() < giveUp; ) {
-    pending = expectOk(await call('GET', '/v1/approvals/pending'), 'pending').pending.find((p) => p.summary.intentId === native.id)
+    pending = /** @type {PendingList} */ (expectOk(await call('GET', '/v1/approvals/pending'), 'pending')).pending.find((p) => p.summary.intentId === native.id)
     if (!pending) await new Promise((r) => setTimeout(r, 100))
   }
   if (pending) {
@@ -141,15 +204,16 @@ async function main() {
     throw new Error('the request did not show up in the pending list within a minute, and approve-request is still waiting')
   }
   // Not seen pending but answered: decided on the dashboard between two looks, or refused (shown below).
-  const approved = await waiting
-  if (approved.status !== 200) throw new Error(`not approved: ${JSON.stringify(approved.body)}${rateLimitHint(approved.body)}`)
-  show('token', `${approved.body.approvalTokenId} (single use, 300 s, bound to ${approved.body.txRequestHash.slice(0, 18)}…)`)
-  hashes.push(await sendAndShow(native, approved.body.approvalTokenId))
+  const answer = await waiting
+  if (answer.status !== 200) throw new Error(`not approved: ${JSON.stringify(answer.body)}${rateLimitHint(answer.body)}`)
+  const approved = /** @type {ApprovalResult} */ (answer.body)
+  show('token', `${approved.approvalTokenId} (single use, 300 s, bound to ${approved.txRequestHash.slice(0, 18)}…)`)
+  hashes.push(await sendAndShow(native, approved.approvalTokenId))
 
-  if (tusd) {
+  if (c && tusd && tka) {
     step(3, 'An ERC-20 transfer: policy allows it without approval; preflight first')
     const transfer = intent(wallet, { type: 'transfer', asset: tusd, to: FRIEND, amount: '2500000' })
-    const pf = expectOk(await call('POST', '/v1/tx/preflight', transfer), 'preflight')
+    const pf = /** @type {PreflightResult} */ (expectOk(await call('POST', '/v1/tx/preflight', transfer), 'preflight'))
     show('simulation', `${pf.simulationSuccess ? 'succeeds' : 'reverts'}, gas ${pf.gasEstimate}, risk ${pf.riskScore}`)
     show('balance diff', pf.balanceDiffs)
     hashes.push(await sendAndShow(transfer))
@@ -157,14 +221,14 @@ async function main() {
     step(4, 'A swap on the local Uniswap v3 pool: approve the router, quote by simulation, swap with a 1% floor')
     hashes.push(await sendAndShow(intent(wallet, { type: 'approve', asset: tusd, spender: c.swapRouter02, amount: '100000000' })))
     const probe = intent(wallet, { type: 'swap_exact_in', router: c.swapRouter02, assetIn: tusd, assetOut: tka, amountIn: '10000000', minAmountOut: '1' }, 100)
-    const quote = expectOk(await call('POST', '/v1/tx/preflight', probe), 'preflight')
+    const quote = /** @type {PreflightResult} */ (expectOk(await call('POST', '/v1/tx/preflight', probe), 'preflight'))
     const out = BigInt(quote.balanceDiffs.find((d) => d.token.toLowerCase() === tka.address.toLowerCase())?.change ?? '0')
     show('simulated', `10 TUSD -> ${(Number(out) / 1e18).toFixed(6)} TKA`)
     const swap = { ...probe, id: randomUUID(), action: { ...probe.action, minAmountOut: ((out * 99n) / 100n).toString() } }
-    const description = expectOk(await call('POST', '/v1/tx/build', swap), 'build').description
+    const description = /** @type {BuildResult} */ (expectOk(await call('POST', '/v1/tx/build', swap), 'build')).description
     show('building', description)
     hashes.push(await sendAndShow(swap))
-    show('TKA now', `${Number(expectOk(await call('GET', `/v1/balance/${tka.address}/${wallet}`), 'balance').balance) / 1e18} TKA`)
+    show('TKA now', `${Number(await balance(tka.address)) / 1e18} TKA`)
   } else {
     console.log('\n   (no Uniswap contracts on the dev chain: ERC-20 and swap steps skipped)')
   }
@@ -176,7 +240,7 @@ async function main() {
   }
 
   step(6, 'The audit trail (newest first), hash-chained in audit.db')
-  for (const e of expectOk(await call('GET', '/v1/approvals/history?limit=25'), 'history').events) {
+  for (const e of /** @type {HistoryResult} */ (expectOk(await call('GET', '/v1/approvals/history?limit=25'), 'history')).events) {
     const { intentId: _i, ...data } = e.data
     console.log(`   ${new Date(e.timestamp).toISOString().slice(11, 23)}  ${e.event.padEnd(24)} ${JSON.stringify(data).slice(0, 100)}`)
   }
@@ -184,6 +248,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`\ndemo failed: ${err.message}`)
+  console.error(`\ndemo failed: ${err instanceof Error ? err.message : String(err)}`)
   process.exit(1)
 })

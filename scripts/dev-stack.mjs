@@ -13,10 +13,20 @@ import { generatePrivateKey } from 'viem/accounts'
 const require = createRequire(import.meta.url)
 export const DEV_CHAIN_ID = 8453
 
+/**
+ * True when no chain is configured (no SERVICE_RPC_URL_<chain id>, no
+ * BASE_RPC_URL): npm start then brings up the development stack.
+ * @param {Record<string, string | undefined>} env
+ * @returns {boolean}
+ */
 export function isDevMode(env) {
   return !Object.keys(env).some((k) => /^SERVICE_RPC_URL_\d+$/.test(k) && env[k]) && !env.BASE_RPC_URL
 }
 
+/**
+ * @param {number} port
+ * @returns {Promise<boolean>}
+ */
 async function portFree(port) {
   return new Promise((resolve) => {
     const s = net.createServer()
@@ -25,6 +35,10 @@ async function portFree(port) {
   })
 }
 
+/**
+ * @param {{ port: number, log: (msg: string) => void }} opts
+ * @returns {Promise<{ rpcUrl: string, child: import('node:child_process').ChildProcess }>}
+ */
 export async function startDevChain({ port, log }) {
   if (!(await portFree(port))) throw new Error(`port ${port} is taken; set SERVICE_DEV_CHAIN_PORT to a free port for the dev chain`)
   const bin = path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
@@ -55,9 +69,17 @@ export async function startDevChain({ port, log }) {
   return { rpcUrl, child }
 }
 
+/**
+ * One JSON-RPC call to the dev chain; its result, unread.
+ * @param {string} rpcUrl
+ * @param {string} method
+ * @param {unknown[]} params
+ * @returns {Promise<unknown>}
+ */
 async function rpc(rpcUrl, method, params) {
   const r = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
-  const body = await r.json()
+  // A JSON-RPC answer (anvil's): a result or an error.
+  const body = /** @type {{ result?: unknown, error?: { message?: unknown } }} */ (await r.json())
   if (body.error) throw new Error(`${method}: ${body.error.message}`)
   return body.result
 }
@@ -66,6 +88,8 @@ async function rpc(rpcUrl, method, params) {
  * DATA_DIR/dev-keystore holds one key marked dev, encrypted with a random
  * passphrase kept beside it (0600). It is a separate directory from the real
  * keystore, and the signer is pointed at it only in dev mode.
+ * @param {{ root: string, dataDir: string, log: (msg: string) => void }} opts
+ * @returns {Promise<{ address: string, keystoreDir: string, passFile: string }>}
  */
 export async function ensureDevKey({ root, dataDir, log }) {
   const keystoreDir = path.join(dataDir, 'dev-keystore')
@@ -73,6 +97,7 @@ export async function ensureDevKey({ root, dataDir, log }) {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   if (!existsSync(passFile)) writeFileSync(passFile, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' })
   chmodSync(passFile, 0o600)
+  /** @type {typeof import('../services/signer/dist/keystore/keystore.js')} */
   const { Keystore } = await import(path.join(root, 'services/signer/dist/keystore/keystore.js'))
   const keystore = new Keystore(keystoreDir)
   let [key] = keystore.list()
@@ -83,10 +108,20 @@ export async function ensureDevKey({ root, dataDir, log }) {
   }
   if (!key.dev) throw new Error(`${keystoreDir} holds a key that is not marked dev; refusing to use it for the dev chain`)
   // A dev keystore from before format version 2 (which the signer refuses): its key is marked dev, checked just above, so it is resealed as one.
-  if (key.version === 1) [key] = await keystore.reseal(passphrase())
+  if (key.version === 1) {
+    const [resealed] = await keystore.reseal(passphrase())
+    if (!resealed) throw new Error(`${keystoreDir}: resealing its dev key left no key`)
+    key = resealed
+  }
   return { address: key.address, keystoreDir, passFile }
 }
 
+/**
+ * @param {string} rpcUrl
+ * @param {string} address
+ * @param {bigint} [eth] whole ether
+ * @returns {Promise<void>}
+ */
 export async function fundOnDevChain(rpcUrl, address, eth = 100n) {
   await rpc(rpcUrl, 'anvil_setBalance', [address, `0x${(eth * 10n ** 18n).toString(16)}`])
 }

@@ -5,25 +5,38 @@
 import { readFileSync } from 'node:fs'
 import { OperatorError } from '@countersign/shared'
 
+/**
+ * Sets each KEY=VALUE of `file` in `env` (process.env unless given) that
+ * `env` does not have yet; returns the keys it set. A missing file sets
+ * nothing; an unreadable one or a line that is not KEY=VALUE throws an
+ * OperatorError.
+ * @param {string} file
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {string[]}
+ */
 export function loadEnvFile(file, env = process.env) {
   let text
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    if (err.code === 'ENOENT') return []
-    throw new OperatorError(`cannot read ${file}: ${err.code ?? err.message}`)
+    const { code, message } = /** @type {NodeJS.ErrnoException} */ (err)
+    if (code === 'ENOENT') return []
+    throw new OperatorError(`cannot read ${file}: ${code ?? message}`)
   }
+  /** @type {string[]} */
   const loaded = []
   for (const [n, raw] of text.split('\n').entries()) {
     const line = raw.trim()
     if (!line || line.startsWith('#')) continue
     const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
     if (!m) throw new OperatorError(`${file}:${n + 1}: expected KEY=VALUE (a # starts a comment line)`)
-    let value = m[2]
+    // Both groups always take part in a match (the second may be empty).
+    const [, key = '', rawValue = ''] = m
+    let value = rawValue
     if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1)
-    if (env[m[1]] === undefined) {
-      env[m[1]] = value
-      loaded.push(m[1])
+    if (env[key] === undefined) {
+      env[key] = value
+      loaded.push(key)
     }
   }
   return loaded

@@ -8,11 +8,17 @@ import { StringDecoder } from 'node:string_decoder'
  * then waits for the operator, so holding it back until a newline comes
  * would leave the operator with no prompt at all. The rest of such a line
  * follows it without a second prefix.
+ * @param {string} label
+ * @param {NodeJS.ReadableStream} stream
+ * @param {{ write(text: string): unknown }} out
+ * @param {number} [partialMs]
+ * @returns {void}
  */
 export function prefixLines(label, stream, out, partialMs = 100) {
   let held = ''
   // The current line's start (with its prefix) was already written.
   let midLine = false
+  /** @type {NodeJS.Timeout | null} */
   let timer = null
   // A child's pipe hands over bytes: a character whose bytes straddle two
   // chunks is held back until it is whole, not decoded as two U+FFFD.
@@ -25,7 +31,7 @@ export function prefixLines(label, stream, out, partialMs = 100) {
     midLine = true
     held = ''
   }
-  stream.on('data', (chunk) => {
+  stream.on('data', (/** @type {string | Buffer} */ chunk) => {
     held += typeof chunk === 'string' ? chunk : decoder.write(chunk)
     let nl
     while ((nl = held.indexOf('\n')) !== -1) {

@@ -25,7 +25,7 @@ try {
 const env = { ...process.env }
 // Only this launcher names the signer's dev chain, and only in dev mode (below).
 delete env.SERVICE_SIGNER_DEV_CHAIN_ID
-const say = (msg) => process.stdout.write(`countersign | ${msg}\n`)
+const say = (/** @type {string} */ msg) => process.stdout.write(`countersign | ${msg}\n`)
 // The same readers the services use: a bad value stops the launcher, naming
 // the variable, before anything starts.
 let dataDir, port, sockets
@@ -36,7 +36,7 @@ try {
   sockets = socketConfigFromEnv(env, dataDir)
   // Every variable's form, as the service that reads it will check it: a typo in the approver's port stops
   // this launcher now, not after the dev chain and Uniswap were deployed (found by review).
-  for (const name of Object.keys(VARIABLES)) if (!name.includes('{')) readVariable(env, name)
+  for (const name of /** @type {(keyof typeof VARIABLES)[]} */ (Object.keys(VARIABLES))) if (!name.includes('{')) readVariable(env, name)
 } catch (err) {
   process.stderr.write(`countersign: ${describeFailure(err)}\n`)
   process.exit(1)
@@ -45,13 +45,24 @@ if (loaded.length) say(`.env: ${loaded.join(', ')}`)
 
 const processes = readProcfile(path.join(root, 'Procfile'))
 const width = Math.max(...processes.map((p) => p.name.length), 'countersign'.length)
+/** @type {Map<string, import('node:child_process').ChildProcess>} */
 const running = new Map()
 let stopping = false
 
+/**
+ * @param {string} name
+ * @param {NodeJS.ReadableStream} stream
+ * @param {NodeJS.WritableStream} out
+ */
 function prefix(name, stream, out) {
   prefixLines(name.padEnd(width), stream, out)
 }
 
+/**
+ * Stops every process, then exits with `code`; `why`, if given, is printed first.
+ * @param {number} code
+ * @param {string} [why]
+ */
 function stopAll(code, why) {
   if (stopping) return
   stopping = true
@@ -69,6 +80,10 @@ function stopAll(code, why) {
   }, 50)
 }
 
+/**
+ * @param {string} name
+ * @param {import('node:child_process').ChildProcess} child
+ */
 function watch(name, child) {
   running.set(name, child)
   child.on('exit', (code, signal) => {
@@ -80,7 +95,11 @@ function watch(name, child) {
 process.on('SIGINT', () => stopAll(0, 'interrupted'))
 process.on('SIGTERM', () => stopAll(0, 'terminated'))
 
-/** SERVICE_DEV_CHAIN_PORT: 1..65535, default 8545 (0 would give anvil a port nobody could name). */
+/**
+ * SERVICE_DEV_CHAIN_PORT: 1..65535, default 8545 (0 would give anvil a port nobody could name).
+ * @param {string | undefined} raw
+ * @returns {number}
+ */
 function devChainPort(raw) {
   if (raw === undefined || raw.trim() === '') return 8545
   if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 65535) {
@@ -90,8 +109,15 @@ function devChainPort(raw) {
   return Number(raw)
 }
 
+/**
+ * What dev-chain.json holds (npm run demo reads it).
+ * @type {{ rpcUrl: string, chainId: number, wallet: string, gatewayUrl: string, contracts: import('./uniswap-fixture.mjs').UniswapFixture | null } | null}
+ */
 let dev = null
-/** Environment only the signer gets: in dev mode, the one chain its dev key may sign for. */
+/**
+ * Environment only the signer gets: in dev mode, the one chain its dev key may sign for.
+ * @type {Record<string, string>}
+ */
 const signerEnv = {}
 if (isDevMode(env)) {
   try {
@@ -101,8 +127,10 @@ if (isDevMode(env)) {
     const key = await ensureDevKey({ root, dataDir, log: say })
     await fundOnDevChain(chain.rpcUrl, key.address)
     const fixture = path.join(root, 'scripts/uniswap-fixture.mjs')
+    /** @type {import('./uniswap-fixture.mjs').UniswapFixture | null} */
     let contracts = null
     if (existsSync(fixture)) {
+      /** @type {typeof import('./uniswap-fixture.mjs')} */
       const { deployUniswapFixture } = await import(fixture)
       // The deployer is anvil's first default account (funded on every fresh chain); it also funds the dev wallet with tokens.
       contracts = await deployUniswapFixture({
@@ -124,7 +152,7 @@ if (isDevMode(env)) {
     // The signer decides dev-key use from its own configuration, never from a gateway's word.
     signerEnv.SERVICE_SIGNER_DEV_CHAIN_ID = String(DEV_CHAIN_ID)
   } catch (err) {
-    process.stderr.write(`countersign: the development stack did not start: ${err.message}\n`)
+    process.stderr.write(`countersign: the development stack did not start: ${err instanceof Error ? err.message : String(err)}\n`)
     stopAll(1)
     await new Promise(() => {})
   }
@@ -137,10 +165,15 @@ for (const { name, command } of processes) {
   prefix(name, child.stdout, process.stdout)
   prefix(name, child.stderr, process.stderr)
   // Each process creates its socket before the next one needs it.
-  if (name !== processes[processes.length - 1].name) await new Promise((r) => setTimeout(r, 400))
+  if (name !== processes.at(-1)?.name) await new Promise((r) => setTimeout(r, 400))
 }
 
-/** Retries `probe` every 200 ms for up to `ms`; true once it resolves truthy. */
+/**
+ * Retries `probe` every 200 ms for up to `ms`; true once it resolves truthy.
+ * @param {() => Promise<boolean>} probe
+ * @param {number} ms
+ * @returns {Promise<boolean>}
+ */
 async function ready(probe, ms) {
   for (const end = Date.now() + ms; Date.now() < end && !stopping; ) {
     try {

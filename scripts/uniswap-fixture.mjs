@@ -22,6 +22,12 @@ const FEE = 3000
 const TICK_SPACING = 60
 const POOL_INIT_CODE_HASH = '0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54'
 
+/**
+ * A contract as deployed here: its ABI and creation code (solc's output, or a
+ * Hardhat artifact's abi and bytecode fields).
+ * @typedef {{ abi: import('viem').Abi, bytecode: import('viem').Hex }} Artifact
+ */
+
 const SOURCES = {
   'WETH9.sol': `// SPDX-License-Identifier: GPL-3.0
 pragma solidity ^0.8.20;
@@ -79,12 +85,17 @@ contract FixtureToken is ERC20 {
 `,
 }
 
-/** solc-js output, cached under test/artifacts/solc by a hash of the sources (compiling takes seconds). */
+/**
+ * solc-js output, cached under test/artifacts/solc by a hash of the sources (compiling takes seconds).
+ * @returns {{ weth: Artifact, token: Artifact }}
+ */
 function compile() {
   const key = createHash('sha256').update(JSON.stringify(SOURCES)).digest('hex').slice(0, 16)
   const cacheDir = path.join(root, 'test/artifacts/solc')
   const cached = path.join(cacheDir, `uniswap-fixture-${key}.json`)
   if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8'))
+  // solc's own declarations type compile as any: what this file relies on.
+  /** @type {{ compile(input: string, callbacks: { import(path: string): { contents: string } | { error: string } }): string }} */
   const solc = require('solc')
   const ozDir = path.dirname(require.resolve('@openzeppelin/contracts/package.json'))
   const input = {
@@ -92,19 +103,34 @@ function compile() {
     sources: Object.fromEntries(Object.entries(SOURCES).map(([f, content]) => [f, { content }])),
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   }
-  const findImports = (p) =>
+  const findImports = (/** @type {string} */ p) =>
     p.startsWith('@openzeppelin/contracts/') ? { contents: readFileSync(path.join(ozDir, p.slice('@openzeppelin/contracts/'.length)), 'utf8') } : { error: `not found: ${p}` }
+  // solc's standard JSON output, as far as it is read here.
+  /** @type {{ errors?: { severity: string, formattedMessage: string }[], contracts?: Record<string, Record<string, { abi: import('viem').Abi, evm: { bytecode: { object: string } } }>> }} */
   const out = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }))
   const errors = (out.errors ?? []).filter((e) => e.severity === 'error')
   if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join('\n'))
-  const pick = (file, name) => ({ abi: out.contracts[file][name].abi, bytecode: `0x${out.contracts[file][name].evm.bytecode.object}` })
+  /**
+   * @param {string} file
+   * @param {string} name
+   * @returns {Artifact}
+   */
+  const pick = (file, name) => {
+    const contract = out.contracts?.[file]?.[name]
+    if (!contract) throw new Error(`solc did not output ${file}:${name}`)
+    return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
+  }
   const artifacts = { weth: pick('WETH9.sol', 'WETH9'), token: pick('FixtureToken.sol', 'FixtureToken') }
   mkdirSync(cacheDir, { recursive: true })
   writeFileSync(cached, JSON.stringify(artifacts))
   return artifacts
 }
 
-/** Integer square root (Newton), for sqrtPriceX96. */
+/**
+ * Integer square root (Newton), for sqrtPriceX96.
+ * @param {bigint} n
+ * @returns {bigint}
+ */
 function isqrt(n) {
   if (n < 2n) return n
   let x = n
@@ -117,11 +143,11 @@ function isqrt(n) {
 }
 
 /**
- * @typedef {`0x${string}`} Address
+ * @typedef {import('viem').Address} Address
  * @typedef {object} UniswapFixtureOptions
  * @property {string} rpcUrl
  * @property {number} chainId
- * @property {`0x${string}`} deployerKey funded account that deploys everything and holds the LP position
+ * @property {import('viem').Hex} deployerKey funded account that deploys everything and holds the LP position
  * @property {string[]} [fundWallets] each receives fundAmount TKA and fundAmount TUSD (no router approval)
  * @property {bigint | number} [fundAmount] whole tokens per token and wallet, scaled to each token's decimals (default 1,000)
  * @property {string} [outFile] where to write the result as JSON (parent folders are created)
@@ -140,6 +166,9 @@ function isqrt(n) {
  */
 
 /**
+ * Deploys WETH9, the two test tokens, UniswapV3Factory,
+ * NonfungiblePositionManager, SwapRouter02 and QuoterV2; creates the TKA/TUSD
+ * pool at 1 TKA = 2 TUSD with deep full-range liquidity; funds fundWallets.
  * Every address in the result is checksummed.
  * @param {UniswapFixtureOptions} opts
  * @returns {Promise<UniswapFixture>}
@@ -151,7 +180,8 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   const pub = createPublicClient({ chain, transport, pollingInterval: 25, cacheTime: 0 })
   const wallet = createWalletClient({ chain, transport, account, pollingInterval: 25 })
   const { weth: WETH, token: TOKEN } = compile()
-  const A = (p) => require(p)
+  // Hardhat artifacts: JSON with (among others) the abi and bytecode fields.
+  const A = (/** @type {string} */ p) => /** @type {Artifact} */ (require(p))
   const Factory = A('@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json')
   const Pool = A('@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json')
   const NPM = A('@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json')
@@ -159,6 +189,10 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   const QuoterV2 = A('@uniswap/swap-router-contracts/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json')
   if (keccak256(Pool.bytecode) !== POOL_INIT_CODE_HASH) throw new Error('the pool bytecode does not match the periphery init code hash')
 
+  /**
+   * @param {import('viem').Hash} hash
+   * @param {string} what
+   */
   const mined = async (hash, what) => {
     const r = await pub.waitForTransactionReceipt({ hash })
     if (r.status !== 'success') throw new Error(`${what} reverted (${hash})`)
@@ -166,13 +200,26 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   }
   // anvil mines several blocks per timestamp; a pool's oracle write then costs more than estimated.
   // Every transaction here, deployments included, gets 30% over the estimate.
-  const headroom = (gas) => (gas * 13n) / 10n
+  const headroom = (/** @type {bigint} */ gas) => (gas * 13n) / 10n
+  /**
+   * @param {string} name
+   * @param {Artifact} artifact
+   * @param {readonly unknown[]} [args] the constructor's
+   * @returns {Promise<Address>}
+   */
   const deploy = async (name, { abi, bytecode }, args = []) => {
     const gas = headroom(await pub.estimateGas({ account, data: encodeDeployData({ abi, bytecode, args }) }))
     const receipt = await mined(await wallet.deployContract({ abi, bytecode, args, gas }), `deploy ${name}`)
     if (!receipt.contractAddress) throw new Error(`deploy ${name}: no contract address in the receipt`)
     return getAddress(receipt.contractAddress)
   }
+  /**
+   * @param {Address} address
+   * @param {import('viem').Abi} abi
+   * @param {string} functionName
+   * @param {readonly unknown[]} [args]
+   * @param {bigint} [value]
+   */
   const write = async (address, abi, functionName, args = [], value) => {
     const gas = headroom(await pub.estimateContractGas({ address, abi, functionName, args, value, account }))
     return mined(await wallet.writeContract({ address, abi, functionName, args, value, gas }), functionName)
@@ -192,11 +239,20 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   // The 12-decimal gap lives in the raw amounts: with TKA as token0 the price
   // is 2e6 / 1e18 = 2e-12 TUSD units per TKA unit (sqrtPriceX96 ≈ 1.12e23);
   // with TUSD as token0 it is 1e18 / 2e6 = 5e11 (sqrtPriceX96 ≈ 5.6e34).
-  const [token0, token1] = BigInt(tokenA) < BigInt(tokenB) ? [tokenA, tokenB] : [tokenB, tokenA]
-  const raw = { [tokenA]: 10n ** 18n, [tokenB]: 2n * 10n ** 6n }
-  const sqrtPriceX96 = isqrt((raw[token1] << 192n) / raw[token0])
+  const aFirst = BigInt(tokenA) < BigInt(tokenB)
+  const [token0, token1] = aFirst ? [tokenA, tokenB] : [tokenB, tokenA]
+  /**
+   * Amounts of TKA and of TUSD, in token0 / token1 order.
+   * @param {bigint} a
+   * @param {bigint} b
+   * @returns {[bigint, bigint]}
+   */
+  const ordered = (a, b) => (aFirst ? [a, b] : [b, a])
+  const [raw0, raw1] = ordered(10n ** 18n, 2n * 10n ** 6n)
+  const sqrtPriceX96 = isqrt((raw1 << 192n) / raw0)
   await write(positionManager, NPM.abi, 'createAndInitializePoolIfNecessary', [token0, token1, FEE, sqrtPriceX96])
   const pool = await pub.readContract({ address: factory, abi: Factory.abi, functionName: 'getPool', args: [token0, token1, FEE] })
+  if (typeof pool !== 'string') throw new Error(`getPool answered ${String(pool)}, not an address`)
   const expected = getCreate2Address({
     from: factory,
     bytecodeHash: POOL_INIT_CODE_HASH,
@@ -206,7 +262,7 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
 
   // Deep full-range liquidity: 1,000,000 TKA against 2,000,000 TUSD.
   for (const t of [tokenA, tokenB]) await write(t, erc20Abi, 'approve', [positionManager, maxUint256])
-  const depth = { [tokenA]: 10n ** 6n * 10n ** 18n, [tokenB]: 2n * 10n ** 6n * 10n ** 6n }
+  const [depth0, depth1] = ordered(10n ** 6n * 10n ** 18n, 2n * 10n ** 6n * 10n ** 6n)
   const minTick = Math.ceil(-887272 / TICK_SPACING) * TICK_SPACING
   const maxTick = Math.floor(887272 / TICK_SPACING) * TICK_SPACING
   await write(positionManager, NPM.abi, 'mint', [
@@ -216,8 +272,8 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
       fee: FEE,
       tickLower: minTick,
       tickUpper: maxTick,
-      amount0Desired: depth[token0],
-      amount1Desired: depth[token1],
+      amount0Desired: depth0,
+      amount1Desired: depth1,
       amount0Min: 0n,
       amount1Min: 0n,
       recipient: account.address,
@@ -240,20 +296,34 @@ export async function deployUniswapFixture({ rpcUrl, chainId, deployerKey, fundW
   return result
 }
 
+/**
+ * @param {string} s
+ * @returns {s is import('viem').Hex}
+ */
+function isPrivateKey(s) {
+  return /^0x[0-9a-fA-F]{64}$/.test(s)
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const arg = (name) => {
+  const arg = (/** @type {string} */ name) => {
     const i = process.argv.indexOf(name)
     return i === -1 ? undefined : process.argv[i + 1]
   }
   const keyVar = arg('--deployer-key-env')
   const deployerKey = keyVar ? process.env[keyVar] : undefined
-  if (!arg('--rpc') || !arg('--chain-id') || !deployerKey) {
+  const rpcUrl = arg('--rpc')
+  const chainId = arg('--chain-id')
+  if (!rpcUrl || !chainId || !deployerKey) {
     console.error('usage: node scripts/uniswap-fixture.mjs --rpc URL --chain-id N --deployer-key-env VAR [--fund 0x..,0x..] [--out file.json]\n(the deployer key is read from the named environment variable, never from argv)')
     process.exit(2)
   }
+  if (!isPrivateKey(deployerKey)) {
+    console.error(`${keyVar} must hold the deployer's private key as 0x followed by 64 hex digits`)
+    process.exit(2)
+  }
   const result = await deployUniswapFixture({
-    rpcUrl: arg('--rpc'),
-    chainId: Number(arg('--chain-id')),
+    rpcUrl,
+    chainId: Number(chainId),
     deployerKey,
     fundWallets: (arg('--fund') ?? '').split(',').filter(Boolean),
     outFile: arg('--out'),
