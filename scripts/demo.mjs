@@ -40,7 +40,7 @@ const base = process.env.SERVICE_PORT ? `http://127.0.0.1:${process.env.SERVICE_
 
 function devGatewayUrl() {
   try {
-    const url = JSON.parse(readFileSync(devFile, 'utf8')).gatewayUrl
+    const url = /** @type {{ gatewayUrl?: unknown }} */ (JSON.parse(readFileSync(devFile, 'utf8'))).gatewayUrl
     return typeof url === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(url) ? url : undefined
   } catch {
     return undefined

@@ -191,7 +191,9 @@ const gatewayUp = await ready(async () => (await fetch(`http://127.0.0.1:${port}
 const signerUp = await ready(async () => {
   const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 3000 })
   try {
-    return (await signer.call('health', {})).status === 'ok'
+    /** @type {{ status: string }} */
+    const health = await signer.call('health', {})
+    return health.status === 'ok'
   } finally {
     signer.close()
   }
