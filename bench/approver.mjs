@@ -18,7 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { approverMethods, createRpcClient, openAuditLog } from '@countersign/shared'
 import { privateKeyToAccount } from 'viem/accounts'
-import { cpuPerRequest, fmt, freePort, profileArgs, root, spawnReady, tempDir, threadCpuMs } from './lib.mjs'
+import { cpuPerRequest, fmt, freePort, nth, profileArgs, root, spawnReady, tempDir, threadCpuMs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
 import { devKeys, importKeys, PASSPHRASE } from './stack.mjs'
 
@@ -26,7 +26,11 @@ const ROUNDS = Number(process.env.APPROVER_ROUNDS ?? 6)
 const PER_ROUND = Number(process.env.APPROVER_PER_ROUND ?? 200)
 const CONCURRENCY = 8
 
-/** What the gateway sends for a native transfer that policy sends to approval (preflight from a real simulation). */
+/**
+ * What the gateway sends for a native transfer that policy sends to approval (preflight from a real simulation).
+ * @param {import('viem').Address} wallet
+ * @param {number} n
+ */
 function paramsFor(wallet, n) {
   return {
     intent: transferIntent(wallet, n),
@@ -42,11 +46,30 @@ function paramsFor(wallet, n) {
   }
 }
 
-const quantiles = (xs) => {
+const quantiles = (/** @type {number[]} */ xs) => {
   const s = [...xs].sort((a, b) => a - b)
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
+  const q = (/** @type {number} */ p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
   return { p50: q(0.5), p99: q(0.99) }
 }
+
+/**
+ * CPU and audit rows added up over a part of the run: µs on the approver's
+ * event loop and its other threads, µs in the signer; audit rows.
+ * @typedef {{ loop: number, others: number, signer: number, rows?: number }} Spent
+ */
+
+/**
+ * One approver build under test, and what it measured.
+ * @typedef {object} Build
+ * @property {string} name
+ * @property {string} entry
+ * @property {string} socket
+ * @property {import('./lib.mjs').Stoppable} proc
+ * @property {import('@countersign/shared').RpcClient} client
+ * @property {number[]} seq sequential latencies, ms
+ * @property {Spent & { n: number, rows: number }} cpu the sequential part (n requests)
+ * @property {Spent & { done: number, seconds: number }} conc the concurrent part
+ */
 
 async function main() {
   const dataDir = tempDir('cs-bappr-')
@@ -57,28 +80,47 @@ async function main() {
   const wallets = devKeys.map((k) => privateKeyToAccount(k).address)
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn' }
   const signer = await spawnReady(path.join(root, 'services/signer/dist/main.js'), env, /signer ready/)
-  const builds = [{ name: 'this build', entry: path.join(root, 'services/approver/dist/main.js') }]
-  for (const entry of (process.env.APPROVER_AB ?? '').split(',').filter(Boolean)) builds.push({ name: `A/B ${entry}`, entry })
+  const entries = [{ name: 'this build', entry: path.join(root, 'services/approver/dist/main.js') }]
+  for (const entry of (process.env.APPROVER_AB ?? '').split(',').filter(Boolean)) entries.push({ name: `A/B ${entry}`, entry })
   const audit = openAuditLog(path.join(dataDir, 'audit.db'))
-  for (const [i, b] of builds.entries()) {
-    b.socket = path.join(dataDir, 'run', `approver-${i}.sock`)
-    b.proc = await spawnReady(
-      b.entry,
-      { ...env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_APPROVER_SOCKET: b.socket },
+  /** @type {Build[]} */
+  const builds = []
+  for (const [i, { name, entry }] of entries.entries()) {
+    const socket = path.join(dataDir, 'run', `approver-${i}.sock`)
+    const proc = await spawnReady(
+      entry,
+      { ...env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_APPROVER_SOCKET: socket },
       /approver ready/,
       profileArgs(`approver-bench-${i}`),
     )
-    b.client = createRpcClient({ socketPath: b.socket, timeoutMs: 10_000 })
-    b.seq = []
-    b.cpu = { loop: 0, others: 0, signer: 0, n: 0, rows: 0 }
-    b.conc = { done: 0, seconds: 0, loop: 0, others: 0, signer: 0 }
+    builds.push({
+      name,
+      entry,
+      socket,
+      proc,
+      client: createRpcClient({ socketPath: socket, timeoutMs: 10_000 }),
+      seq: [],
+      cpu: { loop: 0, others: 0, signer: 0, n: 0, rows: 0 },
+      conc: { done: 0, seconds: 0, loop: 0, others: 0, signer: 0 },
+    })
   }
   let n = 0
+  /**
+   * @param {Build} b
+   * @param {number} [w] the wallet's index
+   */
   const ask = async (b, w = 0) => {
-    const t = await b.client.call(approverMethods.requestApproval, paramsFor(wallets[w], n++))
+    /** @type {import('@countersign/shared').ApprovalTicket} */
+    const t = await b.client.call(approverMethods.requestApproval, paramsFor(nth(wallets, w), n++))
     if (t.state !== 'decided' || !t.outcome.approved) throw new Error(`not approved: ${JSON.stringify(t)}`)
   }
-  /** Runs `work` against build b, adding its CPU (approver threads, signer) and audit rows to `acc`. */
+  /**
+   * Runs `work` against build b, adding its CPU (approver threads, signer) and audit rows to `acc`.
+   * @param {Build} b
+   * @param {Spent} acc
+   * @param {() => Promise<number>} work resolves to the number of requests it made
+   * @returns {Promise<number>} that number
+   */
   const measured = async (b, acc, work) => {
     const a0 = threadCpuMs(b.proc.pid)
     const s0 = threadCpuMs(signer.pid)
@@ -86,6 +128,7 @@ async function main() {
     const count = await work()
     const a = cpuPerRequest(b.proc.pid, a0, threadCpuMs(b.proc.pid), count)
     const s = cpuPerRequest(signer.pid, s0, threadCpuMs(signer.pid), count)
+    if (!a || !s) throw new Error('no CPU figures: none of the requests completed, or /proc/<pid>/task is missing (Linux only)')
     acc.loop += a.loopUs * count
     acc.others += a.othersUs * count
     acc.signer += (s.loopUs + s.othersUs) * count

@@ -4,7 +4,7 @@
 import Fastify from 'fastify'
 
 const app = Fastify({ logger: false })
-app.post('/bare', async (req) => ({ intentId: req.body?.id ?? null, ok: true }))
+app.post('/bare', async (/** @type {import('fastify').FastifyRequest<{ Body: { id?: unknown } | null }>} */ req) => ({ intentId: req.body?.id ?? null, ok: true }))
 app.get('/ready', async () => ({ ok: true }))
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) })
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)))

@@ -7,15 +7,26 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET } from '@countersign/shared'
-import { fmt, ratio, root, tempDir } from './lib.mjs'
+import { fmt, nth, ratio, root, tempDir } from './lib.mjs'
 import { transferIntent, throughput } from './signing.mjs'
+import { isAddress } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { devKeys, startStack } from './stack.mjs'
+
+/** @typedef {import('../services/signer/dist/signing/signerCore.js').SignerDurability} SignerDurability what the signer's health reports of its work */
 
 const MODULE = '/usr/lib/softhsm/libsofthsm2.so'
 const LABEL = 'countersign-bench'
 const CONCURRENCY = 8
 
+/**
+ * @typedef {object} SoftHsmToken a SoftHSM2 token in a temp dir
+ * @property {string} dir
+ * @property {string} pin
+ * @property {Record<string, string>} env the signer's settings for it (and SOFTHSM2_CONF)
+ */
+
+/** @returns {SoftHsmToken} */
 function softHsmToken() {
   const dir = tempDir('cs-b-hsm-')
   const tokenDir = path.join(dir, 'tokens')
@@ -29,15 +40,28 @@ function softHsmToken() {
   return { dir, pin, env: { SOFTHSM2_CONF: conf, SERVICE_PKCS11_MODULE: MODULE, SERVICE_PKCS11_TOKEN_LABEL: LABEL, SERVICE_PKCS11_PIN_FILE: pinFile, SERVICE_PKCS11_SESSIONS: String(CONCURRENCY) } }
 }
 
+/**
+ * countersign-keys hsm-generate: a key on the token, labelled bench.
+ * @param {string} dataDir
+ * @param {Record<string, string>} env
+ * @returns {Promise<import('viem').Address>} its address
+ */
 function hsmGenerate(dataDir, env) {
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, [path.join(root, 'services/signer/dist/cli/keys.js'), 'hsm-generate', '--label', 'bench', '--data-dir', dataDir], { env: { ...process.env, ...env } }, (err, out, errOut) =>
-      err ? reject(new Error(errOut)) : resolve(out.trim()),
-    ),
+    execFile(process.execPath, [path.join(root, 'services/signer/dist/cli/keys.js'), 'hsm-generate', '--label', 'bench', '--data-dir', dataDir], { env: { ...process.env, ...env } }, (err, out, errOut) => {
+      const address = out.trim()
+      if (err) reject(new Error(errOut))
+      else if (!isAddress(address, { strict: false })) reject(new Error(`hsm-generate printed ${JSON.stringify(out)}, not an address`))
+      else resolve(address)
+    }),
   )
 }
 
-/** CKM_ECDSA over random digests straight through pkcs11js, one session per worker: the ceiling. */
+/**
+ * CKM_ECDSA over random digests straight through pkcs11js, one session per worker: the ceiling.
+ * @param {SoftHsmToken} token
+ * @param {number} ms
+ */
 async function rawPkcs11Rate(token, ms) {
   process.env.SOFTHSM2_CONF = token.env.SOFTHSM2_CONF
   const { default: pkcs11js } = await import('pkcs11js')
@@ -46,17 +70,20 @@ async function rawPkcs11Rate(token, ms) {
   p.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK })
   try {
     const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trimEnd() === LABEL)
+    if (!slot) throw new Error(`no token labelled ${LABEL} in ${MODULE}`)
     const sessions = Array.from({ length: CONCURRENCY }, () => p.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION))
-    p.C_Login(sessions[0], pkcs11js.CKU_USER, token.pin)
-    p.C_FindObjectsInit(sessions[0], [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }, { type: pkcs11js.CKA_LABEL, value: 'bench' }])
-    const [key] = p.C_FindObjects(sessions[0], 1)
-    p.C_FindObjectsFinal(sessions[0])
+    const first = nth(sessions, 0)
+    p.C_Login(first, pkcs11js.CKU_USER, token.pin)
+    p.C_FindObjectsInit(first, [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }, { type: pkcs11js.CKA_LABEL, value: 'bench' }])
+    const [key] = p.C_FindObjects(first, 1)
+    p.C_FindObjectsFinal(first)
+    if (!key) throw new Error(`no private key labelled bench on the token ${LABEL}`)
     const cpu = process.cpuUsage()
     let n = 0
     const rate = await throughput(
       async (w) => {
-        p.C_SignInit(sessions[w], { mechanism: pkcs11js.CKM_ECDSA }, key)
-        await p.C_SignAsync(sessions[w], randomBytes(32), Buffer.alloc(64))
+        p.C_SignInit(nth(sessions, w), { mechanism: pkcs11js.CKM_ECDSA }, key)
+        await p.C_SignAsync(nth(sessions, w), randomBytes(32), Buffer.alloc(64))
         n++
       },
       { concurrency: CONCURRENCY, ms },
@@ -69,6 +96,7 @@ async function rawPkcs11Rate(token, ms) {
   }
 }
 
+/** @param {{ ms?: number }} [opts] ms: each measurement's length */
 export async function benchHsm({ ms = 5000 } = {}) {
   const token = softHsmToken()
   const keyDir = tempDir('cs-b-hsmkeys-')
@@ -83,11 +111,14 @@ export async function benchHsm({ ms = 5000 } = {}) {
   const stack = await startStack({ keys: [devKeys[0]], policy: { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }, env: token.env, nodeArgs })
   const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
   const routers = defaultRouterTable()
+  /** @type {Map<string, number>} */
   const nonces = new Map()
   let failures = 0
   // The signer's CPU per signature, all its threads (the token's signing runs in the signer's libuv pool).
-  const signRate = async (address) => {
-    const before = (await client.call('health', {})).durability
+  const signRate = async (/** @type {import('viem').Address} */ address) => {
+    /** @type {{ durability: SignerDurability }} */
+    const healthBefore = await client.call('health', {})
+    const before = healthBefore.durability
     const rate = await throughput(
       async () => {
         const nonce = nonces.get(address) ?? 0
@@ -102,7 +133,9 @@ export async function benchHsm({ ms = 5000 } = {}) {
       },
       { concurrency: CONCURRENCY, ms },
     )
-    const after = (await client.call('health', {})).durability
+    /** @type {{ durability: SignerDurability }} */
+    const healthAfter = await client.call('health', {})
+    const after = healthAfter.durability
     const cpuUs = (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(after.signatures - before.signatures, 1)
     return { rate, cpuUs }
   }

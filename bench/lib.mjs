@@ -10,22 +10,43 @@ import autocannon from 'autocannon'
 
 export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
+/**
+ * A fresh directory under the system's temp dir.
+ * @param {string} [prefix]
+ * @returns {string}
+ */
 export function tempDir(prefix = 'cs-bench-') {
   return mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago.
+ * @returns {Promise<number>}
+ */
 export async function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer()
     srv.once('error', reject)
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
+      // Listening on TCP: the address is an AddressInfo, not a pipe's name.
+      const { port } = /** @type {net.AddressInfo} */ (srv.address())
       srv.close(() => resolve(port))
     })
   })
 }
 
-/** Spawns `node entry` and resolves once `url` answers; returns a stop function. */
+/**
+ * @typedef {object} Stoppable a service this benchmark started
+ * @property {number | undefined} pid
+ * @property {() => Promise<void>} stop sends SIGTERM, resolves once it exited
+ */
+
+/**
+ * Spawns `node entry` and resolves once `url` answers; returns a stop function.
+ * @param {string} entry
+ * @param {{ env?: Record<string, string>, url: string, args?: string[], nodeArgs?: string[] }} opts
+ * @returns {Promise<Stoppable>}
+ */
 export async function startNode(entry, { env = {}, url, args = [], nodeArgs = [] }) {
   const child = spawn(process.execPath, [...nodeArgs, entry, ...args], {
     env: { ...process.env, ...env },
@@ -46,12 +67,20 @@ export async function startNode(entry, { env = {}, url, args = [], nodeArgs = []
   return stoppable(child)
 }
 
-/** Spawns `node entry` and resolves once its stderr matches `ready` (services that say so before they listen on TCP, or never do); killed when the benchmark exits. */
+/**
+ * Spawns `node entry` and resolves once its stderr matches `ready` (services that say so before they listen on TCP, or never do); killed when the benchmark exits.
+ * @param {string} entry
+ * @param {Record<string, string>} env
+ * @param {RegExp} ready
+ * @param {string[]} [nodeArgs]
+ * @returns {Promise<Stoppable>}
+ */
 export async function spawnReady(entry, env, ready, nodeArgs = []) {
   const child = spawn(process.execPath, [...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   process.setMaxListeners(0) // one exit listener per child; a benchmark starts many
   process.once('exit', () => child.kill('SIGKILL'))
-  await new Promise((resolve, reject) => {
+  /** @type {Promise<void>} */
+  const started = new Promise((resolve, reject) => {
     let err = ''
     child.stderr.on('data', (d) => {
       err += d
@@ -59,15 +88,20 @@ export async function spawnReady(entry, env, ready, nodeArgs = []) {
     })
     child.once('exit', (c) => reject(new Error(`${entry} exited ${c}: ${err}`)))
   })
+  await started
   return stoppable(child)
 }
 
-/** The child's pid, and a stop that sends SIGTERM and resolves on exit (a --cpu-prof child writes its profile on the way out). */
+/**
+ * The child's pid, and a stop that sends SIGTERM and resolves on exit (a --cpu-prof child writes its profile on the way out).
+ * @param {import('node:child_process').ChildProcess} child
+ * @returns {Stoppable}
+ */
 function stoppable(child) {
   return {
     pid: child.pid,
     stop: () =>
-      new Promise((resolve) => {
+      new Promise((/** @type {() => void} */ resolve) => {
         if (child.exitCode !== null) return resolve()
         child.once('exit', () => resolve())
         child.kill('SIGTERM')
@@ -78,13 +112,29 @@ function stoppable(child) {
 /**
  * BENCH_CPU_PROF=dir: the node flags that make service `name` write a CPU
  * profile (node --cpu-prof) into dir when it exits; none without it.
+ * @param {string} name
+ * @returns {string[]}
  */
 export function profileArgs(name) {
   const dir = process.env.BENCH_CPU_PROF
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
 }
 
-/** Runs autocannon and returns {rps, p50, p99, errors, non2xx}. */
+/**
+ * @typedef {object} LoadResult
+ * @property {number} rps mean requests per second
+ * @property {number} p50 latency, ms
+ * @property {number} p99 latency, ms
+ * @property {number} errors connection errors and timeouts
+ * @property {number} non2xx
+ * @property {number} total requests completed
+ */
+
+/**
+ * Runs autocannon (32 connections for 8 s unless `opts` says otherwise).
+ * @param {import('autocannon').Options} opts
+ * @returns {Promise<LoadResult>}
+ */
 export async function load(opts) {
   const result = await autocannon({ connections: 32, duration: 8, ...opts })
   return {
@@ -97,10 +147,33 @@ export async function load(opts) {
   }
 }
 
+/**
+ * list[i], which the caller knows is there (a worker's wallet, a key by index).
+ * @template T
+ * @param {readonly T[]} list
+ * @param {number} i
+ * @returns {T}
+ */
+export function nth(list, i) {
+  const item = list[i]
+  if (item === undefined) throw new RangeError(`no item ${i} in a list of ${list.length}`)
+  return item
+}
+
+/**
+ * a / b, 0 when b is 0.
+ * @param {number} a
+ * @param {number} b
+ */
 export function ratio(a, b) {
   return b === 0 ? 0 : a / b
 }
 
+/**
+ * `n` for a report line: en-US digit groups, `digits` decimals (NaN for nothing).
+ * @param {number | null | undefined} n
+ * @param {number} [digits]
+ */
 export function fmt(n, digits = 0) {
   return Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 }
@@ -109,6 +182,8 @@ export function fmt(n, digits = 0) {
  * CPU time used so far by each thread of a process, in ms, read from
  * /proc/<pid>/task (Linux only; null elsewhere). The thread whose id is the
  * pid is the event loop; the others are worker threads, GC and libuv helpers.
+ * @param {number | null | undefined} pid
+ * @returns {Map<number, number> | null} thread id -> ms
  */
 export function threadCpuMs(pid) {
   const dir = `/proc/${pid}/task`
@@ -126,7 +201,18 @@ export function threadCpuMs(pid) {
   return threads
 }
 
-/** CPU µs per request between two threadCpuMs readings: the event loop and all other threads. */
+/**
+ * @typedef {{ loopUs: number, othersUs: number }} CpuPerRequest
+ */
+
+/**
+ * CPU µs per request between two threadCpuMs readings: the event loop and all other threads.
+ * @param {number | null | undefined} pid
+ * @param {Map<number, number> | null} before
+ * @param {Map<number, number> | null} after
+ * @param {number} requests
+ * @returns {CpuPerRequest | null} null without readings or requests
+ */
 export function cpuPerRequest(pid, before, after, requests) {
   if (!before || !after || requests === 0) return null
   let loop = 0

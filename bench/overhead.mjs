@@ -9,6 +9,7 @@
 import path from 'node:path'
 import { cpuPerRequest, fmt, freePort, load, ratio, root, startNode, tempDir, threadCpuMs } from './lib.mjs'
 
+/** @param {number} i the request's number: its wallet */
 function intentBody(i) {
   const now = Math.floor(Date.now() / 1000)
   return JSON.stringify({
@@ -23,11 +24,20 @@ function intentBody(i) {
   })
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms))
 
-/** p50 of sequential requests (each after `gapMs` of idleness), and of the gateway's Server-Timing total when it sends one. */
+/**
+ * p50 of sequential requests (each after `gapMs` of idleness), and of the gateway's Server-Timing total when it sends one.
+ * @param {string} url
+ * @param {((i: number) => string) | undefined} body the i-th request's JSON body (POST), or none (GET)
+ * @param {number} n
+ * @param {number} [gapMs]
+ * @returns {Promise<{ client: number, inside: number | null }>} ms
+ */
 async function sequential(url, body, n, gapMs = 0) {
+  /** @type {number[]} */
   const client = []
+  /** @type {number[]} */
   const inside = []
   for (let i = 0; i < n; i++) {
     if (gapMs > 0) await sleep(gapMs)
@@ -39,10 +49,17 @@ async function sequential(url, body, n, gapMs = 0) {
     const total = r.headers.get('server-timing')?.match(/total;dur=([\d.]+)/)
     if (total) inside.push(Number(total[1]))
   }
-  const p50 = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+  const p50 = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN
   return { client: p50(client), inside: inside.length ? p50(inside) : null }
 }
 
+/**
+ * The time outside the gateway: at the client less inside it (NaN when the gateway sent no Server-Timing).
+ * @param {{ client: number, inside: number | null }} r
+ */
+const outside = (r) => (r.inside === null ? NaN : r.client - r.inside)
+
+/** @param {{ rounds?: number, duration?: number, requests?: number }} [opts] duration: seconds of each load */
 export async function benchOverhead({ rounds = 2, duration = 5, requests = 1500 } = {}) {
   const port = await freePort()
   const gateway = await startNode(path.join(root, 'services/gateway/dist/main.js'), {
@@ -54,25 +71,29 @@ export async function benchOverhead({ rounds = 2, duration = 5, requests = 1500 
   try {
     console.log('\nthe gateway per request against a bare fastify route, alternating rounds')
     for (let round = 1; round <= rounds; round++) {
-      const runs = {}
-      for (const [name, url, pid] of [['bare', `http://127.0.0.1:${barePort}/ready`, bare.pid], ['gateway', `http://127.0.0.1:${port}/v1/health`, gateway.pid]]) {
+      /**
+       * @param {string} url
+       * @param {number | undefined} pid
+       */
+      const measure = async (url, pid) => {
         const before = threadCpuMs(pid)
         const result = await load({ url, duration })
-        runs[name] = { result, cpu: cpuPerRequest(pid, before, threadCpuMs(pid), result.total) }
+        return { result, cpu: cpuPerRequest(pid, before, threadCpuMs(pid), result.total) }
       }
+      const runs = { bare: await measure(`http://127.0.0.1:${barePort}/ready`, bare.pid), gateway: await measure(`http://127.0.0.1:${port}/v1/health`, gateway.pid) }
       console.log(
         `  round ${round}  GET, 32 connections: bare /ready ${fmt(runs.bare.result.rps)} req/s (${fmt(runs.bare.cpu?.loopUs, 1)} µs event loop), gateway /v1/health ${fmt(runs.gateway.result.rps)} req/s (${fmt(runs.gateway.cpu?.loopUs, 1)} µs); ratio ${fmt(ratio(runs.gateway.result.rps, runs.bare.result.rps) * 100, 1)} %`,
       )
       const barePost = await sequential(`http://127.0.0.1:${barePort}/bare`, intentBody, requests)
       const build = await sequential(`http://127.0.0.1:${port}/v1/tx/build`, intentBody, requests)
       console.log(
-        `  round ${round}  sequential POST, p50 of ${requests}: bare ${fmt(barePost.client, 3)} ms; build ${fmt(build.client, 3)} ms at the client, ${fmt(build.inside, 3)} inside the gateway, ${fmt(build.client - build.inside, 3)} outside`,
+        `  round ${round}  sequential POST, p50 of ${requests}: bare ${fmt(barePost.client, 3)} ms; build ${fmt(build.client, 3)} ms at the client, ${fmt(build.inside, 3)} inside the gateway, ${fmt(outside(build), 3)} outside`,
       )
       const idle = Math.round(requests / 3)
       const barePostIdle = await sequential(`http://127.0.0.1:${barePort}/bare`, intentBody, idle, 2)
       const buildIdle = await sequential(`http://127.0.0.1:${port}/v1/tx/build`, intentBody, idle, 2)
       console.log(
-        `  round ${round}  the same, 2 ms idle before each, p50 of ${idle}: bare ${fmt(barePostIdle.client, 3)} ms; build ${fmt(buildIdle.client, 3)} ms at the client, ${fmt(buildIdle.inside, 3)} inside the gateway, ${fmt(buildIdle.client - buildIdle.inside, 3)} outside`,
+        `  round ${round}  the same, 2 ms idle before each, p50 of ${idle}: bare ${fmt(barePostIdle.client, 3)} ms; build ${fmt(buildIdle.client, 3)} ms at the client, ${fmt(buildIdle.inside, 3)} inside the gateway, ${fmt(outside(buildIdle), 3)} outside`,
       )
     }
   } finally {

@@ -14,23 +14,41 @@
 import os from 'node:os'
 import { createPublicClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { cpuPerRequest, fmt, profileArgs, threadCpuMs } from './lib.mjs'
+import { cpuPerRequest, fmt, nth, profileArgs, threadCpuMs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
 import { devKeys, startAnvil, startStack } from './stack.mjs'
 
 const POLL_MS = 5
 const CHAIN_ID = 8453
+/** @type {import('viem').Address} */
 const TO = '0x000000000000000000000000000000000000bEEF'
 /** Every transfer needs an approval (auto mode grants it); no rate limit in the way. */
 const POLICY = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1' } }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms))
 
+/** @param {string} rpcUrl */
 function publicClient(rpcUrl) {
   const chain = defineChain({ id: CHAIN_ID, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } })
   return createPublicClient({ chain, transport: http(rpcUrl), cacheTime: 0 })
 }
 
+/**
+ * @typedef {ReturnType<typeof publicClient>} Client
+ * @typedef {object} Run one transfer, timed
+ * @property {Record<string, number>} phases ms
+ * @property {number} total ms
+ * @property {import('viem').Hash} hash
+ * @property {import('viem').Address} wallet
+ * @typedef {Run & { gateway: { approve: Record<string, number>, sign: Record<string, number> } }} CountersignRun
+ *   with the gateway's Server-Timing phases of its two calls
+ */
+
+/**
+ * The receipt, polled every POLL_MS until the node has one.
+ * @param {Client} client
+ * @param {import('viem').Hash} hash
+ */
 async function pollReceipt(client, hash) {
   for (;;) {
     const r = await client.request({ method: 'eth_getTransactionReceipt', params: [hash] })
@@ -39,19 +57,27 @@ async function pollReceipt(client, hash) {
   }
 }
 
+/** @param {number[]} samples */
 function quantiles(samples) {
   const s = [...samples].sort((a, b) => a - b)
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
+  const q = (/** @type {number} */ p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
   return { p50: q(0.5), p99: q(0.99), n: s.length }
 }
 
-/** One bare transfer; returns per-phase ms. */
+/**
+ * One bare transfer; returns per-phase ms.
+ * @param {Client} client
+ * @param {import('viem').PrivateKeyAccount} account
+ * @param {number} n
+ * @returns {Promise<Run>}
+ */
 async function barePipeline(client, account, n) {
   const t0 = performance.now()
   const value = 1000n + BigInt(n)
+  /** @type {import('viem').RpcTransactionRequest} */
   const call = { from: account.address, to: TO, data: '0x', value: `0x${value.toString(16)}` }
   const [sim] = await client.request({ method: 'eth_simulateV1', params: [{ blockStateCalls: [{ calls: [call] }], traceTransfers: true, validation: false }, 'latest'] })
-  if (sim.calls[0].status !== '0x1') throw new Error('bare simulation failed')
+  if (sim?.calls[0]?.status !== '0x1') throw new Error('bare simulation failed')
   const t1 = performance.now()
   const [block, tip, nonce, gas] = await Promise.all([
     client.getBlock({ blockTag: 'latest' }),
@@ -60,6 +86,7 @@ async function barePipeline(client, account, n) {
     client.estimateGas({ account: account.address, to: TO, data: '0x', value }),
   ])
   const t2 = performance.now()
+  if (block.baseFeePerGas === null) throw new Error('the latest block has no base fee (anvil runs post-London)')
   const signedTx = await account.signTransaction({ type: 'eip1559', chainId: CHAIN_ID, nonce, to: TO, value, gas, maxFeePerGas: block.baseFeePerGas * 2n + tip, maxPriorityFeePerGas: tip })
   const t3 = performance.now()
   const hash = await client.request({ method: 'eth_sendRawTransaction', params: [signedTx] })
@@ -70,45 +97,73 @@ async function barePipeline(client, account, n) {
   return { phases: { simulate: t1 - t0, 'fees+nonce+gas': t2 - t1, sign: t3 - t2, send: t4 - t3, receipt: t5 - t4 }, total: t5 - t0, hash, wallet: account.address }
 }
 
+/**
+ * @param {string} url
+ * @param {object} body sent as JSON
+ * @returns {Promise<{ status: number, body: unknown, timing: Record<string, number> }>}
+ */
 async function post(url, body) {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   return { status: r.status, body: await r.json(), timing: parseServerTiming(r.headers.get('server-timing')) }
 }
 
-/** The gateway's Server-Timing header (SERVICE_SERVER_TIMING=on) as { phase: ms }; {} without one. */
+/**
+ * The gateway's Server-Timing header (SERVICE_SERVER_TIMING=on) as { phase: ms }; {} without one.
+ * @param {string | null} header
+ * @returns {Record<string, number>}
+ */
 function parseServerTiming(header) {
+  /** @type {Record<string, number>} */
   const phases = {}
   for (const metric of header ? header.split(', ') : []) {
     const [name, dur] = metric.split(';dur=')
-    phases[name] = Number(dur)
+    if (name !== undefined) phases[name] = Number(dur)
   }
   return phases
 }
 
-/** p50 of each gateway phase over the runs, in the order the route marks them: "build 0.14, preflight 1.51, …". */
+/**
+ * p50 of each gateway phase over the runs, in the order the route marks them: "build 0.14, preflight 1.51, …".
+ * @param {Record<string, number>[]} timings
+ */
 function serverPhaseSummary(timings) {
   const names = Object.keys(timings[0] ?? {})
-  return names.map((name) => `${name} ${fmt(quantiles(timings.map((t) => t[name])).p50, 2)}`).join(', ')
+  return names.map((name) => `${name} ${fmt(quantiles(timings.map((t) => t[name] ?? NaN)).p50, 2)}`).join(', ')
 }
 
-/** One transfer through countersign; returns per-phase ms. */
+/**
+ * One transfer through countersign; returns per-phase ms.
+ * @param {{ url: string | null }} stack
+ * @param {Client} client
+ * @param {import('viem').Address} wallet
+ * @param {number} n
+ * @returns {Promise<CountersignRun>}
+ */
 async function countersignPipeline(stack, client, wallet, n) {
   const intent = transferIntent(wallet, n)
   const t0 = performance.now()
   const approved = await post(`${stack.url}/v1/tx/approve-request`, intent)
-  if (approved.status !== 200 || !approved.body.approvalTokenId) throw new Error(`approve-request: ${approved.status} ${JSON.stringify(approved.body)}`)
+  const approval = /** @type {Partial<import('@countersign/shared').ApprovalResult>} */ (approved.body)
+  if (approved.status !== 200 || !approval.approvalTokenId) throw new Error(`approve-request: ${approved.status} ${JSON.stringify(approved.body)}`)
   const t1 = performance.now()
-  const sent = await post(`${stack.url}/v1/tx/sign-and-send`, { intent, approvalTokenId: approved.body.approvalTokenId })
-  if (sent.status !== 200 || !sent.body.broadcast) throw new Error(`sign-and-send: ${sent.status} ${JSON.stringify(sent.body)}`)
+  const sent = await post(`${stack.url}/v1/tx/sign-and-send`, { intent, approvalTokenId: approval.approvalTokenId })
+  const sending = /** @type {Partial<import('@countersign/shared').SignAndSendResult>} */ (sent.body)
+  if (sent.status !== 200 || !sending.broadcast || !sending.txHash) throw new Error(`sign-and-send: ${sent.status} ${JSON.stringify(sent.body)}`)
   const t2 = performance.now()
-  const receipt = await pollReceipt(client, sent.body.txHash)
+  const receipt = await pollReceipt(client, sending.txHash)
   if (receipt.status !== '0x1') throw new Error('transfer reverted')
   const t3 = performance.now()
-  return { phases: { 'approve-request': t1 - t0, 'sign-and-send': t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: sent.body.txHash, wallet, gateway: { approve: approved.timing, sign: sent.timing } }
+  return { phases: { 'approve-request': t1 - t0, 'sign-and-send': t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: sending.txHash, wallet, gateway: { approve: approved.timing, sign: sent.timing } }
 }
 
-/** Each wallet's transactions must carry nonces 0..n-1 with no gap or repeat, and the chain must agree. */
+/**
+ * Each wallet's transactions must carry nonces 0..n-1 with no gap or repeat, and the chain must agree.
+ * @param {Client} client
+ * @param {Run[]} results
+ * @returns {Promise<string[]>} a line per wallet
+ */
 async function assertContiguousNonces(client, results) {
+  /** @type {Map<import('viem').Address, import('viem').Hash[]>} */
   const byWallet = new Map()
   for (const r of results) byWallet.set(r.wallet, [...(byWallet.get(r.wallet) ?? []), r.hash])
   const lines = []
@@ -122,16 +177,33 @@ async function assertContiguousNonces(client, results) {
   return lines
 }
 
+/**
+ * p50/p99 of each phase over the runs: "simulate 1.20/3.40".
+ * @param {Run[]} results
+ */
 function phaseSummary(results) {
-  const names = Object.keys(results[0].phases)
+  const names = Object.keys(results[0]?.phases ?? {})
   return names.map((name) => {
-    const q = quantiles(results.map((r) => r.phases[name]))
+    const q = quantiles(results.map((r) => r.phases[name] ?? NaN))
     return `${name} ${fmt(q.p50, 2)}/${fmt(q.p99, 2)}`
   })
 }
 
 const load = () => os.loadavg().map((l) => fmt(l, 2)).join(' ')
 
+/**
+ * @typedef {{ gateway?: string[], approver?: string[], signer?: string[] }} NodeArgs node flags per service
+ */
+
+/**
+ * @param {object} opts
+ * @param {number} opts.rounds
+ * @param {number} opts.perRound
+ * @param {number} opts.warmup transfers of each kind not counted
+ * @param {NodeArgs} opts.nodeArgs
+ * @param {string | undefined} opts.abGateway
+ * @param {string | undefined} opts.abRoot
+ */
 async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoot }) {
   const anvilBare = await startAnvil(CHAIN_ID)
   const anvilCs = await startAnvil(CHAIN_ID)
@@ -145,20 +217,24 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoo
   const env = { SERVICE_SERVER_TIMING: 'on' }
   const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, env })
   const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', ...ab, env }) : null
+  const abArm = abStack && abClient ? { stack: abStack, client: abClient } : null
+  /** @type {Run[]} */
   const bare = []
+  /** @type {CountersignRun[]} */
   const cs = []
+  /** @type {CountersignRun[]} */
   const abRuns = []
   let n = 0
   try {
     for (let i = 0; i < warmup; i++) {
       await barePipeline(bareClient, account, n++)
       await countersignPipeline(stack, csClient, account.address, n++)
-      if (abStack) await countersignPipeline(abStack, abClient, account.address, n++)
+      if (abArm) await countersignPipeline(abArm.stack, abArm.client, account.address, n++)
     }
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < perRound; i++) bare.push(await barePipeline(bareClient, account, n++))
       for (let i = 0; i < perRound; i++) cs.push(await countersignPipeline(stack, csClient, account.address, n++))
-      if (abStack) for (let i = 0; i < perRound; i++) abRuns.push(await countersignPipeline(abStack, abClient, account.address, n++))
+      if (abArm) for (let i = 0; i < perRound; i++) abRuns.push(await countersignPipeline(abArm.stack, abArm.client, account.address, n++))
     }
   } finally {
     await stack.stop()
@@ -187,8 +263,15 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoo
 /** PIPELINE_GATEWAY=path/to/main.js: the concurrent part runs that gateway build instead (its CPU per transfer, against this one's). */
 const gatewayOverride = () => (process.env.PIPELINE_GATEWAY ? { gatewayEntry: process.env.PIPELINE_GATEWAY } : {})
 
-/** `clients` workers, worker w on wallet w % wallets, for `ms`; completed pipelines per second. */
+/**
+ * `clients` workers, worker w on wallet w % wallets, for `ms`; completed pipelines per second.
+ * @template {Run} R
+ * @param {(wallet: number, n: number) => Promise<R>} run
+ * @param {{ clients: number, wallets: number, ms: number }} opts
+ * @returns {Promise<{ rate: number, results: R[], failures: number }>}
+ */
 async function concurrentRun(run, { clients, wallets, ms }) {
+  /** @type {R[]} */
   const results = []
   let failures = 0
   let n = 0
@@ -201,7 +284,7 @@ async function concurrentRun(run, { clients, wallets, ms }) {
           results.push(await run(w % wallets, n++))
         } catch (err) {
           failures++
-          if (failures <= 3) console.log(`  failure: ${err.message.slice(0, 300)}`)
+          if (failures <= 3) console.log(`  failure: ${(err instanceof Error ? err.message : String(err)).slice(0, 300)}`)
         }
       }
     }),
@@ -209,6 +292,7 @@ async function concurrentRun(run, { clients, wallets, ms }) {
   return { rate: results.length / ((performance.now() - started) / 1000), results, failures }
 }
 
+/** @param {{ wallets: number, clients: number, rounds: number, ms: number, nodeArgs: NodeArgs }} opts */
 async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   const keys = devKeys.slice(0, wallets)
   const accounts = keys.map((k) => privateKeyToAccount(k))
@@ -217,20 +301,29 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
   const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, ...gatewayOverride() })
+  /** @typedef {{ done: Run[], failures: number, seconds: number }} Totals */
+  /** @type {Totals} */
   const bare = { done: [], failures: 0, seconds: 0 }
+  /** @type {Totals} */
   const cs = { done: [], failures: 0, seconds: 0 }
+  /**
+   * @param {Totals} acc
+   * @param {{ rate: number, results: Run[], failures: number }} run
+   */
   const add = (acc, run) => {
     acc.done.push(...run.results)
     acc.failures += run.failures
     acc.seconds += run.results.length / run.rate
   }
-  let nonceLines
+  /** @type {string[]} */
+  let nonceLines = []
+  /** @type {number[]} */
   const gatewayCpu = []
   try {
     for (let r = 0; r < rounds; r++) {
-      add(bare, await concurrentRun((w, n) => barePipeline(bareClient, accounts[w], n), { clients, wallets, ms }))
+      add(bare, await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), { clients, wallets, ms }))
       const before = threadCpuMs(stack.gatewayPid)
-      const run = await concurrentRun((w, n) => countersignPipeline(stack, csClient, accounts[w].address, n), { clients, wallets, ms })
+      const run = await concurrentRun((w, n) => countersignPipeline(stack, csClient, nth(accounts, w).address, n), { clients, wallets, ms })
       const cpu = cpuPerRequest(stack.gatewayPid, before, threadCpuMs(stack.gatewayPid), run.results.length)
       if (cpu) gatewayCpu.push(cpu.loopUs + cpu.othersUs)
       add(cs, run)
@@ -256,9 +349,10 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   return { bareRate, csRate }
 }
 
+/** @param {{ rounds?: number, perRound?: number, warmup?: number }} [opts] */
 export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
   // BENCH_CPU_PROF=dir profiles the three services.
-  const nodeArgs = (phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
+  const nodeArgs = (/** @type {string} */ phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
   // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought);
   // PIPELINE_AB_ROOT=path/to/another/tree runs all three services of that tree (built) instead.
   const { PIPELINE_AB_GATEWAY: abGateway, PIPELINE_AB_ROOT: abRoot } = process.env

@@ -10,12 +10,21 @@ import { devKeys, startAnvil, startStack } from './stack.mjs'
 
 const N = 150
 
+/**
+ * @param {number[]} samples ms
+ * @returns {{ p50: number, p99: number }}
+ */
 function quantiles(samples) {
   const s = [...samples].sort((a, b) => a - b)
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))]
+  const q = (/** @type {number} */ p) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN
   return { p50: q(0.5), p99: q(0.99) }
 }
 
+/**
+ * p50 and p99 of `n` sequential runs of `fn`, after 10 not counted.
+ * @param {() => Promise<unknown>} fn
+ * @param {number} [n]
+ */
 async function timeMany(fn, n = N) {
   for (let i = 0; i < 10; i++) await fn() // warm caches and JIT
   const samples = []
@@ -27,10 +36,12 @@ async function timeMany(fn, n = N) {
   return quantiles(samples)
 }
 
+/** @returns {Promise<Record<string, { p50: number, p99: number }>>} ms by action, and of the round trip */
 export async function benchPreflight() {
   const anvil = await startAnvil(8453)
   const wallet = privateKeyToAccount(devKeys[0]).address
   const fixturePath = path.join(root, 'scripts/uniswap-fixture.mjs')
+  /** @type {typeof import('../scripts/uniswap-fixture.mjs')} */
   const { deployUniswapFixture } = await import(fixturePath)
   const uni = await deployUniswapFixture({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: devKeys[1], fundWallets: [wallet] })
   // Setup outside the service: the wallet lets the router spend its TUSD, so swaps simulate as they would run.
@@ -40,7 +51,7 @@ export async function benchPreflight() {
   await publicClient.waitForTransactionReceipt({ hash: await walletClient.writeContract({ address: uni.tokenB, abi: erc20Abi, functionName: 'approve', args: [uni.swapRouter02, maxUint256] }) })
   const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvil.rpcUrl, env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 } })
   const now = () => Math.floor(Date.now() / 1000)
-  const intent = (action) => ({
+  const intent = (/** @type {object} */ action) => ({
     version: '1',
     id: randomUUID(),
     timestamp: now(),
@@ -64,12 +75,13 @@ export async function benchPreflight() {
     )
     console.log(`\nPOST /v1/tx/preflight latency against anvil, sequential, ${N} requests per action (swaps on the local Uniswap v3 pool)`)
     console.log(`  ceiling: one eth_blockNumber round trip   p50 ${fmt(rpcRoundTrip.p50, 2)} ms  p99 ${fmt(rpcRoundTrip.p99, 2)} ms`)
+    /** @type {Record<string, { p50: number, p99: number }>} */
     const results = { rpcRoundTrip }
     for (const [name, make] of Object.entries(actions)) {
       let failures = 0
       const q = await timeMany(async () => {
         const r = await fetch(`${stack.url}/v1/tx/preflight`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(intent(make())) })
-        const body = await r.json()
+        const body = /** @type {Partial<import('@countersign/shared').PreflightResult>} */ (await r.json())
         if (r.status !== 200 || body.simulationSuccess !== true) failures++
         return body
       })

@@ -10,7 +10,7 @@ import { benchSigner } from './signer.mjs'
 import { benchSignAndSend } from './signing.mjs'
 
 const only = process.argv.slice(2)
-const wanted = (name) => only.length === 0 || only.includes(name)
+const wanted = (/** @type {string} */ name) => only.length === 0 || only.includes(name)
 
 console.log(`countersign benchmarks — node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'})`)
 if (wanted('build')) await benchBuild()

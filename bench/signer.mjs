@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { buildTransaction, createRpcClient, SIGNER_SOCKET, defaultRouterTable } from '@countersign/shared'
 import { privateKeyToAccount } from 'viem/accounts'
-import { fmt, ratio } from './lib.mjs'
+import { fmt, nth, ratio } from './lib.mjs'
 import { throughput, transferIntent } from './signing.mjs'
 import { devKeys, startStack } from './stack.mjs'
 
@@ -17,28 +17,48 @@ const CONCURRENCY = 8
 const routers = defaultRouterTable()
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ')
 
-/** Batch sizes from two health snapshots: size -> number of fsyncs that released that many waiters. */
+/** @typedef {import('../services/signer/dist/signing/signerCore.js').SignerDurability} SignerDurability what the signer's health reports of its work */
+
+/**
+ * Batch sizes from two health snapshots: size -> number of fsyncs that released that many waiters.
+ * @param {Record<number, number>} [after]
+ * @param {Record<number, number>} [before]
+ * @returns {Record<number, number>}
+ */
 function histogramDelta(after = {}, before = {}) {
+  /** @type {Record<number, number>} */
   const out = {}
   for (const [size, n] of Object.entries(after)) {
-    const d = n - (before[size] ?? 0)
-    if (d > 0) out[size] = d
+    const d = n - (before[Number(size)] ?? 0)
+    if (d > 0) out[Number(size)] = d
   }
   return out
 }
 
-const sumOf = (h, weight) => Object.entries(h).reduce((s, [size, n]) => s + weight(Number(size)) * n, 0)
-
 /** No approval needed and no rate limit: every call signs. */
 const SIGNER_POLICY = { maxTxPerHour: 1_000_000_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } }
 
-/** The signer's CPU per signature between two health snapshots (all its threads). */
+/**
+ * The signer's CPU per signature between two health snapshots (all its threads).
+ * @param {SignerDurability} before
+ * @param {SignerDurability} after
+ */
 const cpuPerSignature = (before, after) =>
   (after.cpuUs.user + after.cpuUs.system - before.cpuUs.user - before.cpuUs.system) / Math.max(after.signatures - before.signatures, 1)
 
-/** Signer RPC at concurrency 8 for `ms`, nonces from `nonceFrom`: its rate and the health snapshots either side. */
+/**
+ * Signer RPC at concurrency 8 for `ms`, nonces from `nonceFrom`: its rate and the health snapshots either side.
+ * @param {import('@countersign/shared').RpcClient} client
+ * @param {import('viem').PrivateKeyAccount} account
+ * @param {number} ms
+ * @param {number} nonceFrom
+ */
 async function signerRound(client, account, ms, nonceFrom) {
-  const health = async () => (await client.call('health', {})).durability
+  const health = async () => {
+    /** @type {{ durability: SignerDurability }} */
+    const answer = await client.call('health', {})
+    return answer.durability
+  }
   const before = await health()
   let nonce = nonceFrom
   const rate = await throughput(
@@ -52,11 +72,19 @@ async function signerRound(client, account, ms, nonceFrom) {
   return { rate, before, after: await health(), nonce }
 }
 
-/** SIGN_AB_ROOT: this signer (A) and another tree's (B), alternating rounds on their own data dirs. */
+/**
+ * SIGN_AB_ROOT: this signer (A) and another tree's (B), alternating rounds on their own data dirs.
+ * @param {string} otherRoot
+ * @param {number} rounds
+ * @param {number} ms
+ */
 async function abRounds(otherRoot, rounds, ms) {
   const account = privateKeyToAccount(devKeys[0])
+  /** @type {{ name: string, stack: Awaited<ReturnType<typeof startStack>>, client: import('@countersign/shared').RpcClient, nonce: number, rates: number[], cpu: number[] }[]} */
   const arms = []
-  for (const [name, servicesRoot] of [['A', undefined], ['B', otherRoot]]) {
+  /** @type {[string, string | undefined][]} */
+  const trees = [['A', undefined], ['B', otherRoot]]
+  for (const [name, servicesRoot] of trees) {
     const stack = await startStack({ keys: [devKeys[0]], policy: SIGNER_POLICY, ...(servicesRoot ? { servicesRoot } : {}) })
     arms.push({ name, stack, client: createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) }), nonce: 0, rates: [], cpu: [] })
   }
@@ -78,7 +106,7 @@ signer A/B: this tree (A) against ${otherRoot} (B), ${rounds} alternating rounds
         )
       }
     }
-    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+    const mean = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0) / xs.length
     for (const arm of arms) console.log(`  mean ${arm.name}  ${fmt(mean(arm.rates)).padStart(6)} sig/s  ${fmt(mean(arm.cpu))} µs per signature`)
   } finally {
     for (const arm of arms) {
@@ -88,12 +116,15 @@ signer A/B: this tree (A) against ${otherRoot} (B), ${rounds} alternating rounds
   }
 }
 
+/** @param {{ ms?: number }} [opts] ms: each measurement's length */
 export async function benchSigner({ ms = 5000 } = {}) {
   if (process.env.SIGN_AB_ROOT) return abRounds(process.env.SIGN_AB_ROOT, Number(process.env.SIGN_AB_ROUNDS ?? 6), ms)
   const account = privateKeyToAccount(devKeys[0])
+  /** @type {import('viem').TransactionSerializableEIP1559} */
   const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
   // Also the CPU one raw signature costs (this process, one thread): a
   // figure the machine's load does not move, unlike the rates.
+  /** @type {number[]} */
   const rawCpuUs = []
   const rawRate = async () => {
     const cpu = process.cpuUsage()
@@ -118,12 +149,20 @@ export async function benchSigner({ ms = 5000 } = {}) {
     const batches = histogramDelta(after.signerDb.waitersPerSync, before.signerDb.waitersPerSync)
     const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
     const signatures = after.signatures - before.signatures
-    const auditSyncs = after.auditDb.syncs - before.auditDb.syncs
-    const auditCommits = after.auditDb.commits - before.auditDb.commits
+    const { auditDb: auditAfter } = after
+    const { auditDb: auditBefore } = before
+    if (!auditAfter || !auditBefore) throw new Error('the signer reports no audit.db figures (its audit log is not group-committed)')
+    const auditSyncs = auditAfter.syncs - auditBefore.syncs
+    const auditCommits = auditAfter.commits - auditBefore.commits
     const cpuPerSig = cpuPerSignature(before, after)
     const sysPerSig = (after.cpuUs.system - before.cpuUs.system) / Math.max(signatures, 1)
-    const rawCpu = (rawCpuUs[0] + rawCpuUs[1]) / 2
-    const fsyncMs = (db) => (after[db].syncMs - before[db].syncMs) / Math.max(after[db].syncs - before[db].syncs, 1)
+    const rawCpu = (nth(rawCpuUs, 0) + nth(rawCpuUs, 1)) / 2
+    /**
+     * Mean fdatasync of one database between two snapshots, ms.
+     * @param {import('@countersign/shared').WalSyncStats} a after
+     * @param {import('@countersign/shared').WalSyncStats} b before
+     */
+    const fsyncMs = (a, b) => (a.syncMs - b.syncMs) / Math.max(a.syncs - b.syncs, 1)
     const shown = Object.entries(batches)
       .sort((a, b) => Number(a[0]) - Number(b[0]))
       .map(([size, n]) => `${size}:${n}`)
@@ -138,7 +177,7 @@ export async function benchSigner({ ms = 5000 } = {}) {
     console.log(`  signer.db transactions: ${fmt(storeTx)}, one per event-loop turn that stored signatures or set audited flags (${fmt(signatures / Math.max(storeTx, 1), 2)} signatures per transaction)`)
     console.log(`  CPU per signature: raw ${fmt(rawCpu)} µs; signer ${fmt(cpuPerSig)} µs, all its threads, ${fmt(sysPerSig)} of it in the kernel (raw / signer ${fmt(ratio(rawCpu, cpuPerSig) * 100, 1)} %)`)
     console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
-    console.log(`  mean fdatasync: signer.db ${fmt(fsyncMs('signerDb'), 2)} ms, audit.db ${fmt(fsyncMs('auditDb'), 2)} ms; mean reply latency ${fmt((CONCURRENCY * 1000) / rpc, 2)} ms`)
+    console.log(`  mean fdatasync: signer.db ${fmt(fsyncMs(after.signerDb, before.signerDb), 2)} ms, audit.db ${fmt(fsyncMs(auditAfter, auditBefore), 2)} ms; mean reply latency ${fmt((CONCURRENCY * 1000) / rpc, 2)} ms`)
     return { raw, rpc, signatures, signerSyncs, auditSyncs, batches }
   } finally {
     client.close()

@@ -2,11 +2,17 @@
 // helpers the signer benchmarks share (signer.mjs, hsm.mjs).
 import { randomUUID } from 'node:crypto'
 import { privateKeyToAccount } from 'viem/accounts'
-import { fmt, ratio } from './lib.mjs'
+import { fmt, nth, ratio } from './lib.mjs'
 import { devKeys, startAnvil, startStack } from './stack.mjs'
 
 const now = () => Math.floor(Date.now() / 1000)
 
+/**
+ * A native transfer of 1000 + n wei from `wallet` to 0x…bEEF on Base.
+ * @param {import('viem').Address} wallet
+ * @param {number} n
+ * @returns {import('@countersign/shared').TxIntent}
+ */
 export function transferIntent(wallet, n) {
   return {
     version: '1',
@@ -19,7 +25,12 @@ export function transferIntent(wallet, n) {
   }
 }
 
-/** Runs `task` with `concurrency` workers for `ms`; returns completions per second. */
+/**
+ * Runs `task` with `concurrency` workers for `ms`; returns completions per second.
+ * @param {(worker: number, done: number) => Promise<unknown>} task called with the worker's index and the completions so far
+ * @param {{ concurrency: number, ms: number }} opts
+ * @returns {Promise<number>}
+ */
 export async function throughput(task, { concurrency, ms }) {
   let done = 0
   const end = Date.now() + ms
@@ -35,7 +46,12 @@ export async function throughput(task, { concurrency, ms }) {
   return done / ((performance.now() - started) / 1000)
 }
 
+/**
+ * @param {{ ms?: number }} [opts]
+ * @returns {Promise<{ [wallets: number]: number }>} transfers per second by number of wallets
+ */
 export async function benchSignAndSend({ ms = 6000 } = {}) {
+  /** @type {{ [wallets: number]: number }} */
   const results = {}
   for (const wallets of [1, 8]) {
     const anvil = await startAnvil()
@@ -49,9 +65,9 @@ export async function benchSignAndSend({ ms = 6000 } = {}) {
           const r = await fetch(`${stack.url}/v1/tx/sign-and-send`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ intent: transferIntent(addresses[w % wallets], n) }),
+            body: JSON.stringify({ intent: transferIntent(nth(addresses, w % wallets), n) }),
           })
-          const body = await r.json()
+          const body = /** @type {Partial<import('@countersign/shared').SignAndSendResult>} */ (await r.json())
           if (r.status !== 200 || !body.broadcast) failures++
         },
         { concurrency: 8, ms },
@@ -64,6 +80,6 @@ export async function benchSignAndSend({ ms = 6000 } = {}) {
       anvil.stop()
     }
   }
-  console.log(`  ratio 8 wallets / 1 wallet              ${fmt(ratio(results[8], results[1]), 2)}x (one wallet is sequential by design)`)
+  console.log(`  ratio 8 wallets / 1 wallet              ${fmt(ratio(results[8] ?? NaN, results[1] ?? NaN), 2)}x (one wallet is sequential by design)`)
   return results
 }

@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url)
 export const PASSPHRASE = 'bench passphrase'
 
 /** anvil's default dev keys (mnemonic "test test … junk"), funded on every fresh chain. */
-export const devKeys = [
+export const devKeys = /** @type {const} */ ([
   '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
   '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
   '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
@@ -18,8 +18,13 @@ export const devKeys = [
   '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
   '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
   '0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356',
-]
+])
 
+/**
+ * A fresh anvil on a free port, killed when the benchmark exits.
+ * @param {number} [chainId]
+ * @returns {Promise<{ rpcUrl: string, chainId: number, stop: () => void }>}
+ */
 export async function startAnvil(chainId = 8453) {
   const port = await freePort()
   const bin = path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil')
@@ -34,15 +39,23 @@ export async function startAnvil(chainId = 8453) {
     if (i > 200) throw new Error('anvil did not start')
     await new Promise((r) => setTimeout(r, 25))
   }
-  return { rpcUrl, chainId, stop: () => child.kill('SIGTERM') }
+  return { rpcUrl, chainId, stop: () => void child.kill('SIGTERM') }
 }
 
+/**
+ * countersign-keys import of each key into dataDir's keystore, under PASSPHRASE.
+ * @param {string} dataDir
+ * @param {readonly string[]} keys
+ */
 export async function importKeys(dataDir, keys) {
   for (const key of keys) {
-    await new Promise((resolve, reject) => {
+    /** @type {Promise<void>} */
+    const imported = new Promise((resolve, reject) => {
       const c = execFile(process.execPath, [path.join(root, 'services/signer/dist/cli/keys.js'), 'import', '--data-dir', dataDir], { env: { ...process.env, SERVICE_DEMO_PASSPHRASE: PASSPHRASE } }, (err) => (err ? reject(err) : resolve()))
-      c.stdin.end(key)
+      // execFile always pipes stdin.
+      c.stdin?.end(key)
     })
+    await imported
   }
 }
 
@@ -52,18 +65,30 @@ export async function importKeys(dataDir, keys) {
  * `nodeArgs` per service (e.g. { gateway: ['--cpu-prof', ...] }) for profiling;
  * `gatewayEntry` another build of the gateway, `servicesRoot` another tree
  * whose three services all run (A/B comparisons).
+ * @param {object} opts
+ * @param {readonly string[]} opts.keys
+ * @param {string} [opts.rpcUrl]
+ * @param {number} [opts.chainId]
+ * @param {object} [opts.policy] written to the policy file as JSON
+ * @param {Record<string, string>} [opts.env]
+ * @param {string | null} [opts.approver]
+ * @param {{ gateway?: string[], approver?: string[], signer?: string[] }} [opts.nodeArgs]
+ * @param {string} [opts.servicesRoot]
+ * @param {string} [opts.gatewayEntry]
+ * @returns {Promise<{ dataDir: string, url: string | null, gatewayPid: number | null, stop: () => Promise<void> }>}
  */
 export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, env: extraEnv = {}, approver: approvalMode = null, nodeArgs = {}, servicesRoot = root, gatewayEntry = path.join(servicesRoot, 'services/gateway/dist/main.js') }) {
   const dataDir = tempDir('cs-b-')
   const policyFile = path.join(dataDir, 'policy.json')
   writeFileSync(policyFile, JSON.stringify(policy))
   await importKeys(dataDir, keys)
+  /** @type {Record<string, string>} */
   const env = { SERVICE_DATA_DIR: dataDir, SERVICE_POLICY_FILE: policyFile, SERVICE_DEMO_PASSPHRASE: PASSPHRASE, SERVICE_LOG_LEVEL: 'warn', ...extraEnv }
   const signer = await spawnReady(path.join(servicesRoot, 'services/signer/dist/main.js'), env, /signer ready/, nodeArgs.signer)
   let approver = null
   if (approvalMode) {
     env.SERVICE_APPROVER_PORT = String(await freePort())
-    approver = await spawnReady(path.join(servicesRoot, 'services/approver/dist/main.js'), { ...env, SERVICE_APPROVAL_MODE: approvalMode, [`SERVICE_RPC_URL_${chainId}`]: rpcUrl }, /approver ready/, nodeArgs.approver)
+    approver = await spawnReady(path.join(servicesRoot, 'services/approver/dist/main.js'), { ...env, SERVICE_APPROVAL_MODE: approvalMode, ...(rpcUrl ? { [`SERVICE_RPC_URL_${chainId}`]: rpcUrl } : {}) }, /approver ready/, nodeArgs.approver)
   }
   let gateway = null
   let url = null
