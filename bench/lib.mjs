@@ -6,9 +6,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 
-export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+// fileURLToPath, not the URL's pathname: that keeps %20 and the like, so a checkout under a
+// folder with a space or a non-ASCII name found no services/*/dist.
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 /**
  * A fresh directory under the system's temp dir.
