@@ -285,9 +285,7 @@ describe('dev keys: the signer decides by itself', () => {
   /** A signer holding only the dev launcher's throwaway key, configured as start.mjs configures it, or not. */
   async function devSigner(devChainId: string | null, tamper: (keyFile: string) => void = () => {}) {
     const dataDir = tempDataDir()
-    const { ensureDevKey } = (await import(path.join(repoRoot, 'scripts/dev-stack.mjs'))) as {
-      ensureDevKey(o: { root: string; dataDir: string; log: (m: string) => void }): Promise<{ address: Address; keystoreDir: string; passFile: string }>
-    }
+    const { ensureDevKey }: typeof import('../scripts/dev-stack.mjs') = await import(path.join(repoRoot, 'scripts/dev-stack.mjs'))
     const key = await ensureDevKey({ root: repoRoot, dataDir, log: () => undefined })
     tamper(path.join(key.keystoreDir, `${key.address.toLowerCase()}.json`))
     const signer = new Stack({
@@ -299,7 +297,8 @@ describe('dev keys: the signer decides by itself', () => {
       },
     })
     await signer.startSigner()
-    return { signer, wallet: key.address }
+    // The keystore lists a key's address as a string: the 0x address it was saved under.
+    return { signer, wallet: key.address as Address }
   }
   const refusalOf = (p: Promise<unknown>) =>
     p.then(
