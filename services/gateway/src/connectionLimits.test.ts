@@ -178,7 +178,7 @@ describe('slow clients', () => {
         await new Promise((r) => setTimeout(r, 20))
       }
     }
-    const feeds = []
+    const feeds: Awaited<ReturnType<typeof open>>[] = []
     for (let i = 0; i < LIMITS.maxConnections; i++) feeds.push(await open(upgrade))
     await until('upgraded', () => feeds.every((f) => f.received.startsWith('HTTP/1.1 101 ')))
     const signedIn = feeds[0]!
