@@ -10,6 +10,19 @@ describe('socketConfigFromEnv', () => {
     const c = socketConfigFromEnv({ SERVICE_SIGNER_SOCKET: '/run/cs/sign/signer.sock', SERVICE_GRANT_SOCKET: '/run/cs/grant/grant.sock', SERVICE_APPROVER_SOCKET: '/run/cs/approval/approver.sock', SERVICE_SOCKET_MODE: '0660' }, '/x')
     expect(c).toEqual({ signer: '/run/cs/sign/signer.sock', grant: '/run/cs/grant/grant.sock', approver: '/run/cs/approval/approver.sock', approverHttp: '/run/cs/approval/approver-http.sock', mode: 0o660 })
   })
+  it('refuses group mode with grant.sock in the directory of a socket the gateway reaches (the default one included)', () => {
+    // Found by review: the gateway's group could reach grant.sock and mint approval tokens.
+    expect(() => socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0660' }, '/x')).toThrow(/SERVICE_GRANT_SOCKET \(\/x\/run\/grant\.sock\) is in the same directory as SERVICE_SIGNER_SOCKET/)
+    expect(() =>
+      socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0660', SERVICE_SIGNER_SOCKET: '/run/cs/signer/signer.sock', SERVICE_GRANT_SOCKET: '/run/cs/signer/grant.sock', SERVICE_APPROVER_SOCKET: '/run/cs/approval/approver.sock' }, '/x'),
+    ).toThrow(ConfigError)
+    expect(() =>
+      socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0660', SERVICE_SIGNER_SOCKET: '/run/cs/sign/signer.sock', SERVICE_GRANT_SOCKET: '/run/cs/approval/grant.sock', SERVICE_APPROVER_SOCKET: '/run/cs/approval/approver.sock' }, '/x'),
+    ).toThrow(/same directory as SERVICE_APPROVER_SOCKET/)
+    // One user for everything (0600): the default directory is fine.
+    expect(socketConfigFromEnv({}, '/x').mode).toBe(0o600)
+  })
+
   it('refuses relative paths and other modes, naming the variable', () => {
     expect(() => socketConfigFromEnv({ SERVICE_SIGNER_SOCKET: 'signer.sock' }, '/x')).toThrow(/SERVICE_SIGNER_SOCKET must be an absolute path/)
     expect(() => socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0666' }, '/x')).toThrow(ConfigError)

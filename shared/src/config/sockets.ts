@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { SocketMode } from '../rpc/socketFile.js'
 import { APPROVER_HTTP_SOCKET, APPROVER_SOCKET } from '../protocol/approver.js'
 import { GRANT_SOCKET, SIGNER_SOCKET } from '../protocol/signer.js'
+import { ConfigError } from './configError.js'
 import { readVariable, type Env } from './read.js'
 
 export interface SocketConfig {
@@ -24,11 +25,25 @@ export interface SocketConfig {
 export function socketConfigFromEnv(env: Env, dataDir: string): SocketConfig {
   const run = path.join(dataDir, 'run')
   const approver = readVariable(env, 'SERVICE_APPROVER_SOCKET') ?? path.join(run, APPROVER_SOCKET)
-  return {
+  const config: SocketConfig = {
     signer: readVariable(env, 'SERVICE_SIGNER_SOCKET') ?? path.join(run, SIGNER_SOCKET),
     grant: readVariable(env, 'SERVICE_GRANT_SOCKET') ?? path.join(run, GRANT_SOCKET),
     approver,
     approverHttp: path.join(path.dirname(approver), APPROVER_HTTP_SOCKET),
     mode: readVariable(env, 'SERVICE_SOCKET_MODE') === '0660' ? 0o660 : 0o600,
   }
+  // In group mode a directory's group is who may connect: grant.sock in the
+  // directory of a socket the gateway reaches would let the gateway's group
+  // mint approval tokens (found by review; the shipped units keep them apart).
+  if (config.mode === 0o660) {
+    const grantDir = path.dirname(config.grant)
+    for (const [name, socket] of [['SERVICE_SIGNER_SOCKET', config.signer], ['SERVICE_APPROVER_SOCKET', config.approver]] as const) {
+      if (path.dirname(socket) === grantDir) {
+        throw new ConfigError(
+          `SERVICE_SOCKET_MODE=0660 lets a socket directory's group connect, and SERVICE_GRANT_SOCKET (${config.grant}) is in the same directory as ${name} (${socket}), which the gateway reaches: the gateway could mint approval tokens. Give grant.sock a directory of its own whose group only the approver is in (docs/operations.md)`,
+        )
+      }
+    }
+  }
+  return config
 }
