@@ -32,7 +32,7 @@ import { signingKeyOf } from './secp256k1.js'
 import { openSignerAudit } from '../audit/signerAudit.js'
 import { checkpointSignatureValid } from '@countersign/shared'
 import { verifyAuditChain } from '@countersign/shared/server'
-import { createSignerCore } from './signerCore.js'
+import { createSignerCore, type SignerCoreDeps } from './signerCore.js'
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 const account = privateKeyToAccount(KEY)
@@ -64,7 +64,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     },
   })
   const signatures = createSignatures(db)
-  const core = createSignerCore({
+  const deps: SignerCoreDeps = {
     db,
     wal,
     tokens,
@@ -75,7 +75,8 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     audit: coreAudit,
     clock,
     devChainId: opts.devChainId ?? null,
-  })
+  }
+  const core = createSignerCore(deps)
   const advance = (ms: number) => {
     now += ms
   }
@@ -102,7 +103,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     )
   // The checkpoints sealing each signature are checked on their own below.
   const events = () => audit!.list({ limit: 1000 }).filter((e) => e.event !== 'checkpoint')
-  return { core, tokens, signatures, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir, auditLink }
+  return { core, deps, tokens, signatures, clock, advance, intent, params, grant, bindingOf, reason, events, db, signerAudit, dir, auditLink }
 }
 
 describe('signer core', () => {
@@ -274,6 +275,24 @@ describe('signer core', () => {
       // An approval given after it does.
       const after = await s.grant(i)
       expect(await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: after }))).toMatchObject({ nonce: 4, repeated: false })
+    })
+
+    it('takes no token given before the signature it replaces even when the clock stepped back between them, nor after a restart', async () => {
+      // Found by review: issued_at and created_at were wall-clock
+      // milliseconds, so a clock stepped back two seconds (an NTP step) made a
+      // token minted before the first signature look newer than it.
+      const s = setup()
+      const i = s.intent({ action: actions.transfer() })
+      const early = await s.grant(i)
+      s.advance(-2_000)
+      const first = await s.core.sign(s.params(i, { nonce: 3 }))
+      s.advance(1_000)
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: early })))).toBe('invalid_approval_token')
+      expect(s.events()[0]).toMatchObject({ data: { reason: 'invalid_approval_token', problem: 'issued_before_replaced' } })
+      // A signer started again on the same signer.db, its clock still behind: what it mints still comes after what the file holds.
+      const restarted = createSignerCore({ ...s.deps, clock: () => s.clock() - 5_000 })
+      const after = (await restarted.grantApproval({ ...s.bindingOf(i), intentId: i.id })).approvalTokenId
+      expect(await restarted.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: after }))).toMatchObject({ nonce: 4, repeated: false })
     })
 
     it('each replaced signature counts against the signer’s own rate limit', async () => {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import {
+  AUDIT_CLOCK_SLACK_MS,
   BuildError,
   RpcError,
   RPC_INVALID_PARAMS,
@@ -31,6 +32,7 @@ import {
 import type { ApprovalTokens } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
 import { createTurnTransactions } from '../store/turnTransactions.js'
+import { createRowTimes } from '../store/rowTimes.js'
 import { KeyUnavailableError, signTransactionWith, type SignedTransaction } from './keyBackend.js'
 import type { KeyRing } from './keyRing.js'
 import { sameTxRequest } from './sameTx.js'
@@ -122,6 +124,7 @@ function isReplacement(p: SignParams, prior: StoredSignature): boolean {
  */
 export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   const { db, wal, tokens, signatures, keys, policy, routers, audit, clock } = deps
+  const rowTime = createRowTimes(db, clock)
   let stored = 0
   const storeTurn = createTurnTransactions(db)
 
@@ -162,10 +165,13 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   // A signature whose audited flag is unset may still have its event: a kill
   // between the event's commit and the flag's (one tick later) leaves both.
   // The log is the record; the flag only saves this walk, which goes back
-  // from the newest row to the oldest signature's own time.
+  // from the newest row to the oldest signature's own time, and the clock
+  // slack before it: a signature's time (createRowTimes) runs ahead of the
+  // wall clock that stamps its event by as much as the clock was stepped back.
   const eventKey = (event: string, intentId: string, txHash: unknown) => `${event} ${intentId} ${String(txHash)}`
   function loggedSince(sinceMs: number): Set<string> {
-    return new Set(audit.eventsSince(['signature_created', 'signature_replaced'], sinceMs - 1).map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
+    const events = audit.eventsSince(['signature_created', 'signature_replaced'], sinceMs - AUDIT_CLOCK_SLACK_MS)
+    return new Set(events.map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
   }
 
   /** Late events for signatures stored without one, unless the log has them after all. */
@@ -335,7 +341,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         throw err
       }
       const { signedTx, txHash } = signed
-      const nowMs = clock()
+      const nowMs = rowTime()
       const record: StoredSignature = {
         intentId,
         txRequestHash,
@@ -395,7 +401,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     },
 
     async grantApproval({ txRequestHash, intentHash, intentId }) {
-      const token = tokens.mint({ txRequestHash, intentHash, intentId }, clock())
+      const token = tokens.mint({ txRequestHash, intentHash, intentId }, rowTime())
       wal.committed()
       // The fsync starts now; the approver waits for it (grantsDurable) while
       // it commits its own rows, instead of before. A failed fsync fails that wait.
