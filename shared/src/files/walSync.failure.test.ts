@@ -1,9 +1,5 @@
 // A failed fdatasync, made to fail on demand (a file of its own: vi.mock
 // replaces node:fs for the whole file).
-import { mkdtempSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import Database from 'better-sqlite3'
 import { describe, expect, it, vi } from 'vitest'
 
 const failing = { next: 0 }
@@ -29,15 +25,7 @@ vi.mock('node:fs', async (importOriginal) => {
 })
 
 const { createWalSync } = await import('./walSync.js')
-
-function walDb() {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-wal-')), 'x.db')
-  const db = new Database(file)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  db.exec('CREATE TABLE t (v INTEGER)')
-  return { file, db, insert: db.prepare('INSERT INTO t (v) VALUES (?)') }
-}
+const { walDb } = await import('./walSync.testkit.js')
 
 describe('WAL group sync after a failed fdatasync', () => {
   it('never again reports anything durable: a retry of the same reply is refused, and so are later commits', async () => {

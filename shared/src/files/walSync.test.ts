@@ -5,15 +5,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { createWalSync, syncLeftoverWal } from './walSync.js'
-
-function walDb() {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-wal-')), 'x.db')
-  const db = new Database(file)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  db.exec('CREATE TABLE t (v INTEGER)')
-  return { file, db, insert: db.prepare('INSERT INTO t (v) VALUES (?)') }
-}
+import { walDb } from './walSync.testkit.js'
 
 describe('WAL group sync', () => {
   it('one fdatasync covers every commit marked before it started; later commits wait for the next one', async () => {
