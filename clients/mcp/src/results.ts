@@ -29,7 +29,7 @@ import {
   UnexpectedResponseError,
   isServiceAnswer,
 } from '@countersign/client'
-import { untrustedLine, untrustedList, word } from './untrusted.js'
+import { detailsJson, untrustedLine, untrustedList, word } from './untrusted.js'
 
 export function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured }
@@ -88,7 +88,7 @@ export function failed(err: unknown): CallToolResult {
 const clientWords = (err: CountersignError) => err instanceof UnexpectedResponseError || err instanceof ResponseTooLargeError
 
 function errorResult(text: string, details: Record<string, unknown>): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(details) }] }
+  return { isError: true, content: [{ type: 'text', text }, { type: 'text', text: detailsJson(details) }] }
 }
 
 export function outcomeOf(err: CountersignError): Outcome {
