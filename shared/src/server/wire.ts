@@ -156,6 +156,6 @@ export interface SkillRunResult {
   exitCode: number | null
   output: unknown
   durationMs: number
-  error?: 'timeout' | 'memory' | 'crash'
+  error?: 'timeout' | 'memory' | 'tasks' | 'crash'
   stderr?: string
 }

@@ -127,7 +127,7 @@ export const runSkillRouteSchema = {
     200: described(
       'Ran (error says why it stopped early)',
       closed(
-        { exitCode: nullableInt, output: { ...anyValue, description: "the skill's result" }, durationMs: num, error: { enum: ['timeout', 'memory', 'crash'] }, stderr: str },
+        { exitCode: nullableInt, output: { ...anyValue, description: "the skill's result" }, durationMs: num, error: { enum: ['timeout', 'memory', 'tasks', 'crash'] }, stderr: str },
         ['exitCode', 'durationMs'],
       ),
     ),
