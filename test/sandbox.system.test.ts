@@ -172,26 +172,28 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
   })
 
   // Found by review: the watch read only the main thread's children, and counted no tasks at all.
+  // Node 22 and later pass the permission model on to a node child (in NODE_OPTIONS), which then
+  // may start no worker and read nothing; a skill with allowSpawn can drop it through sh, as here.
+  const nodeOutsidePermissions = (code: string, env: Record<string, string> = {}) => `const cp = await import('node:' + 'child_process')
+       export function run() {
+         return cp.spawnSync('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" -e "$1"', process.execPath, ${JSON.stringify(code)}], { env: ${JSON.stringify(env)} }).status
+       }`
+
   it('a process started from a thread other than the main one counts towards the memory limit', async () => {
     // A child node whose worker thread starts the hog: that hog is listed under the worker's thread only.
     const hog = `const b = Buffer.alloc(400 << 20, 1); setTimeout(() => b.length, 4000)`
     const viaWorker = `const { Worker } = require('node:worker_threads'); new Worker(${JSON.stringify(`require('node:child_process').spawnSync(process.execPath, ['-e', ${JSON.stringify(hog)}])`)}, { eval: true })`
-    const src = `const cp = await import('node:' + 'child_process')
-       export function run() { return cp.spawnSync(process.execPath, ['-e', ${JSON.stringify(viaWorker)}]).status }`
-    const r = await run('threadchild', src, { allowSpawn: true, memoryMb: 32, timeoutMs: 8000 })
+    const r = await run('threadchild', nodeOutsidePermissions(viaWorker), { allowSpawn: true, memoryMb: 32, timeoutMs: 8000 })
     expect(r.error).toBe('memory')
   })
 
   it('is killed when it holds more tasks than a run may (error tasks)', async () => {
     // A child node with a 128-thread libuv pool, all started by 128 reads at once.
     const many = `const fs = require('node:fs'); for (let i = 0; i < 128; i++) fs.stat('/', () => {}); setTimeout(() => {}, 4000)`
-    const src = `const cp = await import('node:' + 'child_process')
-       export function run() { return cp.spawnSync(process.execPath, ['-e', ${JSON.stringify(many)}], { env: { UV_THREADPOOL_SIZE: '128' } }).status }`
-    const r = await run('tasks', src, { allowSpawn: true, memoryMb: 64, timeoutMs: 8000 })
+    const r = await run('tasks', nodeOutsidePermissions(many, { UV_THREADPOOL_SIZE: '128' }), { allowSpawn: true, memoryMb: 64, timeoutMs: 8000 })
     expect(r.error).toBe('tasks')
     // An ordinary run, spawning a child node too, stays well below the limit.
-    const normal = await run('fewtasks', `const cp = await import('node:' + 'child_process')
-       export function run() { return cp.spawnSync(process.execPath, ['-e', 'setTimeout(() => {}, 300)']).status }`, { allowSpawn: true })
+    const normal = await run('fewtasks', nodeOutsidePermissions('setTimeout(() => {}, 300)'), { allowSpawn: true })
     expect(normal.error).toBeUndefined()
     expect(resultOf(normal.output)).toBe(0)
   })
