@@ -198,6 +198,54 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
     expect(resultOf(normal.output)).toBe(0)
   })
 
+  // Found by review: memory the kernel holds for no process (a memfd, a SysV segment or queue, a POSIX
+  // queue, written and never mapped) escaped the watch, 512 MiB in a run of memoryMb 16, and a skill
+  // could make user namespaces of its own. perl's syscall() makes each call raw, outside any library.
+  it('a child process cannot make memory outside any process, nor namespaces: those system calls are refused', async () => {
+    const numbers: Record<string, Record<string, number>> = {
+      x64: { memfd_create: 319, shmget: 29, msgget: 68, mq_open: 240, unshare: 272, clone: 56, clone3: 435 },
+      arm64: { memfd_create: 279, shmget: 194, msgget: 186, mq_open: 180, unshare: 97, clone: 220, clone3: 435 },
+    }
+    const nr = numbers[process.arch]
+    if (!nr) throw new Error(`this test knows the system-call numbers of x64 and arm64, not ${process.arch}`)
+    const CLONE_NEWUSER = 0x10000000
+    const SIGCHLD = 17
+    // Each line: name, then the call's result and errno. A clone that succeeds is a child, which leaves at once.
+    const perl = [
+      'use POSIX (); my $name = "hold";',
+      'sub t { my ($n, $r) = @_; print "$n $r ", ($r == -1 ? $! + 0 : 0), "\\n" }',
+      `t("memfd_create", syscall(${nr.memfd_create}, $name, 0));`,
+      `t("shmget", syscall(${nr.shmget}, 0, 1048576, 0x3c0 | 0x200));`,
+      `t("msgget", syscall(${nr.msgget}, 0, 0x180 | 0x200));`,
+      `t("mq_open", syscall(${nr.mq_open}, $name, 0x42, 0x180, 0));`,
+      `my $c = syscall(${nr.clone}, ${CLONE_NEWUSER | SIGCHLD}, 0, 0, 0, 0); POSIX::_exit(0) if $c == 0; waitpid($c, 0) if $c > 0; t("clone_newuser", $c);`,
+      // After the clone: once in a namespace of its own, a process could not make another.
+      `t("unshare", syscall(${nr.unshare}, ${CLONE_NEWUSER}));`,
+      `my $f = syscall(${nr.clone}, ${SIGCHLD}, 0, 0, 0, 0); POSIX::_exit(0) if $f == 0; waitpid($f, 0) if $f > 0; t("clone", $f);`,
+      `t("clone3", syscall(${nr.clone3}, 0, 0));`,
+    ].join(' ')
+    const src = `const cp = await import('node:' + 'child_process')
+       export function run() {
+         const r = cp.spawnSync('/usr/bin/perl', ['-e', ${JSON.stringify(perl)}], { encoding: 'utf8' })
+         return { status: r.status, out: r.stdout, err: r.stderr }
+       }`
+    const r = await run('syscalls', src, { allowSpawn: true, filesystem: true, memoryMb: 16 })
+    expect(r.error, r.stderr).toBeUndefined()
+    const seen = resultOf(r.output) as { status: number; out: string; err: string }
+    expect(seen.status, seen.err).toBe(0)
+    const results = Object.fromEntries(seen.out.trim().split('\n').map((line) => {
+      const [name, result, errno] = line.split(' ')
+      return [name, { result: Number(result), errno: Number(errno) }]
+    }))
+    const EPERM = 1
+    for (const name of ['memfd_create', 'shmget', 'msgget', 'mq_open', 'unshare', 'clone_newuser']) expect(results[name], name).toEqual({ result: -1, errno: EPERM })
+    // clone3's flags are in memory a filter cannot read: it is "not implemented", and the C library uses clone.
+    expect(results.clone3).toEqual({ result: -1, errno: 38 })
+    // An ordinary fork still works.
+    expect(results.clone!.result).toBeGreaterThan(0)
+    // And node itself runs under the filter: the other tests of this file.
+  })
+
   it('is killed at its timeout', async () => {
     const started = Date.now()
     const r = await run('loop', 'export function run() { for (;;) {} }', { timeoutMs: 1000 })

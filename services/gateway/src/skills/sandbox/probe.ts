@@ -5,8 +5,8 @@
 // TEST-NET-1 address fails at once with ENETUNREACH). A binary that exists
 // but cannot create namespaces (user namespaces disabled, a systemd unit's
 // RestrictNamespaces=, a seccomp filter) fails here, not at the first run.
-import { spawn } from 'node:child_process'
-import { nodeBind, PROBE_TMP, sandboxArgs } from './runSkill.js'
+import { nodeBind, PROBE_TMP, sandboxArgs, spawnSandbox } from './runSkill.js'
+import { NoSyscallFilterError } from './syscallFilter.js'
 
 export type SandboxStatus = { available: true } | { available: false; message: string }
 
@@ -28,9 +28,10 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
   return new Promise((resolve) => {
     let child
     try {
-      child = spawn(bwrap, [...sandboxArgs(PROBE_TMP, nodeBind(node)), node, '-e', PROBE_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] })
+      child = spawnSandbox(bwrap, [...sandboxArgs(PROBE_TMP, nodeBind(node)), node, '-e', PROBE_SCRIPT])
     } catch (err) {
-      resolve({ available: false, message: sandboxUnavailableMessage(`cannot start ${bwrap}: ${(err as Error).message}`) })
+      const reason = err instanceof NoSyscallFilterError ? err.message : `cannot start ${bwrap}: ${(err as Error).message}`
+      resolve({ available: false, message: sandboxUnavailableMessage(reason) })
       return
     }
     let out = ''

@@ -1,7 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process'
 import { readdirSync, readFileSync, statfsSync } from 'node:fs'
 import path from 'node:path'
+import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { SYSCALL_FILTER_FD, syscallFilter } from './syscallFilter.js'
 
 const HARNESS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../sandbox/harness.mjs')
 const MAX_OUTPUT = 64 * 1024
@@ -131,6 +133,8 @@ export function bwrapArgs(run: SandboxRun): string[] {
  * mounts of their own, unbounded (/dev/shm is a directory of /dev's), so they
  * are remounted read-only once everything is mounted on them (a mount point
  * cannot be made afterwards); device nodes such as /dev/null still work.
+ * The command runs under the system-call filter (syscallFilter.ts) that
+ * spawnSandbox hands bwrap on fd 3.
  * `--size` needs bubblewrap 0.5 or later: an older one fails the probe.
  */
 export function sandboxArgs(tmp: TmpMount, binds: string[]): string[] {
@@ -148,7 +152,23 @@ export function sandboxArgs(tmp: TmpMount, binds: string[]): string[] {
     '--new-session',
     '--clearenv',
     '--setenv', 'PATH', '/usr/bin:/bin',
+    '--seccomp', String(SYSCALL_FILTER_FD),
   ]
+}
+
+/**
+ * bwrap started with `args` (which hold sandboxArgs' `--seccomp 3`) and the
+ * system-call filter written to its fd 3. Throws NoSyscallFilterError where
+ * this machine's architecture has no filter: nothing runs unfiltered.
+ */
+export function spawnSandbox(bwrap: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+  const filter = syscallFilter()
+  const child = spawn(bwrap, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
+  const filterPipe = child.stdio[SYSCALL_FILTER_FD] as Writable
+  // A bwrap that failed to start, or exited before reading, closes the pipe: its own exit reports that.
+  filterPipe.on('error', () => undefined)
+  filterPipe.end(filter)
+  return child as unknown as ChildProcessByStdio<null, Readable, Readable>
 }
 
 /** The children of every thread of `pid`: a process started from a thread other than the main one is listed only under that thread (found by review: such a child held 400 MB unseen). */
@@ -212,7 +232,12 @@ function usageOf(pids: number[]): { residentKb: number; tasks: number } {
 
 export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
   const started = performance.now()
-  const child = spawn(run.bwrap ?? 'bwrap', bwrapArgs(run), { stdio: ['ignore', 'pipe', 'pipe'], detached: false })
+  let child: ChildProcessByStdio<null, Readable, Readable>
+  try {
+    child = spawnSandbox(run.bwrap ?? 'bwrap', bwrapArgs(run))
+  } catch (err) {
+    return Promise.resolve({ exitCode: null, output: '', durationMs: 0, error: 'crash', stderr: `cannot start the sandbox: ${(err as Error).message}` })
+  }
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => {
