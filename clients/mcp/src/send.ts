@@ -17,7 +17,7 @@ import type { ToolContext, ToolExtra } from './context.js'
 import { sendOutput } from './outputs.js'
 import type { Repeat } from './recentSends.js'
 import { failed, ok, outcomeOf } from './results.js'
-import { untrustedLine, untrustedList } from './untrusted.js'
+import { untrustedLine, untrustedList, word } from './untrusted.js'
 import { chainId, newTransaction, note, wallet } from './schemas.js'
 
 /** The inputs every sending tool takes besides its own. */
@@ -66,8 +66,9 @@ export function registerSendTool<Shape extends ZodRawShapeCompat>(
 
 export function pendingMessage(info: PendingInfo): string {
   const waited = Math.round(info.waitedMs / 1000)
-  const ttl = info.ttlSeconds !== undefined ? `, expires in ${info.ttlSeconds} s` : ''
-  return `waiting for operator approval (request ${info.requestId ?? 'not listed yet'}; ${waited} s so far${ttl})`
+  // Both come from the service's pending list: a request id that is not a plain word is quoted, a ttl that is not a number left out.
+  const ttl = Number.isFinite(info.ttlSeconds) ? `, expires in ${info.ttlSeconds} s` : ''
+  return `waiting for operator approval (request ${info.requestId === undefined ? 'not listed yet' : word(info.requestId)}; ${waited} s so far${ttl})`
 }
 
 /** What a result says when the call was sent as an earlier identical call's intent. */

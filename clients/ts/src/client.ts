@@ -25,7 +25,7 @@ import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
 import { readAtMost } from '@countersign/shared/http/readAtMost'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
 import { IntentNotSignedError, NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
-import { anyArray, anyObject, approvalShape, intentTxShape, pendingListShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
+import { anyArray, anyObject, approvalShape, balanceShape, intentTxShape, pendingListShape, preflightShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
 /** Calls that do not wait for a human answer well within this. */
@@ -143,7 +143,7 @@ export class CountersignClient {
 
   /** Simulation, balance changes and risk score. */
   preflight(intent: TxIntent, o?: CallOptions): Promise<PreflightResult> {
-    return this.request('POST', '/v1/tx/preflight', intent, o)
+    return this.request('POST', '/v1/tx/preflight', intent, { ...o, check: preflightShape })
   }
 
   /**
@@ -174,7 +174,7 @@ export class CountersignClient {
   /** `token` is an ERC-20 address, or "native" (or the pseudo address) for the chain's currency. */
   balance(token: BalanceToken, account: Address, o: CallOptions & { chainId?: number } = {}): Promise<Balance> {
     const t = token === NATIVE ? NATIVE_TOKEN_ADDRESS : token
-    return this.request('GET', `/v1/balance/${encodeURIComponent(t)}/${encodeURIComponent(account)}${query({ chainId: o.chainId })}`, undefined, o)
+    return this.request('GET', `/v1/balance/${encodeURIComponent(t)}/${encodeURIComponent(account)}${query({ chainId: o.chainId })}`, undefined, { ...o, check: balanceShape })
   }
 
   pending(o?: CallOptions): Promise<PendingList> {

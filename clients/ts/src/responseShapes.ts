@@ -38,6 +38,26 @@ export const intentTxShape = fields({ intentId: str, txHash: hash, broadcast: bo
 
 export const receiptShape = fields({ txHash: hash, status: (x) => x === 'success' || x === 'reverted', blockNumber: (x) => Number.isSafeInteger(x), gasUsed: digits, chainId: num })
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+const address = (x: unknown) => typeof x === 'string' && ADDRESS.test(x)
+const signedDigits = (x: unknown) => typeof x === 'string' && /^-?[0-9]+$/.test(x)
+
+export const balanceShape = fields({ token: address, account: address, balance: digits, chainId: (x) => Number.isSafeInteger(x) })
+
+const balanceDiff = fields({ token: address, change: signedDigits })
+
+export const preflightShape = fields(
+  {
+    intentId: str,
+    simulationSuccess: bool,
+    riskScore: (x) => num(x) && (x as number) >= 0 && (x as number) <= 100,
+    gasEstimate: digits,
+    warnings: strings,
+    balanceDiffs: (x) => Array.isArray(x) && x.every((d) => balanceDiff(d) === null),
+  },
+  { revertReason: (x) => x === null || str(x), riskReasons: strings },
+)
+
 export const pendingListShape: ShapeCheck = (v) => {
   const base = fields({ pending: Array.isArray })(v)
   if (base) return base
