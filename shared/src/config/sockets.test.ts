@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from './configError.js'
 import { socketConfigFromEnv } from './sockets.js'
@@ -21,6 +24,20 @@ describe('socketConfigFromEnv', () => {
     ).toThrow(/same directory as SERVICE_APPROVER_SOCKET/)
     // One user for everything (0600): the default directory is fine.
     expect(socketConfigFromEnv({}, '/x').mode).toBe(0o600)
+  })
+
+  it('refuses grant.sock in the same directory spelled another way, or reached through a link', () => {
+    // Found by review: the directories were compared as strings.
+    for (const grant of ['/run/cs/./grant.sock', '/run/cs//grant.sock', '/run/other/../cs/grant.sock']) {
+      expect(() => socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0660', SERVICE_SIGNER_SOCKET: '/run/cs/signer.sock', SERVICE_GRANT_SOCKET: grant }, '/x'), grant).toThrow(/the gateway could mint approval tokens/)
+    }
+    const base = mkdtempSync(path.join(os.tmpdir(), 'cs-sockets-'))
+    mkdirSync(path.join(base, 'sign'))
+    symlinkSync(path.join(base, 'sign'), path.join(base, 'grant'))
+    expect(() =>
+      socketConfigFromEnv({ SERVICE_SOCKET_MODE: '0660', SERVICE_SIGNER_SOCKET: path.join(base, 'sign', 'signer.sock'), SERVICE_GRANT_SOCKET: path.join(base, 'grant', 'grant.sock'), SERVICE_APPROVER_SOCKET: '/run/cs/approval/approver.sock' }, '/x'),
+    ).toThrow(/same directory as SERVICE_SIGNER_SOCKET/)
+    rmSync(base, { recursive: true })
   })
 
   it('refuses relative paths and other modes, naming the variable', () => {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import path from 'node:path'
 import type { SocketMode } from '../rpc/socketFile.js'
 import { APPROVER_HTTP_SOCKET, APPROVER_SOCKET } from '../protocol/approver.js'
@@ -36,9 +37,8 @@ export function socketConfigFromEnv(env: Env, dataDir: string): SocketConfig {
   // directory of a socket the gateway reaches would let the gateway's group
   // mint approval tokens (found by review; the shipped units keep them apart).
   if (config.mode === 0o660) {
-    const grantDir = path.dirname(config.grant)
     for (const [name, socket] of [['SERVICE_SIGNER_SOCKET', config.signer], ['SERVICE_APPROVER_SOCKET', config.approver]] as const) {
-      if (path.dirname(socket) === grantDir) {
+      if (sameDirectory(path.dirname(socket), path.dirname(config.grant))) {
         throw new ConfigError(
           `SERVICE_SOCKET_MODE=0660 lets a socket directory's group connect, and SERVICE_GRANT_SOCKET (${config.grant}) is in the same directory as ${name} (${socket}), which the gateway reaches: the gateway could mint approval tokens. Give grant.sock a directory of its own whose group only the approver is in (docs/operations.md)`,
         )
@@ -46,4 +46,16 @@ export function socketConfigFromEnv(env: Env, dataDir: string): SocketConfig {
     }
   }
   return config
+}
+
+/**
+ * One directory however it is spelled: /run/cs, /run/cs/. and /run/x/../cs
+ * (found by review: the guard compared the strings), and, where both exist,
+ * a link to it or another mount of it (same device and inode).
+ */
+function sameDirectory(a: string, b: string): boolean {
+  if (path.resolve(a) === path.resolve(b)) return true
+  const sa = statSync(a, { throwIfNoEntry: false })
+  const sb = statSync(b, { throwIfNoEntry: false })
+  return sa !== undefined && sb !== undefined && sa.dev === sb.dev && sa.ino === sb.ino
 }

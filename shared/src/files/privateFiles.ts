@@ -35,7 +35,7 @@ export function makePrivateDir(dir: string): void {
 }
 
 /** A descriptor of `dir`, refused when it is a link, not a directory, or another user's. */
-function openOwnDirectory(dir: string): number {
+export function openOwnDirectory(dir: string): number {
   let fd: number
   try {
     fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)

@@ -1,4 +1,5 @@
-import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from 'node:fs'
+import { closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs'
+import { openOwnDirectory } from '../files/privateFiles.js'
 import net from 'node:net'
 import path from 'node:path'
 import { OperatorError } from '../operatorError.js'
@@ -25,24 +26,46 @@ export type SocketMode = 0o600 | 0o660
  * locked down for everyone else. For a group socket (0660) the directory must
  * already exist setgid, closed to others and not group-writable (e.g. 2710,
  * made by tmpfiles.d): its group is who may connect.
+ *
+ * Held to the data directory's rules (makePrivateDir): not a symbolic link
+ * (it would chmod and fill whatever the link names) and not another user's
+ * (root's is accepted for a group socket, as tmpfiles.d may make it). Whoever
+ * owns the directory can swap the socket in it for their own and answer as
+ * the signer, the grant socket or the approver (found by review: a directory
+ * of uid 65534 was chmodded and accepted, and its owner then bound a fake
+ * signer.sock).
  */
 export function ensurePrivateDir(dir: string, socketMode: SocketMode = 0o600): void {
   if (socketMode === 0o660) {
-    const st = statSync(dir, { throwIfNoEntry: false })
+    const st = lstatSync(dir, { throwIfNoEntry: false })
+    if (st?.isSymbolicLink()) throw new OperatorError(`${dir} is a symbolic link: give the real directory of the group socket`)
     if (!st?.isDirectory()) throw new OperatorError(`${dir} must exist for a group socket (setgid, mode 2710)`)
+    const uid = process.getuid?.()
+    if (uid !== undefined && st.uid !== uid && st.uid !== 0) {
+      throw new OperatorError(`${dir} belongs to uid ${st.uid}, neither this process's user (uid ${uid}) nor root: whoever owns it could replace the socket in it`)
+    }
     if ((st.mode & 0o027) !== 0 || (st.mode & 0o2000) === 0) {
       throw new OperatorError(`${dir} must be setgid and closed to others for a group socket (mode 2710); it is ${(st.mode & 0o7777).toString(8)}`)
     }
     return
   }
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const st = statSync(dir)
-  if (!st.isDirectory()) throw new OperatorError(`${dir} is not a directory`)
-  if ((st.mode & 0o077) === 0) return
-  if ((st.mode & 0o1000) !== 0) {
-    throw new OperatorError(`${dir} is a shared directory (sticky bit); put the socket in a directory of its own`)
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+  } catch (err) {
+    // A dangling link or a file in its place: openOwnDirectory says which, in words.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST' && !lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink()) throw err
   }
-  chmodSync(dir, 0o700)
+  const fd = openOwnDirectory(dir)
+  try {
+    const mode = fstatSync(fd).mode
+    if ((mode & 0o077) === 0) return
+    if ((mode & 0o1000) !== 0) {
+      throw new OperatorError(`${dir} is a shared directory (sticky bit); put the socket in a directory of its own`)
+    }
+    fchmodSync(fd, 0o700)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 type Probe = 'listening' | 'refused' | 'gone'
