@@ -87,6 +87,45 @@ describe('formatPrompt: a client\u2019s note cannot lay out a card above the que
     expect([...row].reduce((n, c) => n + columnsOf(c), 0)).toBeLessThan(60)
   })
 })
+describe('formatPrompt: chain text cannot lay out card rows either', () => {
+  const ATTACKER = '0xbadbadbadbadbadbadbadbadbadbadbadbadbad0'
+  const FRIEND = '0x2222222222222222222222222222222222222222'
+  // Found by review: list items (warnings, risk factors, reasons) were left to the terminal to wrap. A revert
+  // reason (up to 300 characters, of a contract the agent chose) filled rows that read as the card's own.
+  const fill = (text: string, n: number) => (text + '.'.repeat(n)).slice(0, n)
+  // "    ! simulation reverted: " is 27 columns: the first 53 characters end its row.
+  const reason =
+    fill('Pausable: paused by guardian; retry after unpause.', 53) +
+    fill(` Recipient ${FRIEND} (verified)`, 80) +
+    fill(' risk 0/100 (low) · request 7d0c2f4e-1b8a-4c39-9e51-0a6f3d2b9c17', 80)
+  const prompt = (warnings: string[], columns: number) => {
+    const intent = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC', decimals: 6 }, to: ATTACKER, amount: '1000000000000' } })
+    const summary = summarise({ intent, preflight: { ...noPreflight(), riskScore: 70, warnings }, policyReasons: ['amount above the approval threshold'], tokenFacts: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }] }, defaultRouterTable())
+    const r = { requestId: 'a1e9c3b2-5d47-4f08-8b6a-2c9e7f1d3a55', summary, quorum: null } as unknown as PendingRequest
+    return terminalRows(formatPrompt(r, columns) + 'approve? [y/n] (120 s) ', columns)
+  }
+
+  it('a long warning wraps on the card\u2019s own marked rows, none of them a row of its own lines', () => {
+    expect(reason.length).toBeLessThanOrEqual(300)
+    const screen = prompt([`simulation reverted: ${reason}`], 80)
+    expect(screen.filter((row) => /^\s*(risk 0\/100 \(low\) · request 7d0c|Recipient\s+0x2222)/.test(row))).toEqual([])
+    const first = screen.findIndex((row) => row.includes('simulation reverted: Pausable'))
+    const continued = screen.slice(first + 1, first + 4)
+    expect(continued).toEqual([expect.stringMatching(/^ {6}│ /), expect.stringMatching(/^ {6}│ /), expect.stringMatching(/^ {6}│ /)])
+    // Every row of it fits the terminal with a column spare, and all of the reason is there.
+    for (const row of screen.slice(first, first + 4)) expect([...row].reduce((n, c) => n + columnsOf(c), 0)).toBeLessThan(80)
+    expect(screen.slice(first, first + 4).map((row, i) => (i === 0 ? row.replace(/^.*simulation reverted: /, '') : row.replace(/^ {6}│ /, ''))).join('')).toBe(reason.trimEnd())
+  })
+
+  it('an item longer than six rows is cut with "…"', () => {
+    const screen = prompt([`detail ${'x'.repeat(2000)}`], 60)
+    const first = screen.findIndex((row) => row.includes('detail xxx'))
+    expect(screen.slice(first + 1, first + 6).every((row) => row.startsWith('      │ x'))).toBe(true)
+    expect(screen[first + 5]).toMatch(/x…$/)
+    expect(screen[first + 6]).not.toMatch(/x/)
+  })
+})
+
 describe('createTerminalPrompt on /dev/tty', () => {
   it('keeps one terminal open across prompts: 40 unanswered prompts do not leave 40 sets of descriptors', async () => {
     const terminal = startPromptTerminal(`

@@ -1,4 +1,4 @@
-import { clipToColumns, textColumns } from './columns.js'
+import { clipToColumns, columnsOf, textColumns } from './columns.js'
 import type { ApprovalCard, CardLine } from './renderCard.js'
 
 /** A terminal's width when it does not say (output is not a TTY): the classic 80 columns. */
@@ -32,12 +32,42 @@ export function cardText(card: ApprovalCard, o: { requestId: string; ttlSeconds?
   return [
     `${card.title}`,
     `${pad}risk ${card.riskScore}/100 (${card.tone === 'green' ? 'low' : card.tone === 'amber' ? 'MEDIUM' : 'HIGH'})${left} · request ${o.requestId}`,
-    ...card.alerts.map((a) => `${pad}!!! ${a}`),
+    ...card.alerts.flatMap((a) => ownRows(`${pad}!!! `, a, pad, columns)),
     ...card.lines.map(line),
-    ...card.lists.flatMap((list) => [`${pad}${list.title}:`, ...list.items.map((i) => `${pad}  ${list.tone === 'amber' ? '! ' : ''}${i}`)]),
+    ...card.lists.flatMap((list) => [`${pad}${list.title}:`, ...list.items.flatMap((i) => ownRows(`${pad}  ${list.tone === 'amber' ? '! ' : ''}`, i, pad, columns))]),
     `${pad}──── ${o.name ?? 'this request'}: ${card.title}`,
     ...(binds ? [`${pad}──── ${binds.label.toLowerCase()} ${binds.value}`] : []),
   ]
+}
+
+/** Rows an alert or list item may take before it is cut with "…". */
+const MAX_ITEM_ROWS = 6
+
+/**
+ * An alert or a list item (a warning, a risk factor, a policy reason, a
+ * balance change) wrapped by the card itself: each row but the first starts
+ * with a "│" mark, and the item is cut after MAX_ITEM_ROWS. Left to the
+ * terminal, a long one (a revert reason is 300 characters of a contract's
+ * choosing) wrapped at the left edge, into rows laid out as the card's own
+ * Recipient or risk line (found by review).
+ */
+function ownRows(head: string, text: string, pad: string, columns: number): string[] {
+  const rows: string[] = []
+  const continued = `${pad}    │ `
+  let row = head
+  let room = Math.max(columns - 1 - textColumns(head), MIN_CLIENT_COLUMNS)
+  for (const c of text) {
+    const w = columnsOf(c)
+    if (w > room) {
+      if (rows.length === MAX_ITEM_ROWS - 1) return [...rows, clipToColumns(row + c, textColumns(row))]
+      rows.push(row)
+      row = continued
+      room = Math.max(columns - 1 - textColumns(continued), MIN_CLIENT_COLUMNS)
+    }
+    row += c
+    room -= w
+  }
+  return [...rows, row]
 }
 
 /**
