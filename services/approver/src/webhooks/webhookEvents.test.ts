@@ -15,6 +15,7 @@ describe('webhookEventOf', () => {
     expect(webhookEventOf(row('approval_expired', { requestId: 'r2', action: 'approve' }))?.type).toBe('approval_expired')
     expect(webhookEventOf(row('tx_broadcast', { txHash: '0xab', chainId: 8453 }))?.data).toEqual({ txHash: '0xab', chainId: 8453 })
     expect(webhookEventOf(row('broadcast_failed', { txHash: '0xab', error: 'nonce too low' }))?.type).toBe('broadcast_failed')
+    expect(webhookEventOf(row('approval_withdrawn', { requestId: 'r3', reason: 'run_stopped' }))).toMatchObject({ type: 'approval_withdrawn', data: { requestId: 'r3', reason: 'run_stopped' } })
     expect(webhookEventOf(row('policy_evaluated', {}))).toBeNull()
     expect(webhookEventOf(row('web_approval_decided', { requestId: 'r1' }))).toBeNull()
   })

@@ -1,7 +1,8 @@
 import type { AuditEventRow } from '@countersign/shared'
+import type { WEBHOOK_EVENT_TYPES } from '@countersign/shared/http/approvalsContract'
 
 /** The kinds a webhook receiver gets, named as in DESIGN §6 "webhooks". */
-export type WebhookEventType = 'approval_requested' | 'approval_vote' | 'approval_decided' | 'approval_expired' | 'tx_broadcast' | 'broadcast_failed'
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 
 export interface WebhookEvent {
   /** The audit event's id: stable across retries, so a receiver can drop duplicates. */
@@ -25,6 +26,10 @@ const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?
   approval_granted: { type: 'approval_decided', fields: ['requestId', 'action', 'riskScore', 'via', 'operator', 'approvedBy'], extra: { approved: true } },
   approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via', 'operator'], extra: { approved: false } },
   approval_expired: { type: 'approval_expired', fields: ['requestId', 'action'] },
+  // The request ended undecided by an operator: its skill run stopped (run_stopped), or auto mode's grant
+  // could not be made durable (token_not_durable). Without it a receiver that was told approval_requested
+  // kept showing the request as waiting (found by review).
+  approval_withdrawn: { type: 'approval_withdrawn', fields: ['requestId', 'reason'] },
   tx_broadcast: { type: 'tx_broadcast', fields: ['txHash', 'chainId'] },
   broadcast_failed: { type: 'broadcast_failed', fields: ['txHash', 'error'] },
 }

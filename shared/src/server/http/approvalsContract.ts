@@ -7,6 +7,15 @@ import { typedSchema } from '../../schemas/typed.js'
 import { simpleErrorBody, simpleErrorSchema, validationErrorSchema } from './errorBodies.js'
 import { bool, closed, described, emptyResponse, htmlResponse, int, nullableInt, nullableStr, num, operatorOnly, str, strings } from './schemaParts.js'
 
+/**
+ * The kinds a webhook receiver gets (docs/webhooks.md): the approver's
+ * mapping from audit events and the deliveries route's schema both read this
+ * list, so a new kind cannot reach one and not the other (approval_withdrawn
+ * would otherwise have been listed under a type the OpenAPI document does not
+ * name).
+ */
+export const WEBHOOK_EVENT_TYPES = ['approval_requested', 'approval_vote', 'approval_decided', 'approval_expired', 'approval_withdrawn', 'tx_broadcast', 'broadcast_failed'] as const
+
 /** SPEC "Audit event"; data is the event's own fields. */
 export const auditEventSchema = closed({ id: str, timestamp: int, intentId: str, event: str, data: { type: 'object', additionalProperties: true } })
 
@@ -140,7 +149,7 @@ export const webhookDeliveriesRouteSchema = {
           type: 'array',
           items: closed({
             id: str,
-            type: { enum: ['approval_requested', 'approval_vote', 'approval_decided', 'approval_expired', 'tx_broadcast', 'broadcast_failed'] },
+            type: { enum: [...WEBHOOK_EVENT_TYPES] },
             intentId: str,
             status: { enum: ['pending', 'delivered', 'failed'] },
             attempts: int,
