@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PassThrough, Readable, Writable } from 'node:stream'
@@ -54,6 +54,44 @@ const recorder = () => {
   const added: KeyAdded[] = []
   return { added, onKeyAdded: async (a: KeyAdded) => void added.push(a) }
 }
+
+describe('countersign-keys: what a key file holds or is called reaches the terminal escaped', () => {
+  // ESC, BEL, DEL, the C1 controls (U+009B is a terminal's CSI) and the bidi controls.
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+  const list = async (dir: string) => {
+    const t = piped('')
+    const code = await runKeysCli(['list', '--data-dir', dir], t.io)
+    return { code, all: t.out() + t.err() }
+  }
+
+  it('a file name in the keystore (found by review: it retitled and cleared the terminal)', async () => {
+    const dir = tempDir()
+    const keystore = path.join(dir, 'keystore')
+    mkdirSync(keystore, { mode: 0o700 })
+    writeFileSync(path.join(keystore, '\u001b]0;owned\u0007\u001b[2J\u001b[1;1Hkeys OK.json'), '{}', { mode: 0o600 })
+    const { code, all } = await list(dir)
+    expect(code).toBe(1)
+    expect(all).toMatch(/is misnamed/)
+    expect(all).toContain('\\u001b]0;owned\\u0007')
+    expect(all).not.toMatch(CONTROL)
+  })
+
+  it('a field name and a value of a key file', async () => {
+    const dir = tempDir()
+    const entry = await new Keystore(path.join(dir, 'keystore')).save(KEY, 'pw', { scrypt: FAST_SCRYPT })
+    const json = JSON.parse(readFileSync(entry.file, 'utf8')) as Record<string, unknown>
+    writeFileSync(entry.file, JSON.stringify({ ...json, '\u001b[2J\u001b[1;1Hall keys OK\u009b\u202e': 1 }))
+    const field = await list(dir)
+    expect(field.code).toBe(1)
+    expect(field.all).toMatch(/unknown field\(s\) \\u001b\[2J/)
+    expect(field.all).not.toMatch(CONTROL)
+    writeFileSync(entry.file, JSON.stringify({ ...json, version: '\u009b2J' }))
+    const value = await list(dir)
+    expect(value.code).toBe(1)
+    expect(value.all).toMatch(/version "\\u009b2J" is not supported/)
+    expect(value.all).not.toMatch(CONTROL)
+  })
+})
 
 describe('countersign-keys', () => {
   it('imports a key from piped stdin, prints only the address, returns {address, label}, and lists it', async () => {

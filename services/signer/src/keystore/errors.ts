@@ -1,8 +1,20 @@
 import { OperatorError } from '@countersign/shared'
+import { printableLabel } from './format.js'
 
-/** Base class of every keystore failure; messages are safe to print (never key material). */
+/**
+ * Base class of every keystore failure; messages are safe to print (never key
+ * material). A message can carry what a key file holds or is called (a file
+ * name, a field name, a value): every control, format and separator character
+ * in it is shown as its escape, so a file put in the keystore cannot write
+ * terminal escapes through countersign-keys or the signer's start-up
+ * message (found by review: a file named with ESC ] 0 ; … retitled the
+ * terminal and cleared it).
+ */
 export class KeystoreError extends OperatorError {
   override name = 'KeystoreError'
+  constructor(message: string, options?: ErrorOptions) {
+    super(printableLabel(message), options)
+  }
 }
 
 /** A key file that is unreadable, malformed, or misnamed. The message names the file. */
