@@ -44,7 +44,21 @@ interface Row {
   consumed_at: number | null
 }
 
-export function createApprovalTokens(db: Database.Database): ApprovalTokens {
+/**
+ * Tokens live APPROVAL_TOKEN_TTL_MS by the wall clock (expires_at, which
+ * survives a restart) and, for those minted by this process, by a monotonic
+ * clock too (`monotonicMs`, performance.now by default): found by review, a
+ * clock stepped back an hour left a token usable for that hour plus its
+ * 300 s, since the wall clock then reads every expires_at as far ahead. A
+ * step back across a restart of the signer is not caught: the monotonic
+ * deadlines are in memory only.
+ */
+export function createApprovalTokens(db: Database.Database, monotonicMs: () => number = () => performance.now()): ApprovalTokens {
+  const deadlines = new Map<string, number>()
+  const pastDeadline = (id: string) => {
+    const d = deadlines.get(id)
+    return d !== undefined && monotonicMs() >= d
+  }
   const insert = db.prepare(
     'INSERT INTO approval_tokens (id, tx_request_hash, intent_hash, intent_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
   )
@@ -59,7 +73,7 @@ export function createApprovalTokens(db: Database.Database): ApprovalTokens {
     const row = byId.get(id)
     if (!row) return 'unknown'
     if (row.consumed_at !== null) return 'consumed'
-    if (row.expires_at <= nowMs) return 'expired'
+    if (row.expires_at <= nowMs || pastDeadline(id)) return 'expired'
     if (row.tx_request_hash !== b.txRequestHash.toLowerCase()) return 'hash_mismatch'
     if (row.intent_hash !== b.intentHash.toLowerCase()) return 'intent_mismatch'
     if (row.issued_at <= issuedAfter) return 'issued_before_replaced'
@@ -70,16 +84,20 @@ export function createApprovalTokens(db: Database.Database): ApprovalTokens {
     mint({ txRequestHash, intentHash, intentId }, nowMs) {
       const token = { id: randomUUID(), txRequestHash: txRequestHash.toLowerCase(), intentHash: intentHash.toLowerCase(), intentId, expiresAt: nowMs + APPROVAL_TOKEN_TTL_MS }
       insert.run(token.id, token.txRequestHash, token.intentHash, intentId, nowMs, token.expiresAt)
+      deadlines.set(token.id, monotonicMs() + APPROVAL_TOKEN_TTL_MS)
       return token
     },
     check: diagnose,
     consume(id, b, nowMs, issuedAfter) {
       // SQLite compares an integer column with -9.2e18 as with any number; -Infinity would not bind.
       const after = issuedAfter ?? Number.MIN_SAFE_INTEGER
+      if (pastDeadline(id)) return diagnose(id, b, nowMs, issuedAfter) ?? 'expired'
       const changed = consumeStmt.run(nowMs, id, b.txRequestHash.toLowerCase(), b.intentHash.toLowerCase(), nowMs, after).changes
       return changed === 1 ? null : diagnose(id, b, nowMs, issuedAfter) ?? 'consumed'
     },
     sweep(nowMs) {
+      const now = monotonicMs()
+      for (const [id, d] of deadlines) if (d <= now) deadlines.delete(id)
       return sweepStmt.run(nowMs).changes
     },
   }
