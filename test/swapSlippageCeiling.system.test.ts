@@ -85,4 +85,37 @@ describe('a swap whose bound accepts any price under a declared 100% tolerance',
       await stack.stop()
     }
   }, 120_000)
+
+  // Found by two reviews: a swap preflighted before the wallet let the router spend its tokens reverted; once
+  // the allowance was mined, sign-and-send reused that reverted preflight (within 120 s), whose missing balance
+  // changes left the 1-wei bound unchecked and whose score (50) is not above maxRiskScore: signed and broadcast.
+  it('a swap preflighted while it reverted is simulated again at sign time, and its 1-wei bound needs an operator', async () => {
+    const stack = new Stack({
+      rpcUrls: { 8453: anvil.rpcUrl },
+      policy: { maxTxPerHour: 1000, tokenAllowlist: [uni.tokenA, uni.tokenB] },
+      env: { SERVICE_V3_ROUTER_8453: uni.swapRouter02 },
+    })
+    await importKey(stack.dataDir, owner.privateKey)
+    await stack.start()
+    const allowRouter = (amount: bigint) =>
+      erc20Write({ rpcUrl: anvil.rpcUrl, chainId: 8453, fromKey: owner.privateKey as Hex, token: uni.tokenB as Address, functionName: 'approve', args: [uni.swapRouter02 as Address, amount] })
+    try {
+      await allowRouter(0n)
+      const attack = swap('1', 50)
+      const pf = await stack.post('/v1/tx/preflight', attack)
+      expect(pf.status).toBe(200)
+      expect(pf.body.simulationSuccess).toBe(false)
+      expect(pf.body.riskFactors).toContainEqual(expect.objectContaining({ id: 'slippage_unprotected', detail: expect.stringMatching(/^the simulation did not succeed, so minAmountOut 1 could not be checked/) }))
+      await allowRouter(maxUint256)
+      const before = await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, WALLET)
+      const sent = await stack.post('/v1/tx/sign-and-send', { intent: attack })
+      expect(sent.status, JSON.stringify(sent.body)).toBe(403)
+      expect(sent.body.error).toBe('approval_required')
+      expect(sent.body.message).toMatch(/minAmountOut 1 is below \d+, the simulated output/)
+      expect(await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, WALLET)).toBe(before)
+    } finally {
+      await allowRouter(maxUint256)
+      await stack.stop()
+    }
+  }, 120_000)
 })

@@ -8,6 +8,12 @@ import { findLookalike } from './signals.js'
 const policy = (o: Partial<PolicyConfig> = {}): PolicyConfig => ({ ...defaultPolicyConfig(), ...o })
 const ids = (r: ReturnType<typeof scoreRisk>) => r.riskFactors.map((f) => f.id)
 
+/** A successful simulation of an exact-in swap that delivers exactly its minAmountOut: its bound holds. */
+const delivered = (swap: ReturnType<typeof makeIntent>) => {
+  const a = swap.action as { assetOut: { address: string }; minAmountOut: string }
+  return [{ token: a.assetOut.address, change: a.minAmountOut }]
+}
+
 describe('scoreRisk', () => {
   it('is 0 for a plain transfer under the default policy', () => {
     expect(scoreRisk({ intent: makeIntent(), policy: policy(), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 50_000n })).toEqual({ riskScore: 0, riskFactors: [] })
@@ -29,7 +35,7 @@ describe('scoreRisk', () => {
 
   it('a token claiming a well-known symbol at another address scores lookalike_token_symbol (+30), which needs an operator', () => {
     const swap = makeIntent({ action: actions.swapIn() })
-    const r = scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, tokenLookalikes: ['token 0x5F… reports the symbol WETH'] })
+    const r = scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, tokenLookalikes: ['token 0x5F… reports the symbol WETH'], balanceDiffs: delivered(swap) })
     expect(r).toEqual({ riskScore: 30, riskFactors: [{ id: 'lookalike_token_symbol', weight: 30, detail: 'token 0x5F… reports the symbol WETH' }] })
     expect(APPROVAL_FACTORS.has('lookalike_token_symbol')).toBe(true)
   })
@@ -51,9 +57,9 @@ describe('scoreRisk', () => {
   it('slippage above 300 bps on swaps only', () => {
     const swap = makeIntent({ action: actions.swapIn() })
     swap.constraints.maxSlippageBps = 301
-    expect(ids(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n }))).toEqual(['high_slippage'])
+    expect(ids(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, balanceDiffs: delivered(swap) }))).toEqual(['high_slippage'])
     swap.constraints.maxSlippageBps = 300
-    expect(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n }).riskScore).toBe(0)
+    expect(scoreRisk({ intent: swap, policy: policy(), contract: ROUTER_BASE, simulationSuccess: true, gasEstimate: 100_000n, balanceDiffs: delivered(swap) }).riskScore).toBe(0)
   })
 
   it('value above half the cap, native and per token', () => {

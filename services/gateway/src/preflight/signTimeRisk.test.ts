@@ -3,6 +3,7 @@ import { buildTransaction, defaultPolicyConfig, defaultRouterTable } from '@coun
 import { actions, makeIntent, USDC_BASE, WETH_BASE } from '@countersign/shared/testing/intents'
 import { createRecentPreflights, type SimulationFacts } from './recentPreflights.js'
 import { createSignTimeRisk } from './signTimeRisk.js'
+import { requireApprovalForRisk } from '../pipeline/policyGate.js'
 
 const routers = defaultRouterTable()
 const unlimited = makeIntent({ action: actions.approve(((1n << 256n) - 1n).toString()) })
@@ -26,11 +27,35 @@ describe('risk at sign time', () => {
   it('reuses a recent simulation of the same transaction and scores the intent being signed', async () => {
     const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const built = buildTransaction(unlimited, routers)
-    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 500_000n, tokens: [], lookalikes: [], balanceDiffs: null })
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 500_000n, tokens: [], lookalikes: [], balanceDiffs: [] })
     const r = await s.assess(unlimited, built)
     expect(s.runs()).toBe(0)
-    expect(r).toMatchObject({ reused: true, simulationSuccess: false, riskScore: 25 + 50 + 10 })
-    expect(r.riskFactors.map((f) => f.id)).toEqual(['large_approval', 'simulation_reverted', 'high_gas'])
+    expect(r).toMatchObject({ reused: true, simulationSuccess: true, riskScore: 25 + 10 })
+    expect(r.riskFactors.map((f) => f.id)).toEqual(['large_approval', 'high_gas'])
+  })
+
+  // Found by two reviews: a swap preflighted before its router allowance was mined reverted; within 120 s,
+  // once the allowance had landed, sign-and-send reused that revert (score 50, not above maxRiskScore 50,
+  // no balance changes to hold minAmountOut 1 wei to) and signed and broadcast it without an operator.
+  it('does not reuse a simulation that reverted: it simulates again, and holds the bound to what it finds', async () => {
+    const swap = makeIntent({ action: { ...actions.swapIn(), minAmountOut: '1' } as ReturnType<typeof makeIntent>['action'] })
+    const intent = { ...swap, constraints: { ...swap.constraints, maxSlippageBps: 50 } }
+    const built = buildTransaction(intent, routers)
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 150_000n, tokens: [], lookalikes: [], balanceDiffs: [{ token: WETH_BASE, change: '1000000000000000000' }] }))
+    s.recent.remember(built.txRequestHash, { simulationSuccess: false, gasEstimate: 30_000n, tokens: [], lookalikes: [], balanceDiffs: null })
+    const r = await s.assess(intent, built)
+    expect(s.runs()).toBe(1)
+    expect(r).toMatchObject({ reused: false, simulationSuccess: true })
+    expect(r.riskFactors.map((f) => f.id)).toEqual(['slippage_unprotected'])
+  })
+
+  it('a swap whose simulation reverts now as well has a bound nobody checked: an operator must look', async () => {
+    const swap = makeIntent({ action: { ...actions.swapIn(), minAmountOut: '1' } as ReturnType<typeof makeIntent>['action'] })
+    const intent = { ...swap, constraints: { ...swap.constraints, maxSlippageBps: 50 } }
+    const s = setup(async () => ({ simulationSuccess: false, gasEstimate: 30_000n, tokens: [], lookalikes: [], balanceDiffs: null }))
+    const r = await s.assess(intent, buildTransaction(intent, routers))
+    expect(r.riskFactors.map((f) => f.id).sort()).toEqual(['simulation_reverted', 'slippage_unprotected'])
+    expect(requireApprovalForRisk({ decision: 'allow', reasons: [], reasonCodes: [], policyVersion: '1' }, r.riskFactors).decision).toBe('require_approval')
   })
 
   it('simulates when nothing recent is known; a failing node means no simulation (null), not an error', async () => {

@@ -25,8 +25,8 @@ export type AssessAtSignTime = (intent: TxIntent, built: BuiltTx) => Promise<Sig
 
 /**
  * DESIGN.md §6 "risk at sign time": sign-and-send cannot skip what
- * approve-request checks. The simulation of the same transaction from the
- * last 120 s is reused, else one runs now (`simulate` audits and remembers
+ * approve-request checks. A successful simulation of the same transaction
+ * from the last 120 s is reused, else one runs now (`simulate` audits and remembers
  * it). The score is computed again from the intent being signed, so an
  * intent that differs from the preflighted one in what the transaction does
  * not carry (its slippage tolerance) is scored as itself.
@@ -38,7 +38,11 @@ export function createSignTimeRisk(deps: {
   routers: RouterTable
 }): AssessAtSignTime {
   return async (intent, built) => {
+    // Only a simulation that succeeded is reused: one that reverted (a swap preflighted before its
+    // router allowance was mined) says nothing about the transaction now, and its missing balance
+    // changes left the slippage bound unchecked at sign time (found by review).
     let facts = deps.recent.get(built.txRequestHash)
+    if (facts?.simulationSuccess !== true) facts = undefined
     const reused = facts !== undefined
     if (!facts) {
       try {

@@ -56,9 +56,9 @@ describe('slippageProblem', () => {
     expect(slippageProblem(CEIL, exactOut('2020000', 100), [])).toMatch(/could not be checked/)
   })
 
-  it('a swap that did not simulate is left to simulation_reverted; other actions are not swaps', () => {
-    expect(slippageProblem(CEIL, exactIn('1', 0), null)).toBeNull()
-    expect(slippageProblem(CEIL, exactOut('2020001', 100), null)).toBeNull()
+  it('a swap whose simulation did not succeed has a bound nobody checked; other actions are not swaps', () => {
+    expect(slippageProblem(CEIL, exactIn('1', 0), null)).toMatch(/the simulation did not succeed, so minAmountOut 1 could not be checked/)
+    expect(slippageProblem(CEIL, exactOut('2020001', 100), null)).toMatch(/the simulation did not succeed, so maxAmountIn 2020001 could not be checked/)
     expect(slippageProblem(CEIL, makeIntent({ action: actions.transfer() }), sold)).toBeNull()
   })
 })

@@ -19,10 +19,14 @@ const changeOf = (diffs: BalanceDiff[], token: string): bigint =>
  * Why the swap's bound is looser than its declared maxSlippageBps, or the
  * policy's `ceilingBps`, allows (the smaller of the two), or null when it is
  * within it (or the intent is not a swap). `diffs` are the wallet's simulated
- * balance changes, null when the simulation did not succeed (a reverting swap
- * moves nothing; simulation_reverted scores it). A minAmountOut of 0 accepts
- * any price whatever was simulated. A bound the simulation cannot be held to
- * (a node without transfer tracing) counts as unprotected: nobody checked it.
+ * balance changes, null when the simulation did not succeed. A minAmountOut
+ * of 0 accepts any price whatever was simulated. A bound the simulation
+ * cannot be held to counts as unprotected, nobody having checked it: a node
+ * without transfer tracing, or a simulation that reverted. The latter was
+ * once left to simulation_reverted, whose 50 is not above the default
+ * maxRiskScore: a swap preflighted before its router allowance was mined
+ * reverted, and its 1-wei minAmountOut was signed and broadcast without an
+ * operator once the allowance landed (found by two reviews).
  */
 export function slippageProblem(intent: TxIntent, diffs: BalanceDiff[] | null, ceilingBps: number): string | null {
   const a = intent.action
@@ -33,7 +37,7 @@ export function slippageProblem(intent: TxIntent, diffs: BalanceDiff[] | null, c
   if (a.type === 'swap_exact_in') {
     const min = BigInt(a.minAmountOut)
     if (min === 0n) return 'minAmountOut is 0: the swap accepts any price, whatever maxSlippageBps says'
-    if (diffs === null) return null
+    if (diffs === null) return `the simulation did not succeed, so minAmountOut ${min} could not be checked against ${tolerance}`
     const out = changeOf(diffs, a.assetOut.address)
     if (out <= 0n) return `the simulation shows no amount of ${a.assetOut.address} received, so minAmountOut ${min} could not be checked against ${tolerance}`
     // The least the tolerance allows: the simulated output less it, rounded in the client's favour (down).
@@ -42,8 +46,8 @@ export function slippageProblem(intent: TxIntent, diffs: BalanceDiff[] | null, c
     return `minAmountOut ${min} is below ${floor}, the simulated output ${out} less ${tolerance}: the swap is not protected to that slippage`
   }
   if (a.type === 'swap_exact_out') {
-    if (diffs === null) return null
     const max = BigInt(a.maxAmountIn)
+    if (diffs === null) return `the simulation did not succeed, so maxAmountIn ${max} could not be checked against ${tolerance}`
     const paid = -changeOf(diffs, a.assetIn.address)
     if (paid <= 0n) return `the simulation shows no amount of ${a.assetIn.address} paid, so maxAmountIn ${max} could not be checked against ${tolerance}`
     // The most the tolerance allows: the simulated input plus it, rounded in the client's favour (up).
