@@ -93,7 +93,7 @@ describe('requests with an upgrade offer the gateway does not take', () => {
     const port = await listening()
     const intentId = randomUUID()
     const txHash = `0x${'ab'.repeat(32)}`
-    createSentTxs(gw!.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash, signedTx: '0x02f8aa', broadcastOk: true }, gw!.clock())
+    createSentTxs(gw!.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash, signedTx: '0x02f8aa', broadcastOk: true, deadline: null }, gw!.clock())
     const plain = await rawExchange(port, `GET /v1/intents/${intentId}/tx HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
     const offered = await rawExchange(port, `GET /v1/intents/${intentId}/tx HTTP/1.1\r\nHost: 127.0.0.1\r\n${h2c}\r\n`)
     expect(plain.answers[0]!.statusLine).toBe('HTTP/1.1 200 OK')

@@ -17,7 +17,7 @@ describe('GET /v1/intents/:intentId/tx', () => {
   it('answers the transaction signed for the intent, by its id alone, without the signed bytes', async () => {
     gw = await makeTestGateway()
     const intentId = randomUUID()
-    createSentTxs(gw.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8aa', broadcastOk: true }, gw.clock())
+    createSentTxs(gw.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8aa', broadcastOk: true, deadline: null }, gw.clock())
     const res = await gw.app.inject({ method: 'GET', url: `/v1/intents/${intentId}/tx` })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ intentId, chainId: 8453, wallet: WALLET, nonce: 7, txHash: TX_HASH, broadcast: true })

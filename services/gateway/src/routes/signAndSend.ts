@@ -86,11 +86,17 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
 
   const { fateOf } = opts.fates
 
-  /** A transaction signed before the deadline and never mined is not sent again after it: sending it now would act after the deadline. */
-  async function refuseAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number }, fate: string): Promise<void> {
-    if (fate !== 'open' || isWithinDeadline(intent.constraints.deadline, clock())) return
-    await denied(intent, 'deadline_passed', { txHash: sent.txHash, nonce: sent.nonce, deadline: intent.constraints.deadline })
-    throw new HttpError(403, policyDeniedBody([notSentAfterDeadline(intent, sent)]))
+  /**
+   * A transaction signed before the deadline and never mined is not sent again after it: sending it now would
+   * act after the deadline. The deadline is the earliest one it was signed or sent under (gateway.db keeps it),
+   * or the retry's if earlier: found by review, a retry naming a later deadline re-broadcast it, and for a
+   * transfer or approve the deadline is not in the transaction, so the body still matched it.
+   */
+  async function refuseAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number; deadline: number | null }, fate: string): Promise<void> {
+    const deadline = sent.deadline === null ? intent.constraints.deadline : Math.min(sent.deadline, intent.constraints.deadline)
+    if (fate !== 'open' || isWithinDeadline(deadline, clock())) return
+    await denied(intent, 'deadline_passed', { txHash: sent.txHash, nonce: sent.nonce, deadline })
+    throw new HttpError(403, policyDeniedBody([notSentAfterDeadline(deadline, sent)]))
   }
 
   /**
@@ -308,8 +314,7 @@ function replacementRefusal(err: unknown, dead: { txHash: Hex; nonce: number }):
 }
 
 /** Why a retry after the deadline gets no broadcast of the transaction signed before it; honest that the node may still hold it. */
-function notSentAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number }): string {
-  const { deadline } = intent.constraints
+function notSentAfterDeadline(deadline: number, sent: { txHash: string; nonce: number }): string {
   return `deadline ${deadline} (${new Date(deadline * 1000).toISOString()}) has passed: transaction ${sent.txHash} (nonce ${sent.nonce}), signed before it and not mined, is not sent again; a node that still holds it may yet mine it`
 }
 
@@ -323,5 +328,6 @@ function sentRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx:
     txHash: signed.txHash,
     signedTx: signed.signedTx,
     broadcastOk,
+    deadline: intent.constraints.deadline,
   }
 }

@@ -31,10 +31,14 @@ export function openGatewayDb(file: string): Database.Database {
       tx_hash          TEXT    NOT NULL,
       signed_tx        TEXT    NOT NULL,
       broadcast_ok     INTEGER NOT NULL,
-      updated_at       INTEGER NOT NULL
+      updated_at       INTEGER NOT NULL,
+      deadline         INTEGER
     );
     -- Our transactions at a nonce: what proves another took it, and what fills a gap the node dropped.
     CREATE INDEX IF NOT EXISTS sent_txs_by_nonce ON sent_txs (chain_id, wallet, nonce);
   `)
+  // A file of an earlier layout: the deadline its transactions were signed under was not kept (NULL there).
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(sent_txs)').all()
+  if (!columns.some((c) => c.name === 'deadline')) db.exec('ALTER TABLE sent_txs ADD COLUMN deadline INTEGER')
   return db
 }

@@ -9,6 +9,12 @@ export interface SentTx {
   txHash: string
   signedTx: string
   broadcastOk: boolean
+  /**
+   * The earliest constraints.deadline (Unix seconds) of the bodies this
+   * transaction was signed or sent for; null for a row of an earlier layout.
+   * A retry after it is not sent again, whatever deadline the retry names.
+   */
+  deadline: number | null
 }
 
 /**
@@ -33,16 +39,18 @@ interface Row {
   tx_hash: string
   signed_tx: string
   broadcast_ok: number
+  deadline: number | null
 }
 
 export function createSentTxs(db: Database.Database): SentTxs {
   const get = db.prepare<[string], Row>('SELECT * FROM sent_txs WHERE intent_id = ?')
   const atNonce = db.prepare<[number, string, number], Row>('SELECT * FROM sent_txs WHERE chain_id = ? AND wallet = ? AND nonce = ?')
   const upsert = db.prepare(`
-    INSERT INTO sent_txs (intent_id, chain_id, wallet, tx_request_hash, nonce, tx_hash, signed_tx, broadcast_ok, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO sent_txs (intent_id, chain_id, wallet, tx_request_hash, nonce, tx_hash, signed_tx, broadcast_ok, updated_at, deadline)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (intent_id) DO UPDATE SET nonce = excluded.nonce, tx_hash = excluded.tx_hash, signed_tx = excluded.signed_tx,
-      broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at`)
+      broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at,
+      deadline = min(coalesce(sent_txs.deadline, excluded.deadline), coalesce(excluded.deadline, sent_txs.deadline))`)
   return {
     byIntent(intentId) {
       const r = get.get(intentId)
@@ -52,7 +60,7 @@ export function createSentTxs(db: Database.Database): SentTxs {
       return atNonce.all(chainId, wallet.toLowerCase(), nonce).map(toSentTx)
     },
     save(t, nowMs) {
-      upsert.run(t.intentId, t.chainId, t.wallet.toLowerCase(), t.txRequestHash, t.nonce, t.txHash, t.signedTx, t.broadcastOk ? 1 : 0, nowMs)
+      upsert.run(t.intentId, t.chainId, t.wallet.toLowerCase(), t.txRequestHash, t.nonce, t.txHash, t.signedTx, t.broadcastOk ? 1 : 0, nowMs, t.deadline)
     },
   }
 }
@@ -67,5 +75,6 @@ function toSentTx(r: Row): SentTx {
     txHash: r.tx_hash,
     signedTx: r.signed_tx,
     broadcastOk: r.broadcast_ok === 1,
+    deadline: r.deadline,
   }
 }
