@@ -130,6 +130,16 @@ describe('the approval card', () => {
     expect(renderCard(summarise(params(makeIntent({ action: actions.swapIn() }), { preflight: other }), routers))).toMatchObject({ tone: 'green', confirm: false, alerts: [] })
   })
 
+  it('a token without decimals() is a red line that asks twice: the amount may be an item number (found by review)', () => {
+    const NFT = '0xC36442b4a4522E871399CD717aBDD847Ab11FE88'
+    const detail = `token ${NFT} did not answer decimals() as an ERC-20 token does: its amounts are raw numbers`
+    const preflight = { ...noPreflight(), riskScore: 30, riskFactors: [{ id: 'token_without_decimals', weight: 30, detail }] }
+    const intent = makeIntent({ action: { type: 'approve', asset: { kind: 'erc20', address: NFT }, spender: RECIPIENT, amount: '123456' } })
+    const card = renderCard(summarise(params(intent, { preflight, tokenFacts: [{ address: NFT, symbol: 'UNI-V3-POS', decimals: null }] }), routers))
+    expect(card).toMatchObject({ tone: 'red', confirm: true })
+    expect(card.alerts).toEqual([`Not an ERC-20 amount: ${detail}. Check what the contract above is before approving.`])
+  })
+
   it('risk colours: green up to 30, amber up to 60, red above (asks twice)', () => {
     const at = (riskScore: number) => renderCard(summarise(params(makeIntent({ action: actions.native('1') }), { preflight: { ...noPreflight(), riskScore } }), routers))
     expect([at(30).tone, at(31).tone, at(60).tone, at(61).tone]).toEqual(['green', 'amber', 'amber', 'red'])

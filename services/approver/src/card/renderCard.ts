@@ -46,6 +46,7 @@ export const toneOf = (score: number): Tone => (score <= 30 ? 'green' : score <=
  */
 const ALERTING_FACTORS: ReadonlyMap<string, (detail: string) => string> = new Map([
   ['lookalike_token_symbol', (detail: string) => `Lookalike token: ${detail}. Check the token addresses above before approving.`],
+  ['token_without_decimals', (detail: string) => `Not an ERC-20 amount: ${detail}. Check what the contract above is before approving.`],
 ])
 
 /** `quorum`: the votes so far ("1 of 2 approvals (alice); …") when the request needs several named operators. */

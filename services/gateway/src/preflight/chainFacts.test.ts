@@ -18,6 +18,28 @@ describe('ChainFacts.token', () => {
     expect((await new ChainFacts().token(nodeAnswering('USDC'), 8453, TOKEN)).symbol).toBe('USDC')
   })
 
+  it('keeps a token whose decimals came back, and asks again for one whose decimals() failed (a blip would otherwise mark it for good)', async () => {
+    let decimalsCalls = 0
+    let failing = true
+    const node = {
+      getCode: async () => '0x60',
+      readContract: async ({ functionName }: { functionName: string }) => {
+        if (functionName === 'symbol') return 'USDC'
+        decimalsCalls += 1
+        if (failing) throw new Error('the node timed out')
+        return 6
+      },
+    } as unknown as PublicClient
+    const facts = new ChainFacts()
+    expect(await facts.token(node, 8453, TOKEN)).toEqual({ hasCode: true, symbol: 'USDC', decimals: null })
+    await new Promise((r) => setImmediate(r))
+    failing = false
+    expect(await facts.token(node, 8453, TOKEN)).toEqual({ hasCode: true, symbol: 'USDC', decimals: 6 })
+    await new Promise((r) => setImmediate(r))
+    expect(await facts.token(node, 8453, TOKEN)).toEqual({ hasCode: true, symbol: 'USDC', decimals: 6 })
+    expect(decimalsCalls).toBe(2)
+  })
+
   it('cuts between characters, never inside a surrogate pair', () => {
     const clipped = clippedSymbol('😀'.repeat(100))
     expect(clipped.endsWith('…')).toBe(true)

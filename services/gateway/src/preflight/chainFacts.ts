@@ -64,10 +64,12 @@ export class ChainFacts {
       return { hasCode: true, symbol: typeof symbol === 'string' ? clippedSymbol(symbol) : null, decimals: isUint8(decimals) ? decimals : null }
     })()
     this.tokens.set(key, lookup)
-    // Only a token with code is a constant worth keeping; a failed lookup is retried next time.
+    // Only a token with code and decimals is a constant worth keeping; a failed lookup is retried next time.
+    // Decimals that did not come back may be a node's blip as much as a contract without decimals(), and a
+    // token without them needs an operator (riskScore token_without_decimals): asked again, not kept.
     lookup.then(
       (f) => {
-        if (!f.hasCode) this.tokens.delete(key)
+        if (!f.hasCode || f.decimals === null) this.tokens.delete(key)
       },
       () => this.tokens.delete(key),
     )

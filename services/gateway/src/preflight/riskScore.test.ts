@@ -54,6 +54,17 @@ describe('scoreRisk', () => {
     expect(r).toEqual({ riskScore: 30, riskFactors: [{ id: 'declared_token_mismatch', weight: 30, detail: 'declared as "USDC" with 12 decimals; on chain "TUSD" with 18 decimals' }] })
   })
 
+  it('a token with code that gave no decimals() scores token_without_decimals (+30), which needs an operator', () => {
+    // Found by review: approve(spender, 123456) on an ERC-721 (same selector) hands over item 123456; the card said "123456 units".
+    const NFT = '0xC36442b4a4522E871399CD717aBDD847Ab11FE88'
+    const approve = makeIntent({ action: { type: 'approve', asset: { kind: 'erc20', address: NFT }, spender: ROUTER_BASE, amount: '123456' } })
+    const r = scoreRisk({ intent: approve, policy: policy(), contract: NFT, simulationSuccess: true, gasEstimate: 50_000n, tokensWithoutDecimals: [NFT] })
+    expect(r.riskScore).toBe(30)
+    expect(r.riskFactors).toEqual([{ id: 'token_without_decimals', weight: 30, detail: expect.stringMatching(new RegExp(`^token ${NFT} did not answer decimals\\(\\) as an ERC-20 token does`)) }])
+    expect(APPROVAL_FACTORS.has('token_without_decimals')).toBe(true)
+    expect(scoreRisk({ intent: approve, policy: policy(), contract: NFT, simulationSuccess: true, gasEstimate: 50_000n }).riskFactors).toEqual([])
+  })
+
   it('slippage above 300 bps on swaps only', () => {
     const swap = makeIntent({ action: actions.swapIn() })
     swap.constraints.maxSlippageBps = 301

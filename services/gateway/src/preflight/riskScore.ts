@@ -18,6 +18,10 @@ export const RISK_WEIGHTS = {
   // A swap whose minAmountOut / maxAmountIn is looser than its declared maxSlippageBps allows against the
   // simulated amounts (minAmountOut 0 always is): nothing on chain holds it to a price. Needs an operator.
   slippage_unprotected: 20,
+  // A token contract that did not answer decimals(): its amounts are raw numbers, and it may not be an ERC-20
+  // at all. An ERC-721 answers approve(spender, n) with the same selector and hands over item n; its card read
+  // "Allow to spend 123456 units of token 0x…" (found by review). Needs an operator.
+  token_without_decimals: 30,
 } as const
 
 /**
@@ -26,7 +30,7 @@ export const RISK_WEIGHTS = {
  * sign-and-send apply it through requireApprovalForRisk). The signer cannot
  * see them (no network): this check is the gateway's.
  */
-export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol', 'slippage_unprotected'])
+export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol', 'slippage_unprotected', 'token_without_decimals'])
 
 const HIGH_GAS = 400_000n
 const HIGH_SLIPPAGE_BPS = 300
@@ -44,6 +48,8 @@ export interface RiskInputs {
   tokenLookalikes?: string[]
   /** The wallet's simulated balance changes; null when the simulation did not succeed (slippage.ts). */
   balanceDiffs?: BalanceDiff[] | null
+  /** The intent's tokens that have code but gave no decimals() (from the token facts). */
+  tokensWithoutDecimals?: string[]
 }
 
 const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === a.toLowerCase())
@@ -53,7 +59,7 @@ const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === 
  * Allowlist factors apply when that allowlist is configured: with an empty
  * list nothing is "allowlisted" and every call would score alike.
  */
-export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [], balanceDiffs = null }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
+export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [], balanceDiffs = null, tokensWithoutDecimals = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
   const factors: RiskFactor[] = []
   const add = (id: keyof typeof RISK_WEIGHTS, detail: string) => factors.push({ id, weight: RISK_WEIGHTS[id], detail })
   const spec = specOf(intent.action)
@@ -94,6 +100,9 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
   if (gasEstimate !== null && gasEstimate > HIGH_GAS) add('high_gas', `gas estimate ${gasEstimate} is above ${HIGH_GAS}`)
   if (tokenMismatches.length > 0) add('declared_token_mismatch', tokenMismatches.join('; '))
   if (tokenLookalikes.length > 0) add('lookalike_token_symbol', tokenLookalikes.join('; '))
+  if (tokensWithoutDecimals.length > 0) {
+    add('token_without_decimals', `token ${tokensWithoutDecimals.join(', ')} did not answer decimals() as an ERC-20 token does: its amounts are raw numbers, and it may be another kind of contract (an ERC-721's approve hands over the item whose number is the amount)`)
+  }
 
   return { riskScore: Math.min(100, factors.reduce((s, f) => s + f.weight, 0)), riskFactors: factors }
 }

@@ -142,6 +142,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     tokenMismatches,
     tokenLookalikes,
     balanceDiffs: success ? balanceDiffs : null,
+    tokensWithoutDecimals: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode && tokenFacts[n]!.decimals === null ? [t.address] : [])),
   })
 
   const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei) : null

@@ -91,6 +91,15 @@ describe('risk at sign time', () => {
     expect((await s.assess(swap, built)).riskFactors.map((f) => f.id)).toContain('lookalike_token_symbol')
   })
 
+  it('finds a token without decimals() in the reused facts, as the preflight did', async () => {
+    const NFT = '0xC36442b4a4522E871399CD717aBDD847Ab11FE88'
+    const approve = makeIntent({ action: { type: 'approve', asset: { kind: 'erc20', address: NFT }, spender: WETH_BASE, amount: '123456' } })
+    const built = buildTransaction(approve, routers)
+    const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: [] }))
+    s.recent.remember(built.txRequestHash, { simulationSuccess: true, gasEstimate: 50_000n, tokens: [{ address: NFT, symbol: 'UNI-V3-POS', decimals: null }], lookalikes: [], balanceDiffs: [] })
+    expect((await s.assess(approve, built)).riskFactors.map((f) => f.id)).toEqual(['token_without_decimals'])
+  })
+
   it('holds the signing intent’s own maxSlippageBps to the reused simulation’s amounts', async () => {
     const s = setup(async () => ({ simulationSuccess: true, gasEstimate: 1n, tokens: [], lookalikes: [], balanceDiffs: null }))
     const i = makeIntent({ action: { ...actions.swapIn(), minAmountOut: '990000' } as ReturnType<typeof makeIntent>['action'] })

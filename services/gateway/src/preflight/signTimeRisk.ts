@@ -62,6 +62,9 @@ export function createSignTimeRisk(deps: {
       tokenLookalikes: facts.lookalikes,
       // The slippage check is scored against the signing intent's own maxSlippageBps.
       balanceDiffs: facts.balanceDiffs,
+      tokensWithoutDecimals: specOf(intent.action)
+        .tokens(intent.action)
+        .flatMap((asset) => (facts.tokens.some((f) => sameAddress(f.address, asset.address) && f.decimals === null) ? [asset.address] : [])),
     })
     return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
   }
