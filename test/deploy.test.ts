@@ -5,13 +5,14 @@
 // directories give each process only what it needs, and every command the
 // units and the container files run is the Procfile's.
 import { spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readProcfile } from '../scripts/procfile.mjs'
 import { bwrapArgs } from '../services/gateway/src/skills/sandbox/runSkill.js'
+import { syscallFilter } from '../services/gateway/src/skills/sandbox/syscallFilter.js'
 import { containerfileInstructions } from './support/containerfile.js'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -344,7 +345,16 @@ describe('the gateway unit and the skill sandbox', () => {
       writeFileSync(path.join(dir, 'api.sock'), '')
       const args = bwrapArgs({ skillRoot: path.join(dir, 'skill'), entry: 'index.js', input: 21, apiSocket: path.join(dir, 'api.sock'), limits: { memoryMb: 64, timeoutMs: 10_000, allowSpawn: false, filesystem: false } })
       const traceFile = path.join(dir, 'trace')
-      const r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, 'bwrap', ...args], { encoding: 'utf8', timeout: 60_000 })
+      // The system-call filter on fd 3, as spawnSandbox hands it over (here from a file: spawnSync writes to no fd but stdin).
+      const filterFile = path.join(dir, 'filter.bpf')
+      writeFileSync(filterFile, syscallFilter())
+      const filterFd = openSync(filterFile, 'r')
+      let r: ReturnType<typeof spawnSync<string>>
+      try {
+        r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, 'bwrap', ...args], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd] })
+      } finally {
+        closeSync(filterFd)
+      }
       if (r.error) throw new Error(`cannot run strace: ${r.error.message}${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (Debian package "strace")' : ''}`)
       expect(r.status, r.stderr).toBe(0)
       expect(r.stdout.trim().split('\n').pop()).toBe('{"result":42}')
