@@ -4,7 +4,7 @@
 // signer's exposure score stays at or below 2.0, the users, groups and
 // directories give each process only what it needs, and every command the
 // units and the container files run is the Procfile's.
-import { spawnSync } from 'node:child_process'
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -349,7 +349,7 @@ describe('the gateway unit and the skill sandbox', () => {
       const filterFile = path.join(dir, 'filter.bpf')
       writeFileSync(filterFile, syscallFilter())
       const filterFd = openSync(filterFile, 'r')
-      let r: ReturnType<typeof spawnSync<string>>
+      let r: SpawnSyncReturns<string>
       try {
         r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, 'bwrap', ...args], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd] })
       } finally {
