@@ -27,6 +27,9 @@ describe('sent transactions', () => {
     expect(sent.byIntent(tx().intentId)).toMatchObject({ deadline: 1_000, broadcastOk: true })
     sent.save(tx({ deadline: 500 }), 3)
     expect(sent.byIntent(tx().intentId)?.deadline).toBe(500)
+    // A replacement is another transaction, signed for a body of its own: its deadline is that body's.
+    sent.save(tx({ txHash: `0x${'cd'.repeat(32)}`, nonce: 8, deadline: 4_000 }), 4)
+    expect(sent.byIntent(tx().intentId)).toMatchObject({ txHash: `0x${'cd'.repeat(32)}`, deadline: 4_000 })
   })
 
   it('a gateway.db of the earlier layout gains the column; its rows have no deadline until saved again', () => {

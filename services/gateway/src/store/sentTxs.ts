@@ -13,6 +13,8 @@ export interface SentTx {
    * The earliest constraints.deadline (Unix seconds) of the bodies this
    * transaction was signed or sent for; null for a row of an earlier layout.
    * A retry after it is not sent again, whatever deadline the retry names.
+   * A replacement (another transaction, signed with a new approval) starts
+   * again from the deadline of the body it was signed for.
    */
   deadline: number | null
 }
@@ -50,7 +52,9 @@ export function createSentTxs(db: Database.Database): SentTxs {
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (intent_id) DO UPDATE SET nonce = excluded.nonce, tx_hash = excluded.tx_hash, signed_tx = excluded.signed_tx,
       broadcast_ok = excluded.broadcast_ok, updated_at = excluded.updated_at,
-      deadline = min(coalesce(sent_txs.deadline, excluded.deadline), coalesce(excluded.deadline, sent_txs.deadline))`)
+      deadline = CASE WHEN excluded.tx_hash = sent_txs.tx_hash
+        THEN min(coalesce(sent_txs.deadline, excluded.deadline), coalesce(excluded.deadline, sent_txs.deadline))
+        ELSE excluded.deadline END`)
   return {
     byIntent(intentId) {
       const r = get.get(intentId)
