@@ -2,7 +2,8 @@
 // node that lies or stalls where a test says (found by review): a receipt
 // that lags, a retry that overlaps its first call, a gateway killed between
 // the broadcast and its record, a transaction the node drops from its pool,
-// and an intent that needed approval whose transaction was lost.
+// an intent that needed approval whose transaction was lost, and a node that
+// fails to answer eth_estimateGas or eth_call (502, not "would fail on chain").
 // The tests share one chain and run in order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEther, type Address, type Hex } from 'viem'
@@ -292,5 +293,54 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     } finally {
       await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
     }
+  })
+})
+
+describe('a node that fails to answer at sign time, and one that refuses', () => {
+  const rpcError = (code: number, message: string) => (call: { id: unknown }) => ({ jsonrpc: '2.0', id: call.id, error: { code, message } })
+
+  it('eth_estimateGas failing (an internal error) is 502 rpc_error, nothing is signed, and the retry is sent', async () => {
+    const a = transfer(5_555_551)
+    const failing = rpcError(-32603, 'internal error')
+    node.answer((call) => (call.method === 'eth_estimateGas' ? failing(call) : undefined))
+    const failed = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    node.answer(undefined)
+    // Before: 403 signing_failed "the transaction would fail on chain", which a client reads as final.
+    expect(failed.status, JSON.stringify(failed.body)).toBe(502)
+    expect(failed.body).toEqual({ error: 'rpc_error', message: expect.stringMatching(/^chain 8453: .*internal error/) })
+    expect((await sentToBob()).some((t) => t.value === 5_555_551n)).toBe(false)
+    const events = (await stack.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id)
+    expect(events.map((e: { event: string }) => e.event)).not.toContain('signing_denied')
+    const retry = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200)
+    expect((await sentToBob()).filter((t) => t.value === 5_555_551n).map((t) => t.hash)).toEqual([retry.body.txHash])
+  })
+
+  it('eth_estimateGas saying the transaction reverts is still 403 signing_failed, and nothing is signed', async () => {
+    const a = transfer(5_555_552)
+    const reverting = rpcError(3, 'execution reverted: paused')
+    node.answer((call) => (call.method === 'eth_estimateGas' ? reverting(call) : undefined))
+    const refused = await stack.post('/v1/tx/sign-and-send', { intent: a })
+    node.answer(undefined)
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403)
+    expect(refused.body).toEqual({ error: 'signing_failed', message: expect.stringMatching(/^the transaction would fail on chain 8453: .*paused/) })
+    expect((await sentToBob()).some((t) => t.value === 5_555_552n)).toBe(false)
+  })
+
+  it('a preflight on a node without eth_simulateV1 whose eth_call fails is 502, not a reverted simulation; a revert stays a failed simulation', async () => {
+    const a = transfer(5_555_553)
+    const unsupported = rpcError(-32601, 'the method eth_simulateV1 does not exist/is not available')
+    const failing = rpcError(-32603, 'internal error')
+    node.answer((call) => (call.method === 'eth_simulateV1' ? unsupported(call) : call.method === 'eth_call' ? failing(call) : undefined))
+    const failed = await stack.post('/v1/tx/preflight', a)
+    const reverting = rpcError(3, 'execution reverted')
+    node.answer((call) => (call.method === 'eth_simulateV1' ? unsupported(call) : call.method === 'eth_call' ? reverting(call) : undefined))
+    const reverted = await stack.post('/v1/tx/preflight', { ...a, id: crypto.randomUUID() })
+    node.answer(undefined)
+    // Before: 200 with simulationSuccess false and a revert's risk score, for a node that did not answer.
+    expect(failed.status, JSON.stringify(failed.body)).toBe(502)
+    expect(failed.body).toEqual({ error: 'rpc_error', message: expect.stringMatching(/^chain 8453: .*internal error/) })
+    expect(reverted.status, JSON.stringify(reverted.body)).toBe(200)
+    expect(reverted.body.simulationSuccess).toBe(false)
   })
 })

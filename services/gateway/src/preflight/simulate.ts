@@ -1,5 +1,6 @@
 import { type Address, type Hex, type PublicClient } from 'viem'
 import { decodeRevertReason } from './revertReason.js'
+import { isNodeRefusal, isRefusalCode } from '../chain/nodeRefusal.js'
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 const APPROVAL_TOPIC = '0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925'
@@ -56,7 +57,7 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
   } catch (err) {
     const code = (err as { code?: number; cause?: { code?: number } }).code ?? (err as { cause?: { code?: number } }).cause?.code
     if (code === -32601 || /not (supported|found|available)/i.test((err as Error).message)) return fallback(client, tx)
-    if (code !== undefined && isTransactionRefusal(code)) {
+    if (code !== undefined && isRefusalCode(code)) {
       const reason = (err as { details?: string }).details ?? (err as { shortMessage?: string }).shortMessage ?? (err as Error).message
       return { method: 'eth_simulateV1', success: false, gasUsed: null, revertReason: reason, transfers: [], approvals: [] }
     }
@@ -84,23 +85,11 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
   }
 }
 
-/**
- * JSON-RPC codes with which a node refuses the transaction itself rather than
- * failing to answer: -32003 "transaction rejected" (EIP-1474; anvil, for a
- * wallet that cannot pay value + gas) and eth_simulateV1's transaction
- * validation range -38010..-38025 (fee cap too low, nonce, intrinsic gas,
- * insufficient funds, block gas limit, sender not an EOA…). Such an answer is
- * a failed simulation of this intent (200, simulationSuccess false), not an
- * RPC failure (502). -38026 "client limit exceeded" is the node's own limit.
- */
-function isTransactionRefusal(code: number): boolean {
-  return code === -32003 || (code <= -38010 && code >= -38025)
-}
-
 async function fallback(client: PublicClient, tx: { from: Address; to: Address; data: Hex; value: bigint }): Promise<Simulation> {
   try {
     await client.call({ account: tx.from, to: tx.to, data: tx.data, value: tx.value, blockTag: 'latest' })
   } catch (err) {
+    if (!isNodeRefusal(err)) throw err
     const data = (err as { data?: string; cause?: { data?: string } }).data ?? (err as { cause?: { data?: string } }).cause?.data
     return { method: 'eth_call', success: false, gasUsed: null, revertReason: decodeRevertReason(data, (err as { shortMessage?: string }).shortMessage), transfers: [], approvals: [] }
   }

@@ -17,6 +17,7 @@ import {
 } from '@countersign/shared'
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure, rpcMessage } from '../chain/chainClients.js'
+import { isNodeRefusal } from '../chain/nodeRefusal.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
 import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
@@ -224,6 +225,8 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       if (reads.status === 'rejected') throw rpcFailure(reads.reason, intent.chain.chainId)
       const [pending, fees] = reads.value
       if (estimated.status === 'rejected') {
+        // A node that did not answer says nothing about the transaction: 502, which the client may retry.
+        if (!isNodeRefusal(estimated.reason)) throw rpcFailure(estimated.reason, intent.chain.chainId)
         const message = `the transaction would fail on chain ${intent.chain.chainId}: ${rpcMessage(estimated.reason)}`
         await denied(intent, 'simulation_failed', { error: message })
         throw new HttpError(403, simpleErrorBody('signing_failed', message))
