@@ -39,6 +39,7 @@ import { approverOperatorAuthority, type OperatorAuthority } from './operatorAut
 import type { FileReport, ScanFile } from './skills/scan/pool.js'
 import type { SandboxStatus } from './skills/sandbox/probe.js'
 import { ChainFacts } from './preflight/chainFacts.js'
+import { createL1FeeReader } from './chain/l1Fee.js'
 import { createTokenFactsReader } from './chain/tokenFacts.js'
 import { createRecentPreflights } from './preflight/recentPreflights.js'
 import { findingsOf, gasCostExceededText, preflightAuditData, runPreflight, simulationFactsOf, type PreflightReport } from './preflight/runPreflight.js'
@@ -150,10 +151,14 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     log: (msg, err) => app.log.warn({ err }, msg),
     shown: (intent) => tokenFacts.shown(intent),
   })
+  // OP-stack chains' L1 data fee, counted against constraints.maxGasWei and policy maxGasCostWei.
+  const l1Fee = createL1FeeReader({ noOracle: (chainId) => app.log.info({ chainId }, `chain ${chainId}: no GasPriceOracle predeploy on this node (a local chain?): no L1 data fee is counted`) })
+  chains.onWrongChain((chainId) => l1Fee.forget(chainId))
   const preflightDeps = {
     policy: deps.policy,
     routers: deps.routers,
     facts: chainFacts,
+    l1Fee,
     knownRecipients: (chainId: number, wallet: string) => deps.knownRecipients.list(chainId, wallet),
   }
   // Every simulation is audited and remembered for 120 s, so that
@@ -225,6 +230,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     policy: deps.policy,
     reserved,
     fates,
+    l1Fee,
   })
   // Known only to this process: the approve-requests the skill sandbox runner makes (app.inject below).
   const skillCalls = createSkillCalls()

@@ -16,6 +16,7 @@ import {
 import { mismatchOf, describeMismatch, escapeForDisplay } from '@countersign/shared/server'
 import type { ChainClient } from '../chain/chainClients.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
+import type { L1FeeReader } from '../chain/l1Fee.js'
 import type { SimulationFacts } from './recentPreflights.js'
 import type { ChainFacts } from './chainFacts.js'
 import { scoreRisk } from './riskScore.js'
@@ -44,10 +45,12 @@ export interface PreflightReport {
   tokenLookalikes: string[]
 }
 
-/** Gas limit (as sign-and-send sets it) times the chain's current max fee, against the intent's ceiling. */
+/** Gas limit (as sign-and-send sets it) times the chain's current max fee, plus an OP-stack chain's L1 data fee, against the intent's ceiling. */
 export interface GasCost {
   gas: string
   maxFeePerGas: string
+  /** The L1 data fee the chain's GasPriceOracle asks for this transaction; "0" on chains without one. */
+  l1FeeWei: string
   costWei: string
   maxGasWei: string
   withinLimit: boolean
@@ -57,6 +60,7 @@ export interface PreflightDeps {
   policy: PolicyConfig
   routers: RouterTable
   facts: ChainFacts
+  l1Fee: L1FeeReader
   /** Addresses this wallet sent to or approved before on this chain. */
   knownRecipients(chainId: number, wallet: string): string[]
 }
@@ -77,9 +81,10 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
   // Allowances the action grants: is each spender a contract, and what may it spend today?
   const allowances = spec.flows(intent.action).filter((f) => f.kind === 'allowance' && f.asset !== null && f.spender !== undefined)
 
-  const [sim, fees, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
+  const [sim, fees, l1Fee, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
     simulateTx(client, { from: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
     estimateFees(client, intent.preferences?.speed).catch(() => null),
+    deps.l1Fee(chain, tx).catch(() => null),
     Promise.all(assets.map((t) => deps.facts.token(client, chainId, t.address))),
     Promise.all(allowances.map((f) => deps.facts.hasCode(client, chainId, f.spender!))),
     Promise.all(
@@ -145,7 +150,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     tokensWithoutDecimals: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode && tokenFacts[n]!.decimals === null ? [t.address] : [])),
   })
 
-  const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei) : null
+  const gasCost = sim.gasUsed !== null && fees && l1Fee !== null ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei, l1Fee) : null
   if (gasCost && !gasCost.withinLimit) signals.push({ id: 'gas_cost_exceeds_max', message: gasCostExceededText(gasCost) })
 
   const allowanceChanges = allowances.flatMap((f, n) => {
@@ -187,15 +192,20 @@ async function lookalikesOf(tokens: Array<{ address: Address; symbol: string | n
   return lookalikeTokens(chain.chainId, tokens, { WETH: weth })
 }
 
-export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string): GasCost {
+export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string, l1FeeWei = 0n): GasCost {
   const gas = gasLimitFor(gasUsed, hasCalldata)
-  const cost = gas * maxFeePerGas
-  return { gas: gas.toString(), maxFeePerGas: maxFeePerGas.toString(), costWei: cost.toString(), maxGasWei, withinLimit: cost <= BigInt(maxGasWei) }
+  const cost = gas * maxFeePerGas + l1FeeWei
+  return { gas: gas.toString(), maxFeePerGas: maxFeePerGas.toString(), l1FeeWei: l1FeeWei.toString(), costWei: cost.toString(), maxGasWei, withinLimit: cost <= BigInt(maxGasWei) }
 }
 
 /** Names both numbers: what the transaction would cost at today's fees, and the intent's ceiling. */
 export function gasCostExceededText(g: GasCost): string {
-  return `estimated gas cost ${g.costWei} wei (gas ${g.gas} at max fee ${g.maxFeePerGas} wei) exceeds constraints.maxGasWei ${g.maxGasWei} wei`
+  return `estimated gas cost ${g.costWei} wei (${costParts(g.gas, g.maxFeePerGas, g.l1FeeWei)}) exceeds constraints.maxGasWei ${g.maxGasWei} wei`
+}
+
+/** What a gas cost is made of, as the refusals word it. */
+export function costParts(gas: bigint | string, maxFeePerGas: bigint | string, l1FeeWei: bigint | string): string {
+  return `gas ${gas} at max fee ${maxFeePerGas} wei${BigInt(l1FeeWei) > 0n ? `, plus an L1 data fee of ${l1FeeWei} wei` : ''}`
 }
 
 /** The preflight_completed audit event's data. */

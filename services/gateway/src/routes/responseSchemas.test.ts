@@ -28,7 +28,7 @@ describe('gateway response schemas drop nothing the handlers send', () => {
       revertReason: 'ERC20: transfer amount exceeds balance',
       allowanceChanges: [{ token: '0xt', spender: '0xs', before: '0', after: '5' }],
       simulationMethod: 'eth_simulateV1',
-      gasCost: { gas: '21000', maxFeePerGas: '2', costWei: '42000', maxGasWei: '100', withinLimit: false },
+      gasCost: { gas: '21000', maxFeePerGas: '2', l1FeeWei: '7', costWei: '42007', maxGasWei: '100', withinLimit: false },
       tokenFacts: [{ address: '0xt', symbol: 'TUSD', decimals: 6 }, { address: '0xu', symbol: null, decimals: null }],
     }
     expect(await throughResponseSchema(preflightRouteSchema.response, 200, report)).toEqual(report)

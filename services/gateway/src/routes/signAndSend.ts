@@ -18,6 +18,8 @@ import {
 import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure, rpcMessage } from '../chain/chainClients.js'
 import { isNodeRefusal } from '../chain/nodeRefusal.js'
+import type { L1FeeReader } from '../chain/l1Fee.js'
+import { costParts } from '../preflight/runPreflight.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
 import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
@@ -77,6 +79,8 @@ export interface SignAndSendOptions {
   reserved: ReservedIntents
   /** What became of the transactions sent before (sent_txs against the chain). */
   fates: SentTxFates
+  /** An OP-stack chain's L1 data fee for the transaction, counted in its gas cost. */
+  l1Fee: L1FeeReader
 }
 
 export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, opts) => {
@@ -216,14 +220,14 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       const tx = built.txRequest
       // Nonce, fees and the gas estimate are independent reads: one round trip to the node, not two.
       const [reads, estimated] = await Promise.allSettled([
-        Promise.all([chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }), estimateFees(chain.client, intent.preferences?.speed)]),
+        Promise.all([chain.client.getTransactionCount({ address: intent.wallet.address, blockTag: 'pending' }), estimateFees(chain.client, intent.preferences?.speed), opts.l1Fee(chain, tx)]),
         chain.client.estimateGas({ account: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
       ])
       req.phases?.mark('chain')
       await policyAudited
       req.phases?.mark('audit')
       if (reads.status === 'rejected') throw rpcFailure(reads.reason, intent.chain.chainId)
-      const [pending, fees] = reads.value
+      const [pending, fees, l1Fee] = reads.value
       if (estimated.status === 'rejected') {
         // A node that did not answer says nothing about the transaction: 502, which the client may retry.
         if (!isNodeRefusal(estimated.reason)) throw rpcFailure(estimated.reason, intent.chain.chainId)
@@ -236,15 +240,18 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       // A node that answers figures no transaction can carry is a node failure, not something to sign.
       const unsignable = txFiguresProblem({ gas, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas })
       if (unsignable) throw new HttpError(502, simpleErrorBody('rpc_error', `chain ${intent.chain.chainId}: the node's figures cannot be signed: ${unsignable}`))
-      const cost = gas * fees.maxFeePerGas
+      // On an OP-stack chain the L1 data fee comes out of the wallet too (chain/l1Fee.ts). The signer, without a
+      // network, checks gas × max fee against the same ceiling; the L1 part is checked here only.
+      const cost = gas * fees.maxFeePerGas + l1Fee
+      const l1 = l1Fee > 0n ? { l1FeeWei: l1Fee.toString() } : {}
       if (cost > BigInt(intent.constraints.maxGasWei)) {
-        const reason = `gas cost ${cost} wei (gas ${gas} at max fee ${fees.maxFeePerGas}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`
-        await denied(intent, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), maxGasWei: intent.constraints.maxGasWei })
+        const reason = `gas cost ${cost} wei (${costParts(gas, fees.maxFeePerGas, l1Fee)}) exceeds constraints.maxGasWei ${intent.constraints.maxGasWei}`
+        await denied(intent, 'gas_cost_exceeds_max', { gasCostWei: cost.toString(), ...l1, maxGasWei: intent.constraints.maxGasWei })
         return reply.code(403).send(policyDeniedBody([reason]))
       }
       const overPolicy = gasCostPolicyProblem(opts.policy, cost)
       if (overPolicy) {
-        await denied(intent, 'gas_cost_exceeds_policy', { gasCostWei: cost.toString(), maxGasCostWei: opts.policy.maxGasCostWei })
+        await denied(intent, 'gas_cost_exceeds_policy', { gasCostWei: cost.toString(), ...l1, maxGasCostWei: opts.policy.maxGasCostWei })
         return reply.code(403).send(policyDeniedBody([overPolicy]))
       }
       const params: SignParams = {
