@@ -11,7 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readProcfile } from '../scripts/procfile.mjs'
-import { bwrapArgs } from '../services/gateway/src/skills/sandbox/runSkill.js'
+import { bwrapArgs, sandboxCommand } from '../services/gateway/src/skills/sandbox/runSkill.js'
 import { syscallFilter } from '../services/gateway/src/skills/sandbox/syscallFilter.js'
 import { containerfileInstructions } from './support/containerfile.js'
 
@@ -351,7 +351,8 @@ describe('the gateway unit and the skill sandbox', () => {
       const filterFd = openSync(filterFile, 'r')
       let r: SpawnSyncReturns<string>
       try {
-        r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, 'bwrap', ...args], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd] })
+        const [file, argv] = sandboxCommand('bwrap', args)
+        r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, file, ...argv], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd] })
       } finally {
         closeSync(filterFd)
       }
@@ -363,6 +364,7 @@ describe('the gateway unit and the skill sandbox', () => {
       const callsOf = (lines: string[]) => new Set(lines.map((l) => /^\d+\s+([a-z0-9_]+)\(/.exec(l)?.[1]).filter((c): c is string => c !== undefined))
       const calls = callsOf(trace)
       expect(calls).toContain('pivot_root')
+      expect(calls).toContain('setpriority')
       // What node does anyway (pkey_alloc, for one, refused with EPERM and
       // tolerated) the gateway already does under this unit: only the
       // sandbox's own calls are the question.
@@ -394,7 +396,7 @@ describe('the gateway unit and the skill sandbox', () => {
     expect(allowed.has('mount')).toBe(false)
     expect(allowed.has('capset')).toBe(false)
     const now = allowedSyscalls(unitValues(unit, 'Service', 'SystemCallFilter'))
-    for (const call of ['pivot_root', 'mount', 'umount2', 'capset', 'unshare', 'clone3']) expect(now.has(call), call).toBe(true)
+    for (const call of ['pivot_root', 'mount', 'umount2', 'capset', 'unshare', 'clone3', 'setpriority']) expect(now.has(call), call).toBe(true)
     // What ~@privileged is there for stays denied.
     for (const call of ['setuid', 'chroot', 'bpf', 'init_module', 'settimeofday']) expect(now.has(call), call).toBe(false)
   })

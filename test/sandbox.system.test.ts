@@ -94,6 +94,14 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
     expect(resultOf((await run('spawn', src, { allowSpawn: true })).output)).toBe('spawned')
   })
 
+  it('runs at niceness 19, its child processes too: a busy skill yields the processor to the services', async () => {
+    const src = `const os = await import('node:' + 'os'); const cp = await import('node:' + 'child_process')
+       export function run() { return { own: os.getPriority(), child: cp.spawnSync('/usr/bin/nice', { encoding: 'utf8' }).stdout.trim() } }`
+    const r = await run('nice', src, { allowSpawn: true })
+    expect(r.error, r.stderr).toBeUndefined()
+    expect(resultOf(r.output)).toEqual({ own: 19, child: '19' })
+  })
+
   it('its /tmp holds no more than its memory budget: writes beyond it fail with ENOSPC, from Node or from a child process (review S2)', async () => {
     // Before: /tmp was an unbounded tmpfs, and tmpfs pages are not resident memory: 1.5 GB went in with memoryMb 16.
     const writer = `const fs = await import('node:' + 'fs')

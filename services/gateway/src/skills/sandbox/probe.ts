@@ -5,7 +5,7 @@
 // TEST-NET-1 address fails at once with ENETUNREACH). A binary that exists
 // but cannot create namespaces (user namespaces disabled, a systemd unit's
 // RestrictNamespaces=, a seccomp filter) fails here, not at the first run.
-import { nodeBind, PROBE_TMP, sandboxArgs, spawnSandbox } from './runSkill.js'
+import { nodeBind, PROBE_TMP, ProgramNotFoundError, sandboxArgs, spawnSandbox } from './runSkill.js'
 import { NoSyscallFilterError } from './syscallFilter.js'
 
 export type SandboxStatus = { available: true } | { available: false; message: string }
@@ -30,7 +30,7 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
     try {
       child = spawnSandbox(bwrap, [...sandboxArgs(PROBE_TMP, nodeBind(node)), node, '-e', PROBE_SCRIPT])
     } catch (err) {
-      const reason = err instanceof NoSyscallFilterError ? err.message : `cannot start ${bwrap}: ${(err as Error).message}`
+      const reason = err instanceof NoSyscallFilterError || err instanceof ProgramNotFoundError ? err.message : `cannot start ${bwrap}: ${(err as Error).message}`
       resolve({ available: false, message: sandboxUnavailableMessage(reason) })
       return
     }

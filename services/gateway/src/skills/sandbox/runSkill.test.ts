@@ -1,7 +1,8 @@
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, sandboxArgs } from './runSkill.js'
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, ProgramNotFoundError, programPath, SANDBOX_NICENESS, sandboxArgs, sandboxCommand } from './runSkill.js'
 
 const run = { skillRoot: '/srv/skills/s', entry: 'index.js', input: null, apiSocket: '/run/x.sock', limits: { memoryMb: 64, timeoutMs: 1000, allowSpawn: false, filesystem: false } }
 
@@ -49,5 +50,38 @@ describe('the sandbox on each supported Node', () => {
     // The probe mounts what a run does, so an old bubblewrap without --size fails at start, not at the first run.
     expect(at(sandboxArgs(PROBE_TMP, []), '--size', String(1024 * 1024), '--tmpfs', '/tmp')).toBeGreaterThan(-1)
     expect(at(sandboxArgs(PROBE_TMP, []), '--remount-ro', '/')).toBeGreaterThan(-1)
+  })
+})
+
+describe('sandboxCommand', () => {
+  const bin = mkdtempSync(path.join(os.tmpdir(), 'cs-bin-'))
+  const tool = (name: string, mode = 0o755) => {
+    writeFileSync(path.join(bin, name), '#!/bin/sh\n')
+    chmodSync(path.join(bin, name), mode)
+    return path.join(bin, name)
+  }
+
+  it('runs bwrap under nice -n 19, both found first', () => {
+    const [file, argv] = sandboxCommand('bwrap', ['--unshare-all', 'node'])
+    expect(path.basename(file)).toBe('nice')
+    expect(argv.slice(0, 2)).toEqual(['-n', String(SANDBOX_NICENESS)])
+    expect(path.isAbsolute(argv[2]!)).toBe(true)
+    expect(argv.slice(3)).toEqual(['--unshare-all', 'node'])
+  })
+
+  it('names the program that is missing, before anything starts', () => {
+    expect(() => sandboxCommand('bwrap-not-installed', [])).toThrow(new ProgramNotFoundError('bwrap-not-installed'))
+    expect(() => programPath('nice', bin)).toThrow('nice not found on PATH')
+  })
+
+  it('takes the first executable file on PATH, and a path as it is', () => {
+    tool('plain-file', 0o644)
+    expect(() => programPath('plain-file', bin)).toThrow(ProgramNotFoundError)
+    mkdirSync(path.join(bin, 'a-directory'))
+    expect(() => programPath('a-directory', bin)).toThrow(ProgramNotFoundError)
+    const found = tool('my-bwrap')
+    expect(programPath('my-bwrap', `/nonexistent::${bin}`)).toBe(found)
+    expect(programPath(found, '')).toBe(found)
+    expect(() => programPath(path.join(bin, 'gone'), bin)).toThrow(`${path.join(bin, 'gone')} is not an executable file`)
   })
 })

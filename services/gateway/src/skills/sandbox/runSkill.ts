@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process'
-import { readdirSync, readFileSync, statfsSync } from 'node:fs'
+import { accessSync, constants, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -157,13 +157,63 @@ export function sandboxArgs(tmp: TmpMount, binds: string[]): string[] {
 }
 
 /**
+ * The niceness of a skill run: bwrap and every process and thread it starts.
+ * A run may keep every core busy until its timeout (SERVICE_SKILL_CONCURRENCY
+ * runs at once); at 19 the scheduler gives the services' threads ~70 times
+ * its share whenever both want a core, so signing and approvals do not wait
+ * behind a skill. Lowering one's own priority needs no privilege and cannot
+ * be undone inside the sandbox (RLIMIT_NICE, no CAP_SYS_NICE).
+ */
+export const SANDBOX_NICENESS = 19
+
+/** A program spawnSandbox needs (bwrap, or coreutils' nice) that is not there. */
+export class ProgramNotFoundError extends Error {
+  constructor(readonly program: string) {
+    super(program.includes('/') ? `${program} is not an executable file` : `${program} not found on PATH`)
+    this.name = 'ProgramNotFoundError'
+  }
+}
+
+/** Where `program` is: itself when it names a path, else the first executable of that name on PATH. */
+export function programPath(program: string, searchPath = process.env.PATH ?? ''): string {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK)
+      return statSync(file).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (program.includes('/')) {
+    if (executable(program)) return program
+    throw new ProgramNotFoundError(program)
+  }
+  for (const dir of searchPath.split(':')) {
+    if (dir && executable(path.join(dir, program))) return path.join(dir, program)
+  }
+  throw new ProgramNotFoundError(program)
+}
+
+/**
+ * What spawnSandbox runs: coreutils' nice, which lowers its priority and
+ * executes bwrap with `args`. Both are found first, so that a missing one is
+ * named (nice would otherwise report a missing bwrap as its own exit 127).
+ */
+export function sandboxCommand(bwrap: string, args: string[]): [string, string[]] {
+  const bwrapPath = programPath(bwrap)
+  return [programPath('nice'), ['-n', String(SANDBOX_NICENESS), bwrapPath, ...args]]
+}
+
+/**
  * bwrap started with `args` (which hold sandboxArgs' `--seccomp 3`) and the
- * system-call filter written to its fd 3. Throws NoSyscallFilterError where
- * this machine's architecture has no filter: nothing runs unfiltered.
+ * system-call filter written to its fd 3, at SANDBOX_NICENESS. Throws
+ * NoSyscallFilterError where this machine's architecture has no filter
+ * (nothing runs unfiltered), ProgramNotFoundError without bwrap or nice.
  */
 export function spawnSandbox(bwrap: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
   const filter = syscallFilter()
-  const child = spawn(bwrap, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
+  const [file, argv] = sandboxCommand(bwrap, args)
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
   const filterPipe = child.stdio[SYSCALL_FILTER_FD] as Writable
   // A bwrap that failed to start, or exited before reading, closes the pipe: its own exit reports that.
   filterPipe.on('error', () => undefined)
