@@ -394,4 +394,36 @@ describe('cli mode on a real terminal', () => {
       await stack.stop()
     }
   })
+
+  it('an answer the signer could not carry out says so on the terminal (not "approved") and is asked again; once the signer is back, yes approves it', async () => {
+    const stack = new Stack({ rpcUrls: { 8453: anvil.rpcUrl }, policy: { maxTxPerHour: 1000 } })
+    await importKey(stack.dataDir, anvilAccounts[2].privateKey)
+    const terminal = await startWithTerminalApprover(stack, { SERVICE_APPROVAL_MODE: 'cli' })
+    // tmux wraps long lines at the terminal's width: joined again here.
+    const screen = () => terminal.screen().replace(/\n/g, '')
+    const questions = () => screen().split('approve? [y/n]').length - 1
+    const approvedLines = () => terminal.screen().split('\n').filter((line) => line.trim() === 'approved').length
+    try {
+      const intent = nativeIntent(parseEther('0.4').toString(), { wallet: { address: anvilAccounts[2].address as Address } })
+      const asked = stack.post('/v1/tx/approve-request', intent)
+      await waitFor(() => (questions() === 1 ? true : null), { what: 'the prompt on the terminal' })
+      await stack.signer.stop()
+      terminal.press('y', 'Enter')
+      await waitFor(() => (questions() === 2 ? true : null), { what: 'the same request asked again', timeoutMs: 20_000 })
+      // Before: "approved" was printed at once, the request went back on the list, and the terminal never asked again.
+      expect(screen()).toContain('approval not carried out: the signer could not issue a token')
+      expect(approvedLines()).toBe(0)
+      expect(screen().split('Transfer 0.4 ETH (native)').length - 1).toBeGreaterThanOrEqual(2)
+      expect((await stack.get('/v1/approvals/pending')).body.pending).toHaveLength(1)
+      await stack.startSigner()
+      terminal.press('y', 'Enter')
+      const approved = await asked
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200)
+      expect(approved.body).toMatchObject({ approved: true, approvalTokenId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+      await waitFor(() => (approvedLines() === 1 ? true : null), { what: '"approved" on the terminal' })
+    } finally {
+      terminal.close()
+      await stack.stop()
+    }
+  })
 })

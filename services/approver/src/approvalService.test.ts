@@ -411,7 +411,8 @@ describe('approval channels', () => {
 
   it('the terminal channel decides with the operator’s answer, recorded as via terminal', async () => {
     const s = setup({ mode: 'cli' })
-    s.service.addChannel(terminalChannel(s.service, async () => false))
+    // The operator types n: the prompt carries it out, as createTerminalPrompt does.
+    s.service.addChannel(terminalChannel(s.service, async (_request, _signal, carryOut) => (await carryOut(false), false)))
     const cursor = s.service.updates(null).cursor
     await s.request()
     await new Promise((r) => setTimeout(r, 20))

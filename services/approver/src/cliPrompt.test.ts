@@ -269,4 +269,42 @@ record('C', await outcome(ask(request('C'), new AbortController().signal)))
       terminal.close()
     }
   })
+
+  it('prints "approved" only once the decision is carried out, and what went wrong when it could not be (found by review: "approved" was printed first)', async () => {
+    const terminal = startPromptTerminal(`
+const ask = createTerminalPrompt(10_000)
+// A: carried out only when the test says so.
+record('A', await outcome(ask(request('A'), new AbortController().signal, () => signalled('carried'))))
+// B: the signer is down.
+record('B', await outcome(ask(request('B'), new AbortController().signal, async () => { throw new Error('the signer could not issue a token (\\u001b]0;x: ENOENT); the request is still pending') })))
+`)
+    const { until, resultOf } = terminal
+    const screen = () => terminal.screen()
+    try {
+      await until(() => screen().includes('approve? [y/n]'))
+      terminal.type('y\r')
+      await sleep(500)
+      const beforeCarriedOut = { printed: /approved\r?\n/.test(screen()), result: resultOf('A') }
+      terminal.signal('carried')
+      await until(() => resultOf('A') !== undefined)
+      await until(() => screen().split('approve? [y/n]').length === 3)
+      const afterA = screen().length
+      terminal.type('y\r')
+      await until(() => resultOf('B') !== undefined)
+      const tail = screen().slice(afterA)
+      // The error's text reaches the terminal escaped: no control sequence (a title change here) from a message.
+      const shown = { said: tail.includes('approval not carried out: the signer could not issue a token (\\u001b]0;x: ENOENT)'), raw: tail.includes('\u001b]0;x') }
+      expect({ beforeCarriedOut, shown, approvedForB: /approved\r?\n/.test(tail), outcomes: terminal.recorded() }).toEqual({
+        beforeCarriedOut: { printed: false, result: undefined },
+        shown: { said: true, raw: false },
+        approvedForB: false,
+        outcomes: [
+          { name: 'A', result: 'approved' },
+          { name: 'B', result: 'not carried out: the signer could not issue a token (\u001b]0;x: ENOENT); the request is still pending' },
+        ],
+      })
+    } finally {
+      terminal.close()
+    }
+  })
 })

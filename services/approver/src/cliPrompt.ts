@@ -1,6 +1,7 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { ReadStream, WriteStream } from 'node:tty'
-import type { TerminalPrompt } from './channels/terminalChannel.js'
+import { DecisionNotCarriedOut, type TerminalPrompt } from './channels/terminalChannel.js'
+import { escapeForDisplay } from '@countersign/shared/server'
 import { cardText, DEFAULT_COLUMNS } from './card/cardText.js'
 import { renderCard } from './card/renderCard.js'
 import { quorumText } from './quorum/quorumVotes.js'
@@ -99,7 +100,7 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
     terminal = opened
     return opened
   }
-  return (request, signal) => {
+  return (request, signal, carryOut) => {
     const asked = queue.then(
       () =>
         new Promise<boolean>((resolve, reject) => {
@@ -150,10 +151,20 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             if (result instanceof Error) {
               output.write(`\n${result.message}\n`)
               reject(result)
-            } else {
-              output.write(result ? 'approved\n' : 'denied\n')
-              resolve(result)
+              return
             }
+            // The outcome is printed once it holds: the token minted and the decision in the audit log.
+            carryOut(result).then(
+              () => {
+                output.write(result ? 'approved\n' : 'denied\n')
+                resolve(result)
+              },
+              (err: unknown) => {
+                const failed = new DecisionNotCarriedOut(err)
+                output.write(`${result ? 'approval' : 'denial'} ${escapeForDisplay(failed.message)}\n`)
+                reject(failed)
+              },
+            )
           }
           const onData = (chunk: Buffer | string) => {
             if (settling) return void (ignored = true)

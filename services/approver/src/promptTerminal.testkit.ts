@@ -36,7 +36,8 @@ export interface PromptTerminal {
 
 /**
  * Starts `body` as a node script on a new terminal. In scope for the body:
- * createTerminalPrompt, SETTLE_MS, sleep, readdirSync; `summary` (one
+ * createTerminalPrompt (its prompts' carryOut optional: by default the answer
+ * is carried out at once), SETTLE_MS, sleep, readdirSync; `summary` (one
  * request's summary) and `request(requestId)`; `outcome(asked)` ('approved',
  * 'denied' or the rejection's message); `record(name, result)`; and
  * `await signalled(name)`, which waits for the test's `signal(name)`.
@@ -51,12 +52,14 @@ export function startPromptTerminal(body: string): PromptTerminal {
     `import { appendFileSync, existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createTerminalPrompt, SETTLE_MS } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
+import { createTerminalPrompt as createPrompt, SETTLE_MS } from ${JSON.stringify(path.join(dist, 'cliPrompt.js'))}
 import { summarise } from ${JSON.stringify(path.join(dist, 'summary.js'))}
 import { defaultRouterTable, noPreflight } from ${JSON.stringify(path.join(sharedDist, 'index.js'))}
 import { makeIntent } from ${JSON.stringify(path.join(sharedDist, 'server/testing/intents.js'))}
 const summary = summarise({ intent: makeIntent(), preflight: noPreflight(), policyReasons: ['value above threshold'] }, defaultRouterTable())
 const request = (requestId) => ({ requestId, quorum: null, summary })
+// ask(request, signal[, carryOut]): without one, the answer is carried out at once.
+const createTerminalPrompt = (timeoutMs) => { const ask = createPrompt(timeoutMs); return (r, signal, carryOut = async () => undefined) => ask(r, signal, carryOut) }
 const outcome = (asked) => asked.then((yes) => (yes ? 'approved' : 'denied'), (err) => err.message)
 const record = (name, result) => appendFileSync(${JSON.stringify(events)}, JSON.stringify({ name, result }) + '\\n')
 const signalled = async (name) => { while (!existsSync(path.join(${JSON.stringify(dir)}, 'signal-' + name))) await sleep(10) }
