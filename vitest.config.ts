@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Removes the temporary data dirs of a test file whose tests all passed.
+    setupFiles: ['test/support/tempDirs.setup.ts'],
   },
 })

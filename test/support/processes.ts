@@ -3,7 +3,7 @@
 // to test/artifacts/logs/<name>-<pid>.log, printable with dumpLogs()), and a
 // guarantee that nothing we start outlives the test process.
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -95,16 +95,29 @@ export function freePort(): Promise<number> {
 /** Longest data-dir path we hand out: sockets live in <dir>/run/<name>.sock and sun_path holds 107 bytes. */
 const MAX_DATA_DIR_BYTES = 60
 
+/** The directories tempDataDir made for this test file. */
+const madeDataDirs: string[] = []
+
+/**
+ * Removes the directories tempDataDir made for this test file; called by
+ * test/support/tempDirs.setup.ts once every test of the file has passed.
+ */
+export function removeTempDataDirs(): void {
+  for (const dir of madeDataDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
 /**
  * A fresh, empty, mode-0700 directory with a short path, e.g. /tmp/cs-Ab12Cd
  * (or /tmp/cs-signer-Ab12Cd with a prefix): Unix socket paths inside it must
- * stay under 107 bytes. Not removed afterwards, so a failed test can be read.
+ * stay under 107 bytes. Removed after the test file when all its tests
+ * passed; kept, so that it can be read, when one failed.
  */
 export function tempDataDir(prefix?: string): string {
   const label = prefix ? `cs-${prefix.replace(/[^A-Za-z0-9_.-]/g, '').replace(/^cs-/, '').slice(0, 16)}-` : 'cs-'
   let base = os.tmpdir()
   if (Buffer.byteLength(base) > 24 && existsSync('/tmp')) base = '/tmp'
   const dir = mkdtempSync(path.join(base, label))
+  madeDataDirs.push(dir)
   if (Buffer.byteLength(dir) > MAX_DATA_DIR_BYTES) throw new Error(`temporary data dir ${dir} is too long for Unix socket paths inside it`)
   return dir
 }
