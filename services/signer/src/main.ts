@@ -26,6 +26,7 @@ import { keyRingOfBackends } from './signing/keyRing.js'
 import { gatewayMethods, grantMethods } from './signing/rpcMethods.js'
 import { createSignerCore } from './signing/signerCore.js'
 import { createApprovalTokens } from './store/approvalTokens.js'
+import { createRowTimes } from './store/rowTimes.js'
 import { openSignerDb } from './store/signerDb.js'
 import { createSignatures } from './store/signatures.js'
 
@@ -74,7 +75,9 @@ async function main(): Promise<void> {
     publicKeyFile: path.join(config.dataDir, AUDIT_PUBLIC_KEY_FILE),
     publicKey: auditKey.publicPem.trim(),
   })
-  const tokens = createApprovalTokens(db)
+  // A clock stepped back while the signer was down must not lengthen the tokens it had minted: their
+  // remaining life counts from the latest time signer.db holds, when that is ahead of the wall clock.
+  const tokens = createApprovalTokens(db, undefined, createRowTimes(db, clock)())
   const core = createSignerCore({ db, wal, tokens, signatures: createSignatures(db), keys: keyRingOfBackends(backends), policy, routers, audit, clock, devChainId: config.devChainId })
   if (keys.some((k) => k.dev)) {
     log(config.devChainId === null ? 'dev keys loaded but SERVICE_SIGNER_DEV_CHAIN_ID is not set: they will not sign' : 'dev keys sign only for the dev chain', { devChainId: config.devChainId })

@@ -22,7 +22,7 @@ function store() {
   const time = { wall: 1_800_000_000_000, monotonic: 5_000 }
   const rowTime = createRowTimes(db, () => time.wall)
   const tokens = createApprovalTokens(db, () => time.monotonic)
-  return { time, rowTime, tokens }
+  return { db, time, rowTime, tokens }
 }
 
 const binding = { txRequestHash: `0x${'11'.repeat(32)}`, intentHash: `0x${'22'.repeat(32)}` }
@@ -51,11 +51,50 @@ describe('approval tokens: 300 s of real time, whatever the wall clock does', ()
     expect(tokens.consume(token.id, binding, rowTime())).toBe('consumed')
   })
 
-  it('still refuses by the wall clock, as after a restart (the monotonic deadline is in memory only)', () => {
+  it('still refuses by the wall clock alone', () => {
     const { time, rowTime, tokens } = store()
     const token = tokens.mint({ ...binding, intentId }, rowTime())
     time.wall += APPROVAL_TOKEN_TTL_MS
     expect(tokens.check(token.id, binding, time.wall)).toBe('expired')
     expect(tokens.consume(token.id, binding, rowTime())).toBe('expired')
+  })
+
+  // Before, the monotonic deadlines were in memory only: a signer restarted after an NTP step back of an hour
+  // read every token it had minted as an hour younger.
+  it('refuses a token once its 300 s have passed across a restart of the signer with the wall clock stepped back an hour', () => {
+    const { db, time, rowTime, tokens } = store()
+    const token = tokens.mint({ ...binding, intentId }, rowTime())
+    const kept = tokens.mint({ ...binding, intentId }, rowTime())
+    // 100 s later the signer still writes rows (another token here): signer.db knows that time.
+    time.monotonic += 100_000
+    time.wall += 100_000
+    tokens.mint({ ...binding, intentId }, rowTime())
+    // Restart: a new process (its monotonic clock starts anew), the wall clock an hour behind.
+    time.wall -= 60 * 60_000
+    time.monotonic = 0
+    const restarted = createApprovalTokens(db, () => time.monotonic, createRowTimes(db, () => time.wall)())
+    const restartedRowTime = createRowTimes(db, () => time.wall)
+    // What was left of the first two tokens' 300 s at the last time signer.db holds: 200 s.
+    time.monotonic += 200_000 - 5
+    time.wall += 200_000 - 5
+    expect(restarted.consume(kept.id, binding, restartedRowTime())).toBeNull()
+    time.monotonic += 5
+    time.wall += 5
+    expect(restarted.check(token.id, binding, time.wall)).toBe('expired')
+    expect(restarted.consume(token.id, binding, restartedRowTime())).toBe('expired')
+  })
+
+  it('keeps what is left of a token across a restart with a clock that did not step', () => {
+    const { db, time, rowTime, tokens } = store()
+    const token = tokens.mint({ ...binding, intentId }, rowTime())
+    time.wall += 200_000
+    time.monotonic = 0
+    const restarted = createApprovalTokens(db, () => time.monotonic, createRowTimes(db, () => time.wall)())
+    time.monotonic += APPROVAL_TOKEN_TTL_MS - 200_000 - 1
+    time.wall += APPROVAL_TOKEN_TTL_MS - 200_000 - 1
+    expect(restarted.check(token.id, binding, time.wall)).toBeNull()
+    time.monotonic += 1
+    time.wall += 1
+    expect(restarted.check(token.id, binding, time.wall)).toBe('expired')
   })
 })

@@ -46,15 +46,21 @@ interface Row {
 
 /**
  * Tokens live APPROVAL_TOKEN_TTL_MS by the wall clock (expires_at, which
- * survives a restart) and, for those minted by this process, by a monotonic
- * clock too (`monotonicMs`, performance.now by default): found by review, a
- * clock stepped back an hour left a token usable for that hour plus its
- * 300 s, since the wall clock then reads every expires_at as far ahead. A
- * step back across a restart of the signer is not caught: the monotonic
- * deadlines are in memory only.
+ * survives a restart) and by a monotonic clock too (`monotonicMs`,
+ * performance.now by default): found by review, a clock stepped back an hour
+ * left a token usable for that hour plus its 300 s, since the wall clock then
+ * reads every expires_at as far ahead. Tokens minted by this process get
+ * their monotonic deadline when minted; those already in signer.db at start
+ * get what is left of their life as of `startMs`, the time at start as the
+ * row times give it (never behind the latest time the database holds), so
+ * that a step back across a restart does not lengthen it either.
  */
-export function createApprovalTokens(db: Database.Database, monotonicMs: () => number = () => performance.now()): ApprovalTokens {
+export function createApprovalTokens(db: Database.Database, monotonicMs: () => number = () => performance.now(), startMs: number = Date.now()): ApprovalTokens {
   const deadlines = new Map<string, number>()
+  const startedAt = monotonicMs()
+  for (const { id, expires_at } of db.prepare<[], { id: string; expires_at: number }>('SELECT id, expires_at FROM approval_tokens WHERE consumed_at IS NULL').all()) {
+    deadlines.set(id, startedAt + Math.min(Math.max(expires_at - startMs, 0), APPROVAL_TOKEN_TTL_MS))
+  }
   const pastDeadline = (id: string) => {
     const d = deadlines.get(id)
     return d !== undefined && monotonicMs() >= d
