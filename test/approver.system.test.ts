@@ -30,7 +30,9 @@ async function pendingFor(stack: Stack, intent: TxIntent) {
       const r = await stack.get('/v1/approvals/pending')
       return (r.body.pending as Array<{ requestId: string; summary: { intentId: string; txRequestHash: string; action: string } }>).find((p) => p.summary.intentId === intent.id) ?? null
     },
-    { timeoutMs: 10_000, what: 'the request to appear in the pending list' },
+    // Generous: after an approver restart the request comes back on the gateway's next poll, which under a
+    // full parallel test run on two cores once took longer than 10 s (a timed test is not the point here).
+    { timeoutMs: 30_000, what: 'the request to appear in the pending list' },
   )
 }
 
