@@ -1,43 +1,31 @@
 // Which chains are asked for an L1 data fee, and how often a node is asked
 // whether it has the GasPriceOracle, against a local JSON-RPC node through
 // the gateway's own chain clients.
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createChainClients } from './chainClients.js'
+import { startJsonRpcNode, type JsonRpcNode } from './jsonRpcNode.testkit.js'
 import { createL1FeeReader, GAS_PRICE_ORACLE } from './l1Fee.js'
 
-const calls: string[] = []
 let oracleCode = '0x'
 let codeFails = false
-let server: http.Server
+let node: JsonRpcNode
 let url: string
+const calls = () => node.methods
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c))
-    req.on('end', () => {
-      const answer = (call: { id: number; method: string; params: Array<{ to?: string } | string> }) => {
-        calls.push(call.method)
-        if (call.method === 'eth_getCode') {
-          if (codeFails) return { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'internal error' } }
-          return { jsonrpc: '2.0', id: call.id, result: String(call.params[0]).toLowerCase() === GAS_PRICE_ORACLE.toLowerCase() ? oracleCode : '0x' }
-        }
-        if (call.method === 'eth_call') return { jsonrpc: '2.0', id: call.id, result: `0x${(1234n).toString(16).padStart(64, '0')}` }
-        return { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'not served' } }
-      }
-      const parsed = JSON.parse(body)
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)))
-    })
+  node = await startJsonRpcNode((call) => {
+    if (call.method === 'eth_getCode') {
+      if (codeFails) return { error: { code: -32603, message: 'internal error' } }
+      return { result: String(call.params[0]).toLowerCase() === GAS_PRICE_ORACLE.toLowerCase() ? oracleCode : '0x' }
+    }
+    if (call.method === 'eth_call') return { result: `0x${(1234n).toString(16).padStart(64, '0')}` }
+    return { error: { code: -32601, message: 'not served' } }
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  url = node.url
 })
-afterAll(() => server.close())
+afterAll(() => node.close())
 beforeEach(() => {
-  calls.length = 0
+  node.methods.length = 0
   oracleCode = '0x'
   codeFails = false
 })
@@ -50,7 +38,7 @@ describe('createL1FeeReader', () => {
     const read = createL1FeeReader()
     expect(await read(chains.get(1), tx)).toBe(0n)
     expect(await read(chains.get(42161), tx)).toBe(0n)
-    expect(calls).toEqual([])
+    expect(calls()).toEqual([])
   })
 
   it("reads the oracle's fee on Base and Optimism, asking once whether it is there", async () => {
@@ -60,8 +48,8 @@ describe('createL1FeeReader', () => {
     expect(await read(chains.get(8453), tx)).toBe(1234n)
     expect(await read(chains.get(8453), tx)).toBe(1234n)
     expect(await read(chains.get(10), tx)).toBe(1234n)
-    expect(calls.filter((m) => m === 'eth_getCode')).toHaveLength(2)
-    expect(calls.filter((m) => m === 'eth_call')).toHaveLength(3)
+    expect(calls().filter((m) => m === 'eth_getCode')).toHaveLength(2)
+    expect(calls().filter((m) => m === 'eth_call')).toHaveLength(3)
   })
 
   it('counts no fee on a node of chain 8453 without the oracle (a local chain), says so once, and asks again after forget', async () => {
@@ -71,7 +59,7 @@ describe('createL1FeeReader', () => {
     expect(await read(chains.get(8453), tx)).toBe(0n)
     expect(await read(chains.get(8453), tx)).toBe(0n)
     expect(told).toEqual([8453])
-    expect(calls).toEqual(['eth_getCode'])
+    expect(calls()).toEqual(['eth_getCode'])
     read.forget(8453)
     oracleCode = '0x6000'
     expect(await read(chains.get(8453), tx)).toBe(1234n)

@@ -5,28 +5,18 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPublicClient, http as httpTransport } from 'viem'
+import { startJsonRpcNode, type JsonRpcNode, type NodeAnswer } from './jsonRpcNode.testkit.js'
 import { isNodeRefusal } from './nodeRefusal.js'
 
-type Reply = { status?: number; error?: { code: number; message: string; data?: string } }
-let reply: Reply = {}
-let server: http.Server
+let reply: NodeAnswer = { result: null }
+let node: JsonRpcNode
 let url: string
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c))
-    req.on('end', () => {
-      const call = JSON.parse(body) as { id: number }
-      if (reply.status) return res.writeHead(reply.status).end('busy')
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: reply.error }))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  node = await startJsonRpcNode(() => reply)
+  url = node.url
 })
-afterAll(() => server.close())
+afterAll(() => node.close())
 
 const tx = { account: '0x1111111111111111111111111111111111111111', to: '0x2222222222222222222222222222222222222222', data: '0x', value: 1n } as const
 
@@ -41,7 +31,7 @@ async function errorOf(run: (client: ReturnType<typeof createPublicClient>) => P
 }
 
 describe('isNodeRefusal', () => {
-  const refusals: Array<[string, Reply['error']]> = [
+  const refusals: Array<[string, { code: number; message: string; data?: string }]> = [
     ['a revert with its reason (code 3)', { code: 3, message: 'execution reverted: not enough', data: '0x08c379a0' }],
     ['a revert as geth words it without a code of its own', { code: -32000, message: 'execution reverted' }],
     ['gas required exceeds allowance', { code: -32000, message: 'gas required exceeds allowance (30000000)' }],
@@ -57,7 +47,7 @@ describe('isNodeRefusal', () => {
     })
   }
 
-  const failures: Array<[string, Reply]> = [
+  const failures: Array<[string, NodeAnswer]> = [
     ['an internal error (-32603)', { error: { code: -32603, message: 'internal error' } }],
     ["the node's own limit (-32005)", { error: { code: -32005, message: 'limit exceeded' } }],
     ['a -32000 that names no refusal', { error: { code: -32000, message: 'header not found' } }],

@@ -3,35 +3,21 @@
 // review: the rule read the retry's deadline, and for a transfer or an
 // approve the deadline is not in the transaction, so a retry with the same
 // id and a later deadline matched it and re-broadcast it.
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTransaction, defaultRouterTable, normalizeIntent } from '@countersign/shared'
 import { actions, makeIntent, WALLET } from '@countersign/shared/testing/intents'
 import { makeTestGateway, testClock } from '../app.testkit.js'
+import { startJsonRpcNode, type JsonRpcNode } from '../chain/jsonRpcNode.testkit.js'
 import { createSentTxs } from '../store/sentTxs.js'
 
 /** A node that knows nothing of the transaction and whose pending count is still at its nonce: the transaction is open. */
-const methodsCalled: string[] = []
-let node: http.Server
+let node: JsonRpcNode
 let nodeUrl: string
+const methodsCalled = () => node.methods
 beforeAll(async () => {
   const answers: Record<string, unknown> = { eth_chainId: '0x2105', eth_getTransactionCount: '0x7', eth_sendRawTransaction: `0x${'ab'.repeat(32)}` }
-  node = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c))
-    req.on('end', () => {
-      const answer = (call: { id: number; method: string }) => {
-        methodsCalled.push(call.method)
-        return call.method in answers ? { jsonrpc: '2.0', id: call.id, result: answers[call.method] } : { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: `${call.method} is not served here` } }
-      }
-      const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)))
-    })
-  })
-  await new Promise<void>((r) => node.listen(0, '127.0.0.1', r))
-  nodeUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`
+  node = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
+  nodeUrl = node.url
 })
 afterAll(() => node.close())
 
@@ -49,7 +35,7 @@ describe('sign-and-send of an intent signed before its deadline, retried after i
         clock(),
       )
       clock.advance(120_000)
-      methodsCalled.length = 0
+      node.methods.length = 0
       const same = await gw.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent } })
       expect(same.statusCode).toBe(403)
       expect(same.json()).toMatchObject({ error: 'policy_denied' })
@@ -57,7 +43,7 @@ describe('sign-and-send of an intent signed before its deadline, retried after i
       const moved = await gw.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent: later } })
       expect(moved.statusCode, moved.body).toBe(403)
       expect((moved.json() as { reasons: string[] }).reasons.join(' ')).toMatch(new RegExp(`^deadline ${nowS + 60} \\(.*\\) has passed: transaction 0xabab`))
-      expect(methodsCalled).not.toContain('eth_sendRawTransaction')
+      expect(methodsCalled()).not.toContain('eth_sendRawTransaction')
     } finally {
       await gw.close()
     }
