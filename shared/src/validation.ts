@@ -6,6 +6,16 @@ import addFormatsModule from 'ajv-formats'
 const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule }).default ?? addFormatsModule
 
 /**
+ * "uuid" here is a UUID in its canonical text: 8-4-4-4-12 lower-case hex
+ * digits, as crypto.randomUUID and most libraries write it. ajv-formats'
+ * "uuid" also takes upper case and a "urn:uuid:" prefix; ids are compared as
+ * strings (gateway.db, the signer, reservations), so another spelling of one
+ * UUID was another intent, and a retry or a lookup with it was told nothing
+ * had been signed (found by review).
+ */
+export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
  * The one ajv configuration every process validates with: strict schemas, no
  * coercion, no silent removal of unknown properties, all errors collected.
  */
@@ -20,7 +30,8 @@ export function createAjv(opts: { allErrors?: boolean } = {}): Ajv {
     allowUnionTypes: true,
     discriminator: true,
   })
-  ;(addFormats as unknown as (a: Ajv, f: string[]) => void)(ajv, ['uuid', 'email'])
+  ;(addFormats as unknown as (a: Ajv, f: string[]) => void)(ajv, ['email'])
+  ajv.addFormat('uuid', CANONICAL_UUID)
   return ajv
 }
 

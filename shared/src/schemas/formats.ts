@@ -4,7 +4,8 @@ export const addressSchema = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } 
 export const txHashSchema = { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' } as const
 /** Decimal digits in the smallest unit, no sign, no leading zeros; the uint256 range is the builders' check. */
 export const amountSchema = { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$' } as const
-export const uuidSchema = { type: 'string', format: 'uuid' } as const
+/** format "uuid" is the canonical lower-case text (CANONICAL_UUID in validation.ts, which createAjv registers). */
+export const uuidSchema = { type: 'string', format: 'uuid', description: 'a UUID in lower case: 8-4-4-4-12 hex digits' } as const
 export const chainIdSchema = { type: 'integer', enum: [1, 10, 42161, 8453] } as const
 export const hexDataSchema = { type: 'string', pattern: '^0x([0-9a-fA-F]{2})*$' } as const
 

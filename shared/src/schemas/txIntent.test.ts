@@ -132,6 +132,10 @@ describe('txIntentSchema', () => {
     ['float timestamp', (i) => ({ ...i, timestamp: 1.5 }), 'body/timestamp must be integer'],
     ['negative timestamp', (i) => ({ ...i, timestamp: -1 }), 'body/timestamp must be >= 0'],
     ['id not a uuid', (i) => ({ ...i, id: 'x' }), 'body/id must match format "uuid"'],
+    // Another spelling of a UUID was another intent: a retry or a lookup with it was told nothing was signed (found by review).
+    ['id as a urn', (i) => ({ ...i, id: `urn:uuid:${i.id}` }), 'body/id must match format "uuid"'],
+    ['id in upper case', (i) => ({ ...i, id: i.id.toUpperCase() }), 'body/id must match format "uuid"'],
+    ['id in braces', (i) => ({ ...i, id: `{${i.id}}` }), 'body/id must match format "uuid"'],
     ['missing wallet', (i) => ({ ...i, wallet: undefined }), "body must have required property 'wallet'"],
     ['profile over 64 chars', (i) => ({ ...i, wallet: { ...i.wallet, profile: 'p'.repeat(65) } }), 'body/wallet/profile'],
     ['note over 1024 chars', (i) => ({ ...i, metadata: { note: 'n'.repeat(1025) } }), 'body/metadata/note'],
@@ -182,6 +186,8 @@ describe('signAndSendBodySchema', () => {
     expect(v({ intent: makeIntent() })).toBe(true)
     expect(v({ intent: makeIntent(), approvalTokenId: '123e4567-e89b-12d3-a456-426614174000' })).toBe(true)
     expect(run({ intent: makeIntent(), approvalTokenId: 'abc' }).message).toBe('body/approvalTokenId must match format "uuid"')
+    expect(run({ intent: makeIntent(), approvalTokenId: 'urn:uuid:123e4567-e89b-12d3-a456-426614174000' }).message).toBe('body/approvalTokenId must match format "uuid"')
+    expect(run({ intent: makeIntent(), approvalTokenId: '123E4567-E89B-12D3-A456-426614174000' }).message).toBe('body/approvalTokenId must match format "uuid"')
     expect(run({ intent: makeIntent(), signature: '0x' }).message).toBe("body must NOT have additional property 'signature'")
     expect(run(makeIntent()).ok).toBe(false)
     expect(run({ approvalTokenId: '123e4567-e89b-12d3-a456-426614174000' }).message).toBe("body must have required property 'intent'")

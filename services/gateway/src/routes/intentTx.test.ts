@@ -33,4 +33,16 @@ describe('GET /v1/intents/:intentId/tx', () => {
     expect(bad.statusCode).toBe(400)
     expect(bad.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringContaining('params/intentId') })
   })
+
+  it('is 400, not "nothing signed", for another spelling of a signed intent\'s id (upper case, urn:uuid:)', async () => {
+    gw = await makeTestGateway()
+    const intentId = randomUUID()
+    createSentTxs(gw.db).save({ intentId, chainId: 8453, wallet: WALLET, txRequestHash: `0x${'11'.repeat(32)}`, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8aa', broadcastOk: true, deadline: null }, gw.clock())
+    // Before: 404 intent_not_signed, which the clients read as "nothing was signed": a resend would have been a second payment.
+    for (const spelling of [intentId.toUpperCase(), `urn:uuid:${intentId}`]) {
+      const res = await gw.app.inject({ method: 'GET', url: `/v1/intents/${spelling}/tx` })
+      expect(res.statusCode, spelling).toBe(400)
+      expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'params/intentId must match format "uuid"' })
+    }
+  })
 })
