@@ -104,14 +104,12 @@ describe('checkSkillFiles', () => {
     expect(performance.now() - started).toBeLessThan(1000)
   })
 
-  it('hard links to one file at the limit, declared many times, are read only up to the per-skill budget (the OOM of review S3)', async () => {
+  it('files at the limit, declared many times, are read only up to the per-skill budget (the OOM of review S3)', async () => {
     const full = '/'.repeat(MAX_SKILL_FILE_BYTES)
-    const dir = skillsDir({ 's/index.js': full })
-    const declared = [{ path: 'index.js', sha256: sha(full) }]
-    for (let i = 1; i < 256; i++) {
-      linkSync(path.join(dir, 's', 'index.js'), path.join(dir, 's', `f${i}.js`))
-      declared.push({ path: `f${i}.js`, sha256: sha(full) })
-    }
+    const files: Record<string, string> = { 's/index.js': full }
+    for (let i = 1; i < 24; i++) files[`s/f${i}.js`] = full
+    const dir = skillsDir(files)
+    const declared = Object.keys(files).map((f) => ({ path: f.slice(2), sha256: sha(full) }))
     const r = await checkSkillFiles(await folder(dir, 's'), declared)
     // 16 files fill the 8 MiB budget exactly; the 17th would go over it.
     const fit = MAX_SKILL_BYTES / MAX_SKILL_FILE_BYTES
@@ -121,6 +119,20 @@ describe('checkSkillFiles', () => {
       path: `f${fit}.js`,
       message: `f${fit}.js (${MAX_SKILL_FILE_BYTES} bytes) takes the declared files over ${MAX_SKILL_BYTES} bytes in all, the most one skill may have (${MAX_SKILL_BYTES} bytes before it). It was not read`,
     })
+  })
+
+  it('a hard link is refused by the walk, naming it; one made after the walk is not read', async () => {
+    const dir = skillsDir({ 's/index.js': 'export function run() {}', 'keystore/key.json': '{"secret":1}' })
+    linkSync(path.join(dir, 'keystore', 'key.json'), path.join(dir, 's', 'k.json'))
+    expect(await inspectSkillFolder(dir, 's')).toEqual({ error: 'skill_folder_refused', path: 's/k.json', message: 's/k.json is a hard link (2 names for one file); a skill folder holds its own files only' })
+    // A plain file when the folder is walked, a hard link when it is read.
+    execFileSync('rm', [path.join(dir, 's', 'k.json')])
+    writeFileSync(path.join(dir, 's', 'k.json'), '{"secret":1}')
+    const f = await folder(dir, 's')
+    execFileSync('rm', [path.join(dir, 's', 'k.json')])
+    linkSync(path.join(dir, 'keystore', 'key.json'), path.join(dir, 's', 'k.json'))
+    const r = await checkSkillFiles(f, [{ path: 'k.json', sha256: sha('{"secret":1}') }])
+    expect(r.verified).toEqual([])
   })
 
   it('a directory replaced by a link after the walk is not read through either', async () => {

@@ -93,6 +93,10 @@ export async function inspectSkillFolder(skillsDir: string, name: string): Promi
         tree.set(relPath, 'dir')
         pending.push(relPath)
       } else if (e.isFile()) {
+        // A hard link is another name of a file anywhere on the same filesystem (the keystore, in a data dir
+        // holding the skills folder): found by review, a skill declaring one read the key file, as a symlink once did.
+        const links = (await lstat(path.join(root, relPath)).catch(() => null))?.nlink ?? 1
+        if (links > 1) return { error: 'skill_folder_refused', path: shown, message: `${shown} is a hard link (${links} names for one file); a skill folder holds its own files only` }
         tree.set(relPath, 'file')
       } else {
         return { error: 'skill_folder_refused', path: shown, message: `${shown} is neither a file nor a directory` }
@@ -134,7 +138,8 @@ async function readNoFollow(file: string, maxBytes: number): Promise<FileRead> {
     const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => file)
     if (opened !== file) return UNREADABLE
     const st = await handle.stat()
-    if (!st.isFile()) return UNREADABLE
+    // A hard link made after the walk: the same refusal, as unreadable.
+    if (!st.isFile() || st.nlink > 1) return UNREADABLE
     if (st.size > maxBytes) return { kind: 'too_large', size: st.size }
     const bytes = await readExactly(handle, st.size)
     return bytes ? { kind: 'read', bytes } : UNREADABLE
