@@ -45,7 +45,7 @@ describe('createChainCheck (what the signer asks before it signs a checkpoint)',
     const check = createChainCheck(db)
     check.advance(anchor)
     rewriteAuditRow(file, 3, (d) => ({ ...d, i: 99 }))
-    expect(check(anchor)).toBe('the row at seq 6, the last checkpoint the signer recorded, no longer has the hash it recorded')
+    expect(check(anchor)).toBe('the row at seq 6, the last checkpoint the signer wrote, no longer has the hash it recorded')
     db.close()
   })
 
@@ -58,7 +58,7 @@ describe('createChainCheck (what the signer asks before it signs a checkpoint)',
     truncateAudit(file, 3) // rows 8..10 gone: the walk's end is gone, the anchor is not
     expect(check(early)).toBeNull()
     truncateAudit(file, 4) // now row 5 too
-    expect(check(early)).toBe('the row at seq 5, the last checkpoint the signer recorded, is gone')
+    expect(check(early)).toBe('the row at seq 5, the last checkpoint the signer wrote, is gone')
     db.close()
   })
 })

@@ -42,7 +42,7 @@ export function createChainCheck(db: Database.Database): ChainCheck {
   }
 
   function walk(anchor: ChainHead): string | null {
-    const anchorProblem = rowProblem(at.get(anchor.seq), anchor, 'the last checkpoint the signer recorded')
+    const anchorProblem = rowProblem(at.get(anchor.seq), anchor, 'the last checkpoint the signer wrote')
     if (anchorProblem) return anchorProblem
     // A walk already made from this anchor: start where it ended, if that row is still what it was.
     const resume = reached && reached.anchor.seq === anchor.seq && reached.anchor.hash === anchor.hash ? reached.tip : anchor

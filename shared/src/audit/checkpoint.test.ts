@@ -182,7 +182,7 @@ describe('signed checkpoints', () => {
       tamperAudit(s.file, (db) => db.prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) SELECT seq + 1, id, timestamp, intent_id, event, data, '', '' FROM audit_events WHERE seq = (SELECT max(seq) FROM audit_events)").run(), 1)
       expect(verifyAuditChain(s.file)).toMatchObject({ ok: true }) // the chain alone is consistent
       // The signer's next checkpoint (its timer, a signature): refused, nothing signed, signer.db's record unchanged.
-      await expect(log!.checkpoint()).rejects.toThrow(/audit checkpoint refused: the row at seq 6, the last checkpoint the signer recorded, no longer has the hash it recorded/)
+      await expect(log!.checkpoint()).rejects.toThrow(/audit checkpoint refused: the row at seq 6, the last checkpoint the signer wrote, no longer has the hash it recorded/)
       await log!.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })
       expect(s.state.latest).toEqual(recorded)
       expect(s.written).toHaveLength(1)
