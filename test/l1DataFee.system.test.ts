@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeFunctionData, parseEther, parseTransaction, type Address, type Hex } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { BOB, intentFor } from './support/intents.js'
-import { startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
+import { startRpcProxy, type RpcAnswer, type RpcProxy } from './support/rpcProxy.js'
 import { importKey, Stack } from './support/stack.js'
 
 const ORACLE = '0x420000000000000000000000000000000000000F'
@@ -25,15 +25,18 @@ let node: RpcProxy
 let stack: Stack
 const askedOracle: Hex[] = []
 
+/** Records what the oracle is asked; anvil answers. */
+const defaultRule: RpcAnswer = (call) => {
+  if (call.method === 'eth_call' && String(call.params[0]?.to).toLowerCase() === ORACLE.toLowerCase()) askedOracle.push((call.params[0].data ?? call.params[0].input) as Hex)
+  return undefined
+}
+
 const balanceOf = async (a: string) => BigInt(await rpc<string>(anvil.rpcUrl, 'eth_getBalance', [a, 'latest']))
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 })
   await rpc(anvil.rpcUrl, 'anvil_setCode', [ORACLE, FIXED_FEE_ORACLE])
-  node = await startRpcProxy(anvil.rpcUrl, (call) => {
-    if (call.method === 'eth_call' && String(call.params[0]?.to).toLowerCase() === ORACLE.toLowerCase()) askedOracle.push((call.params[0].data ?? call.params[0].input) as Hex)
-    return undefined
-  })
+  node = await startRpcProxy(anvil.rpcUrl, defaultRule)
   stack = new Stack({ rpcUrls: { 8453: node.url }, policy: { maxTxPerHour: 1000, requireApprovalAbove: { valueWei: parseEther('1000').toString() } } })
   await importKey(stack.dataDir, owner.privateKey)
   await stack.start()
@@ -84,6 +87,26 @@ describe("an OP-stack chain's L1 data fee", () => {
 
     const events = (await stack.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === intent.id)
     expect(events).toContainEqual(expect.objectContaining({ event: 'signing_denied', data: expect.objectContaining({ reason: 'gas_cost_exceeds_max', l1FeeWei: L1_FEE.toString() }) }))
+  })
+
+  it("an oracle that cannot be read leaves the gas part checked: approve-request still refuses a cost above maxGasWei, and the preflight says the L1 fee is unread", async () => {
+    // Found by review: a failed oracle read made gasCost null, which took the whole check (and its warning) away.
+    node.answer((call) =>
+      call.method === 'eth_call' && String(call.params[0]?.to).toLowerCase() === ORACLE.toLowerCase() ? { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'internal error' } } : undefined,
+    )
+    try {
+      const intent = intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: '4567891' }, { maxGasWei: '1' })
+      const pre = await stack.post('/v1/tx/preflight', intent)
+      expect(pre.status, JSON.stringify(pre.body)).toBe(200)
+      expect(pre.body.gasCost).toMatchObject({ l1FeeWei: null, withinLimit: false })
+      expect(BigInt(pre.body.gasCost.costWei)).toBe(BigInt(pre.body.gasCost.gas) * BigInt(pre.body.gasCost.maxFeePerGas))
+      expect(pre.body.signals.map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining(['gas_cost_exceeds_max', 'l1_fee_unknown']))
+      const asked = await stack.post('/v1/tx/approve-request', { ...intent, id: crypto.randomUUID() })
+      expect(asked.status, JSON.stringify(asked.body)).toBe(403)
+      expect(asked.body.reasons).toEqual([expect.stringMatching(/^estimated gas cost \d+ wei \(gas \d+ at max fee \d+ wei, the L1 data fee unread\) exceeds constraints.maxGasWei 1 wei$/)])
+    } finally {
+      node.answer(defaultRule)
+    }
   })
 
   it('counts against the policy maxGasCostWei too, and a ceiling above the whole fee lets the transfer through', async () => {

@@ -52,17 +52,27 @@ describe('createL1FeeReader', () => {
     expect(calls().filter((m) => m === 'eth_call')).toHaveLength(3)
   })
 
-  it('counts no fee on a node of chain 8453 without the oracle (a local chain), says so once, and asks again after forget', async () => {
+  it('counts no fee on a node of chain 8453 without the oracle (a local chain), says so once, and asks again each time: one empty answer does not switch the fee off (found by review)', async () => {
     const chains = createChainClients({ 8453: url })
     const told: number[] = []
     const read = createL1FeeReader({ noOracle: (id) => told.push(id) })
     expect(await read(chains.get(8453), tx)).toBe(0n)
     expect(await read(chains.get(8453), tx)).toBe(0n)
     expect(told).toEqual([8453])
-    expect(calls()).toEqual(['eth_getCode'])
-    read.forget(8453)
+    expect(calls()).toEqual(['eth_getCode', 'eth_getCode'])
     oracleCode = '0x6000'
     expect(await read(chains.get(8453), tx)).toBe(1234n)
+  })
+
+  it('keeps the oracle once seen, until forget (the endpoint found answering another chain)', async () => {
+    oracleCode = '0x6000'
+    const chains = createChainClients({ 8453: url })
+    const read = createL1FeeReader()
+    expect(await read(chains.get(8453), tx)).toBe(1234n)
+    oracleCode = '0x'
+    expect(await read(chains.get(8453), tx)).toBe(1234n)
+    read.forget(8453)
+    expect(await read(chains.get(8453), tx)).toBe(0n)
   })
 
   it('throws while the node cannot say whether the oracle is there, and asks again next time', async () => {

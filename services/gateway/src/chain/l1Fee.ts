@@ -31,25 +31,30 @@ export interface L1FeeReaderOptions {
  * The oracle is asked with the unsigned transaction, serialized with the
  * chain's id and stand-in nonce and fees (read at the same time, not yet
  * known): the fee follows the transaction's size, and those fields are a few
- * bytes of it. A node of chain 10 or 8453 without code at the predeploy is
- * not an OP-stack node (anvil run with Base's chain id, as `npm start`
- * does): it charges no L1 fee. Whether the oracle is there is asked once per
- * chain; a failed lookup is asked again.
+ * bytes of it. The fee is the oracle's figure at that moment; the chain takes
+ * the one at inclusion, which moves with L1's fees. A node of chain 10 or
+ * 8453 without code at the predeploy is not an OP-stack node (anvil run with
+ * Base's chain id, as `npm start` does): it charges no L1 fee. The oracle's
+ * presence is kept once seen; its absence is asked again each time (found by
+ * review: one empty answer, kept, switched the L1 fee off on a real chain
+ * until a restart), which costs a local chain one eth_getCode in the same
+ * batch as the other reads.
  */
 export function createL1FeeReader(options: L1FeeReaderOptions = {}): L1FeeReader & { forget(chainId: number): void } {
-  const oraclePresent = new Map<number, Promise<boolean>>()
-  const present = (chain: ChainClient): Promise<boolean> => {
-    let known = oraclePresent.get(chain.chainId)
-    if (!known) {
-      known = chain.client.getCode({ address: GAS_PRICE_ORACLE }).then((code) => {
-        const there = !!code && code !== '0x'
-        if (!there) options.noOracle?.(chain.chainId)
-        return there
-      })
-      oraclePresent.set(chain.chainId, known)
-      known.catch(() => oraclePresent.delete(chain.chainId))
+  const oracleSeen = new Set<number>()
+  const told = new Set<number>()
+  const present = async (chain: ChainClient): Promise<boolean> => {
+    if (oracleSeen.has(chain.chainId)) return true
+    const code = await chain.client.getCode({ address: GAS_PRICE_ORACLE })
+    if (code && code !== '0x') {
+      oracleSeen.add(chain.chainId)
+      return true
     }
-    return known
+    if (!told.has(chain.chainId)) {
+      told.add(chain.chainId)
+      options.noOracle?.(chain.chainId)
+    }
+    return false
   }
   const read = async (chain: ChainClient, tx: L1FeeTx): Promise<bigint> => {
     if (!L1_FEE_CHAINS.has(chain.chainId) || !(await present(chain))) return 0n
@@ -68,5 +73,5 @@ export function createL1FeeReader(options: L1FeeReaderOptions = {}): L1FeeReader
     const answer = await chain.client.call({ to: GAS_PRICE_ORACLE, data })
     return decodeFunctionResult({ abi: GET_L1_FEE_ABI, functionName: 'getL1Fee', data: answer.data ?? '0x' })
   }
-  return Object.assign(read, { forget: (chainId: number) => void oraclePresent.delete(chainId) })
+  return Object.assign(read, { forget: (chainId: number) => void oracleSeen.delete(chainId) })
 }

@@ -49,8 +49,12 @@ export interface PreflightReport {
 export interface GasCost {
   gas: string
   maxFeePerGas: string
-  /** The L1 data fee the chain's GasPriceOracle asks for this transaction; "0" on chains without one. */
-  l1FeeWei: string
+  /**
+   * The L1 data fee the chain's GasPriceOracle asks for this transaction; "0"
+   * on chains without one; null when the oracle could not be read (then the
+   * cost is gas × max fee alone, a lower bound, and sign-and-send reads it again).
+   */
+  l1FeeWei: string | null
   costWei: string
   maxGasWei: string
   withinLimit: boolean
@@ -150,8 +154,12 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     tokensWithoutDecimals: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode && tokenFacts[n]!.decimals === null ? [t.address] : [])),
   })
 
-  const gasCost = sim.gasUsed !== null && fees && l1Fee !== null ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei, l1Fee) : null
+  // Found by review: an L1 fee that could not be read took the whole gas check away; the known part is still checked.
+  const gasCost = sim.gasUsed !== null && fees ? gasCostOf(sim.gasUsed, fees.maxFeePerGas, tx.data !== '0x', intent.constraints.maxGasWei, l1Fee) : null
   if (gasCost && !gasCost.withinLimit) signals.push({ id: 'gas_cost_exceeds_max', message: gasCostExceededText(gasCost) })
+  if (gasCost && gasCost.l1FeeWei === null) {
+    signals.push({ id: 'l1_fee_unknown', message: `the L1 data fee chain ${chainId} also takes could not be read: the gas cost shown is gas × max fee alone` })
+  }
 
   const allowanceChanges = allowances.flatMap((f, n) => {
     const before = allowanceBefore[n]
@@ -192,15 +200,16 @@ async function lookalikesOf(tokens: Array<{ address: Address; symbol: string | n
   return lookalikeTokens(chain.chainId, tokens, { WETH: weth })
 }
 
-export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string, l1FeeWei = 0n): GasCost {
+/** `l1FeeWei` null: the chain's L1 fee could not be read; the cost is then the gas part alone. */
+export function gasCostOf(gasUsed: bigint, maxFeePerGas: bigint, hasCalldata: boolean, maxGasWei: string, l1FeeWei: bigint | null = 0n): GasCost {
   const gas = gasLimitFor(gasUsed, hasCalldata)
-  const cost = gas * maxFeePerGas + l1FeeWei
-  return { gas: gas.toString(), maxFeePerGas: maxFeePerGas.toString(), l1FeeWei: l1FeeWei.toString(), costWei: cost.toString(), maxGasWei, withinLimit: cost <= BigInt(maxGasWei) }
+  const cost = gas * maxFeePerGas + (l1FeeWei ?? 0n)
+  return { gas: gas.toString(), maxFeePerGas: maxFeePerGas.toString(), l1FeeWei: l1FeeWei === null ? null : l1FeeWei.toString(), costWei: cost.toString(), maxGasWei, withinLimit: cost <= BigInt(maxGasWei) }
 }
 
 /** Names both numbers: what the transaction would cost at today's fees, and the intent's ceiling. */
 export function gasCostExceededText(g: GasCost): string {
-  return `estimated gas cost ${g.costWei} wei (${costParts(g.gas, g.maxFeePerGas, g.l1FeeWei)}) exceeds constraints.maxGasWei ${g.maxGasWei} wei`
+  return `estimated gas cost ${g.costWei} wei (${costParts(g.gas, g.maxFeePerGas, g.l1FeeWei ?? 0n)}${g.l1FeeWei === null ? ', the L1 data fee unread' : ''}) exceeds constraints.maxGasWei ${g.maxGasWei} wei`
 }
 
 /** What a gas cost is made of, as the refusals word it. */

@@ -1,6 +1,6 @@
 /** Warnings with stable ids (DESIGN.md §3): not scored, shown to agents and operators. */
 export interface Signal {
-  id: 'lookalike_recipient' | 'first_time_recipient' | 'spender_not_contract' | 'declared_symbol_mismatch' | 'declared_decimals_mismatch' | 'token_not_contract' | 'simulation_unavailable' | 'gas_cost_exceeds_max'
+  id: 'lookalike_recipient' | 'first_time_recipient' | 'spender_not_contract' | 'declared_symbol_mismatch' | 'declared_decimals_mismatch' | 'token_not_contract' | 'simulation_unavailable' | 'gas_cost_exceeds_max' | 'l1_fee_unknown'
   message: string
 }
 

@@ -20,8 +20,8 @@ export interface PreflightRouteOptions {
 
 const gasCostSchema = {
   description:
-    'Gas limit (as sign-and-send sets it) times the current max fee, plus the L1 data fee on Optimism and Base (l1FeeWei, read from the GasPriceOracle predeploy; "0" elsewhere), against constraints.maxGasWei; a cost above it is also a warning, and approve-request refuses it (403) before any operator is asked. null without an estimate or fee data',
-  anyOf: [closed({ gas: str, maxFeePerGas: str, l1FeeWei: str, costWei: str, maxGasWei: str, withinLimit: bool }), { type: 'null' }],
+    'Gas limit (as sign-and-send sets it) times the current max fee, plus the L1 data fee on Optimism and Base (l1FeeWei, the figure of the GasPriceOracle predeploy now; "0" elsewhere; null when it could not be read, then the cost is the gas part alone and signal l1_fee_unknown says so), against constraints.maxGasWei; a cost above it is also a warning, and approve-request refuses it (403) before any operator is asked. null without an estimate or fee data',
+  anyOf: [closed({ gas: str, maxFeePerGas: str, l1FeeWei: nullableStr, costWei: str, maxGasWei: str, withinLimit: bool }), { type: 'null' }],
 }
 
 /** SPEC "Preflight result", and everything else the report holds. */
