@@ -38,6 +38,13 @@ describe('isNodeRefusal', () => {
     ['a wallet that cannot pay', { code: -32000, message: 'insufficient funds for gas * price + value' }],
     ['transaction rejected (-32003)', { code: -32003, message: 'transaction rejected' }],
     ['a validation code of eth_simulateV1', { code: -38014, message: 'insufficient funds' }],
+    // Halts other than a revert, as geth and anvil word them (found by review: read as node failures, 502).
+    ['an invalid opcode (geth)', { code: -32000, message: 'invalid opcode: INVALID' }],
+    ['an invalid jump (geth)', { code: -32000, message: 'invalid jump destination' }],
+    ['a stack underflow (geth)', { code: -32000, message: 'stack underflow (0 <=> 2)' }],
+    ['out of gas (geth)', { code: -32000, message: 'out of gas' }],
+    ['a state change in a static call (geth)', { code: -32000, message: 'write protection' }],
+    ["an invalid opcode (anvil's -32603)", { code: -32603, message: 'EVM error InvalidFEOpcode' }],
   ]
   for (const [what, error] of refusals) {
     it(`reads ${what} as a refusal, from eth_estimateGas and eth_call`, async () => {

@@ -41,6 +41,14 @@ export function isRefusalCode(code: number): boolean {
 }
 
 /**
+ * How nodes word a transaction that halts in the EVM other than by a revert
+ * (no code of their own: geth answers -32000, anvil -32603 "EVM error …"):
+ * an invalid opcode (Solidity's assert before 0.8, SafeMath in old tokens),
+ * a bad jump, the stack, out of gas, a state change in a static call.
+ */
+const VM_FAILURE = /invalid opcode|opcode .*not defined|invalid jump|stack (underflow|overflow|limit)|out of gas|write protection|static state change|EVM error|precompile|create collision|code size|max initcode/i
+
+/**
  * Whether an error from eth_estimateGas or eth_call is the node refusing the
  * transaction (it would revert, the wallet cannot pay, …) and not the node
  * failing: a timeout, a refused connection, an HTTP 5xx or 429, an internal
@@ -53,8 +61,10 @@ export function isNodeRefusal(err: unknown): boolean {
   return (
     err.walk((e) => {
       if (REFUSALS.some((kind) => e instanceof kind)) return true
-      const code = (e as { code?: unknown }).code
-      return typeof code === 'number' && isRefusalCode(code)
+      const { code, details, message } = e as { code?: unknown; details?: unknown; message?: unknown }
+      if (typeof code !== 'number') return false
+      // The node's own words (a JSON-RPC error's message), never a transport error's, which may quote the request.
+      return isRefusalCode(code) || VM_FAILURE.test(typeof details === 'string' ? details : typeof message === 'string' ? message : '')
     }) !== null
   )
 }
