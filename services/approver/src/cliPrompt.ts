@@ -155,13 +155,13 @@ export function createTerminalPrompt(timeoutMs: number): TerminalPrompt {
             }
             // The outcome is printed once it holds: the token minted and the decision in the audit log.
             carryOut(result).then(
-              () => {
-                output.write(result ? 'approved\n' : 'denied\n')
+              (note) => {
+                output.write(`${result ? 'approved' : 'denied'}${note ? ` (${escapeForDisplay(note)})` : ''}\n`)
                 resolve(result)
               },
               (err: unknown) => {
-                const failed = new DecisionNotCarriedOut(err)
-                output.write(`${result ? 'approval' : 'denial'} ${escapeForDisplay(failed.message)}\n`)
+                const failed = err instanceof DecisionNotCarriedOut ? err : new DecisionNotCarriedOut(err, false)
+                output.write(`${result ? 'approval' : 'denial'} ${escapeForDisplay(failed.message)}${failed.askAgain ? '; the request is pending again' : ''}\n`)
                 reject(failed)
               },
             )
