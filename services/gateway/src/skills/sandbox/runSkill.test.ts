@@ -71,7 +71,7 @@ describe('sandboxCommand', () => {
 
   it('names the program that is missing, before anything starts', () => {
     expect(() => sandboxCommand('bwrap-not-installed', [])).toThrow(new ProgramNotFoundError('bwrap-not-installed'))
-    expect(() => programPath('nice', bin)).toThrow('nice not found on PATH')
+    expect(() => programPath('nice', bin)).toThrow('nice not found on PATH (coreutils, which every skill run goes through)')
   })
 
   it('takes the first executable file on PATH, and a path as it is', () => {
@@ -82,6 +82,14 @@ describe('sandboxCommand', () => {
     const found = tool('my-bwrap')
     expect(programPath('my-bwrap', `/nonexistent::${bin}`)).toBe(found)
     expect(programPath(found, '')).toBe(found)
+    // No PATH at all: the usual directories, as spawn itself would search.
+    const saved = process.env.PATH
+    delete process.env.PATH
+    try {
+      expect(programPath('sh')).toMatch(/^\/(usr\/)?bin\/sh$/)
+    } finally {
+      process.env.PATH = saved
+    }
     expect(() => programPath(path.join(bin, 'gone'), bin)).toThrow(`${path.join(bin, 'gone')} is not an executable file`)
   })
 })

@@ -169,13 +169,16 @@ export const SANDBOX_NICENESS = 19
 /** A program spawnSandbox needs (bwrap, or coreutils' nice) that is not there. */
 export class ProgramNotFoundError extends Error {
   constructor(readonly program: string) {
-    super(program.includes('/') ? `${program} is not an executable file` : `${program} not found on PATH`)
+    super(`${program.includes('/') ? `${program} is not an executable file` : `${program} not found on PATH`}${program === 'nice' ? ' (coreutils, which every skill run goes through)' : ''}`)
     this.name = 'ProgramNotFoundError'
   }
 }
 
+/** Where programs are looked for without PATH, as libuv's spawn and execvp do (found by review: unset PATH found nothing). */
+const DEFAULT_SEARCH_PATH = '/usr/local/bin:/usr/bin:/bin'
+
 /** Where `program` is: itself when it names a path, else the first executable of that name on PATH. */
-export function programPath(program: string, searchPath = process.env.PATH ?? ''): string {
+export function programPath(program: string, searchPath = process.env.PATH ?? DEFAULT_SEARCH_PATH): string {
   const executable = (file: string) => {
     try {
       accessSync(file, constants.X_OK)
