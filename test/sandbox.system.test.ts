@@ -58,7 +58,46 @@ describe('the sandbox (bubblewrap + Node permissions)', () => {
        }`,
     )
     expect(r.exitCode).toBe(0)
-    expect(['ENETUNREACH', 'EACCES', 'EPERM']).toContain(resultOf(r.output))
+    // The TCP socket itself is refused (the filter allows AF_UNIX only); without the filter, no route out.
+    expect(resultOf(r.output)).toBe('EAFNOSUPPORT')
+  })
+
+  // Found by review: a TCP server on the run's own loopback, 200 clients and nothing read parked 700 MiB in
+  // kernel socket buffers in a run of memoryMb 16, which no process's resident memory shows.
+  it('cannot hold memory in kernel socket buffers: no TCP on its loopback, and at most 64 descriptors per process', async () => {
+    const src = `const net = await import('node:' + 'net'); const cp = await import('node:' + 'child_process')
+       export async function run() {
+         const tcp = await new Promise((resolve) => {
+           const server = net.createServer()
+           server.on('error', (e) => resolve(e.code))
+           server.listen(0, '127.0.0.1', () => resolve('listening'))
+         })
+         // Socket pairs (AF_UNIX, allowed): the stdio of child processes, 100 asked for.
+         const errors = new Set()
+         const children = []
+         for (let i = 0; i < 100; i++) {
+           try {
+             const c = cp.spawn('/bin/sleep', ['5'], { stdio: ['pipe', 'pipe', 'pipe'] })
+             c.on('error', (e) => errors.add(e.code))
+             children.push(c)
+           } catch (e) {
+             errors.add(e.code)
+           }
+         }
+         await new Promise((resolve) => setTimeout(resolve, 200))
+         const started = children.filter((c) => c.pid)
+         // (kill only what started: a failed spawn's pid may be 0, the whole process group)
+         for (const c of started) c.kill('SIGKILL')
+         return { tcp, errors: [...errors], spawned: started.length }
+       }`
+    const r = await run('sockets', src, { allowSpawn: true, memoryMb: 64 })
+    const seen = resultOf(r.output) as { tcp: string; errors: string[]; spawned: number }
+    expect(seen, r.stderr + r.output).not.toBeNull()
+    expect(seen.tcp).toBe('EAFNOSUPPORT')
+    // Three descriptors per child: the limit stops it well before 100.
+    expect(seen.errors).toContain('EMFILE')
+    expect(seen.spawned).toBeGreaterThan(0)
+    expect(seen.spawned).toBeLessThan(25)
   })
 
   it('cannot see the keystore or the data dir', async () => {

@@ -62,7 +62,8 @@ export function probeSandbox(opts: { bwrap?: string; node?: string } = {}): Prom
         resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran without a new PID namespace (pid ${String(seen.pid)})`) })
         return
       }
-      if (seen.net !== 'ENETUNREACH') {
+      // EAFNOSUPPORT: the system-call filter refused the TCP socket itself (it allows AF_UNIX only).
+      if (seen.net !== 'ENETUNREACH' && seen.net !== 'EAFNOSUPPORT') {
         resolve({ available: false, message: sandboxUnavailableMessage(`${bwrap} ran without an isolated network namespace (a connection out gave ${String(seen.net)})`) })
         return
       }

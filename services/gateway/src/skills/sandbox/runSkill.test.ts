@@ -2,7 +2,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, ProgramNotFoundError, programPath, SANDBOX_NICENESS, sandboxArgs, sandboxCommand } from './runSkill.js'
+import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, ProgramNotFoundError, programPath, SANDBOX_MAX_FILES, SANDBOX_NICENESS, sandboxArgs, sandboxCommand } from './runSkill.js'
 
 const run = { skillRoot: '/srv/skills/s', entry: 'index.js', input: null, apiSocket: '/run/x.sock', limits: { memoryMb: 64, timeoutMs: 1000, allowSpawn: false, filesystem: false } }
 
@@ -61,12 +61,14 @@ describe('sandboxCommand', () => {
     return path.join(bin, name)
   }
 
-  it('runs bwrap under nice -n 19, both found first', () => {
+  it('runs bwrap under prlimit --nofile=64:64 and nice -n 19, all found first', () => {
     const [file, argv] = sandboxCommand('bwrap', ['--unshare-all', 'node'])
-    expect(path.basename(file)).toBe('nice')
-    expect(argv.slice(0, 2)).toEqual(['-n', String(SANDBOX_NICENESS)])
-    expect(path.isAbsolute(argv[2]!)).toBe(true)
-    expect(argv.slice(3)).toEqual(['--unshare-all', 'node'])
+    expect(path.basename(file)).toBe('prlimit')
+    expect(argv[0]).toBe(`--nofile=${SANDBOX_MAX_FILES}:${SANDBOX_MAX_FILES}`)
+    expect(path.basename(argv[1]!)).toBe('nice')
+    expect(argv.slice(2, 4)).toEqual(['-n', String(SANDBOX_NICENESS)])
+    expect(path.basename(argv[4]!)).toBe('bwrap')
+    expect(argv.slice(5)).toEqual(['--unshare-all', 'node'])
   })
 
   it('names the program that is missing, before anything starts', () => {

@@ -169,7 +169,7 @@ export const SANDBOX_NICENESS = 19
 /** A program spawnSandbox needs (bwrap, or coreutils' nice) that is not there. */
 export class ProgramNotFoundError extends Error {
   constructor(readonly program: string) {
-    super(`${program.includes('/') ? `${program} is not an executable file` : `${program} not found on PATH`}${program === 'nice' ? ' (coreutils, which every skill run goes through)' : ''}`)
+    super(`${program.includes('/') ? `${program} is not an executable file` : `${program} not found on PATH`}${program === 'nice' ? ' (coreutils, which every skill run goes through)' : program === 'prlimit' ? ' (util-linux, which every skill run goes through)' : ''}`)
     this.name = 'ProgramNotFoundError'
   }
 }
@@ -198,13 +198,25 @@ export function programPath(program: string, searchPath = process.env.PATH ?? DE
 }
 
 /**
- * What spawnSandbox runs: coreutils' nice, which lowers its priority and
- * executes bwrap with `args`. Both are found first, so that a missing one is
- * named (nice would otherwise report a missing bwrap as its own exit 127).
+ * The most file descriptors any process of a run may hold (RLIMIT_NOFILE,
+ * soft and hard; node alone opens about a dozen). Memory a run holds in
+ * kernel buffers (AF_UNIX socket pairs written and never read, pipes) shows
+ * in no process's resident memory; the filter refuses every other socket
+ * family, and this bounds how many of those buffers a process can hold
+ * (node otherwise raises its own limit to the hard one, 20,000 and more).
+ */
+export const SANDBOX_MAX_FILES = 64
+
+/**
+ * What spawnSandbox runs: util-linux's prlimit, which sets the run's file
+ * limit and executes coreutils' nice, which lowers its priority and executes
+ * bwrap with `args`. All three are found first, so that a missing one is
+ * named (each would otherwise report the next one missing as its own exit 127).
  */
 export function sandboxCommand(bwrap: string, args: string[]): [string, string[]] {
   const bwrapPath = programPath(bwrap)
-  return [programPath('nice'), ['-n', String(SANDBOX_NICENESS), bwrapPath, ...args]]
+  const nice = programPath('nice')
+  return [programPath('prlimit'), [`--nofile=${SANDBOX_MAX_FILES}:${SANDBOX_MAX_FILES}`, nice, '-n', String(SANDBOX_NICENESS), bwrapPath, ...args]]
 }
 
 /**

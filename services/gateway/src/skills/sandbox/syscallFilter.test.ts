@@ -53,6 +53,14 @@ describe('syscallFilter', () => {
     expect(verdict(program, { arch: X64, nr: 56, arg0: 0x003d0f00 })).toBe(ALLOW) // a thread's flags
   })
 
+  it('allows AF_UNIX sockets only: TCP, UDP, netlink and packet sockets fail with EAFNOSUPPORT', () => {
+    const program = syscallFilter('x64')
+    const EAFNOSUPPORT = 0x00050000 | 97
+    expect(verdict(program, { arch: X64, nr: 41, arg0: 1 })).toBe(ALLOW) // AF_UNIX
+    for (const family of [2, 10, 16, 17]) expect(verdict(program, { arch: X64, nr: 41, arg0: family }), `family ${family}`).toBe(EAFNOSUPPORT)
+    expect(verdict(syscallFilter('arm64'), { arch: 0xc00000b7, nr: 198, arg0: 2 })).toBe(EAFNOSUPPORT)
+  })
+
   it('kills a call made through another ABI, and refuses x32 numbers', () => {
     const program = syscallFilter('x64')
     expect(verdict(program, { arch: 0x40000003, nr: 1 })).toBe(0x80000000) // i386

@@ -10,7 +10,10 @@
 // keyring; a skill put 512 MiB in a run of memoryMb 16 (found by review). And
 // nested user namespaces gave it a mount namespace of its own. Those calls
 // are refused here with EPERM; nothing a skill needs uses them (node and its
-// libuv fall back when io_uring is refused).
+// libuv fall back when io_uring is refused). So are sockets of any family
+// but AF_UNIX (EAFNOSUPPORT): the run has no network, yet TCP on its own
+// loopback held 700 MiB in kernel socket buffers, which no process's
+// resident memory shows (found by review).
 
 /** The file descriptor bwrap reads the program from (spawnSandbox gives the child a pipe there). */
 export const SYSCALL_FILTER_FD = 3
@@ -26,6 +29,8 @@ const SECCOMP_RET_ERRNO = 0x00050000
 const SECCOMP_RET_ALLOW = 0x7fff0000
 const EPERM = 1
 const ENOSYS = 38
+const EAFNOSUPPORT = 97
+const AF_UNIX = 1
 
 /** Offsets in struct seccomp_data; args[0]'s low word comes first on a little-endian machine. */
 const NR = 0
@@ -44,6 +49,7 @@ interface SyscallTable {
   refused: Record<string, number>
   clone: number
   clone3: number
+  socket: number
 }
 
 const REFUSED = [
@@ -60,12 +66,14 @@ const TABLES: Record<string, SyscallTable> = {
     refused: { memfd_create: 319, memfd_secret: 447, shmget: 29, msgget: 68, mq_open: 240, add_key: 248, request_key: 249, keyctl: 250, unshare: 272, setns: 308, io_uring_setup: 425, userfaultfd: 323, bpf: 321, perf_event_open: 298 },
     clone: 56,
     clone3: 435,
+    socket: 41,
   },
   arm64: {
     auditArch: 0xc00000b7,
     refused: { memfd_create: 279, memfd_secret: 447, shmget: 194, msgget: 186, mq_open: 180, add_key: 217, request_key: 218, keyctl: 219, unshare: 97, setns: 268, io_uring_setup: 425, userfaultfd: 282, bpf: 280, perf_event_open: 241 },
     clone: 220,
     clone3: 435,
+    socket: 198,
   },
 }
 
@@ -80,7 +88,8 @@ type Instruction = [code: number, jt: number, jf: number, k: number]
 
 /**
  * The compiled program for `arch` (process.arch names): refused calls fail
- * with EPERM, clone with any new-namespace flag too, clone3 with ENOSYS (its
+ * with EPERM, clone with any new-namespace flag too, socket of any family
+ * but AF_UNIX with EAFNOSUPPORT, clone3 with ENOSYS (its
  * flags sit in memory a filter cannot read; the C library then uses clone),
  * a call of another ABI kills the process, anything else is allowed.
  */
@@ -99,6 +108,12 @@ export function syscallFilter(arch: string = process.arch): Buffer {
   program.push(
     [BPF_JEQ_K, 0, 1, table.clone3],
     refuse(ENOSYS),
+    // socket: past the next four (load, test, allow, refuse) unless it is socket; only AF_UNIX is allowed.
+    [BPF_JEQ_K, 0, 4, table.socket],
+    [BPF_LD_W_ABS, 0, 0, ARG0_LOW],
+    [BPF_JEQ_K, 0, 1, AF_UNIX],
+    [BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW],
+    refuse(EAFNOSUPPORT),
     // clone: past the next four (load, test, refuse, allow) unless it is clone.
     [BPF_JEQ_K, 0, 4, table.clone],
     [BPF_LD_W_ABS, 0, 0, ARG0_LOW],
