@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { resolveImports, type ImportProblem } from './resolveImports.js'
+import { MAX_EXPORTS_DEPTH, resolveImports, type ImportProblem } from './resolveImports.js'
 import { analyseFile } from './scan/analyse.js'
 import { inspectSkillFolder, isRefusal, type SkillFolder } from './skillFiles.js'
 
@@ -68,6 +68,19 @@ describe('resolveImports over resolveImports.corpus', () => {
     const declared = new Map(['index.js', 'node_modules/dep/package.json', 'node_modules/dep/dist/index.cjs'].map((p) => [p, readFileSync(path.join(folder.root, p), 'utf8')]))
     const r = resolveImports({ entry: 'index.js', declared, requests: new Map([['index.js', [{ kind: 'require', specifier: 'dep' }]]]), tree: folder.tree })
     expect(r).toEqual({ reachable: ['index.js', 'node_modules/dep/package.json', 'node_modules/dep/dist/index.cjs'], problems: [] })
+  })
+
+  it("a package whose exports nest 100,000 deep (200 KB) is an unresolved import, not a stack overflow (a 500 at registration, found by review)", () => {
+    const deep = `{"name":"deep","exports":${'['.repeat(100_000)}"./i.js"${']'.repeat(100_000)}}`
+    const tree = new Map([['index.js', 'file'], ['node_modules', 'dir'], ['node_modules/deep', 'dir'], ['node_modules/deep/package.json', 'file'], ['node_modules/deep/i.js', 'file']] as const)
+    const declared = new Map([['index.js', ''], ['node_modules/deep/package.json', deep], ['node_modules/deep/i.js', '']])
+    const r = resolveImports({ entry: 'index.js', declared, requests: new Map([['index.js', [{ kind: 'import', specifier: 'deep' }]]]), tree: new Map(tree) })
+    expect(r.reachable).not.toContain('node_modules/deep/i.js')
+    expect(r.problems).toEqual([expect.objectContaining({ from: 'index.js' })])
+    // Nested as deep as MAX_EXPORTS_DEPTH allows, it still resolves.
+    const fine = `{"name":"deep","exports":${'['.repeat(MAX_EXPORTS_DEPTH)}"./i.js"${']'.repeat(MAX_EXPORTS_DEPTH)}}`
+    const ok = resolveImports({ entry: 'index.js', declared: new Map([...declared, ['node_modules/deep/package.json', fine]]), requests: new Map([['index.js', [{ kind: 'import', specifier: 'deep' }]]]), tree: new Map(tree) })
+    expect(ok.reachable).toContain('node_modules/deep/i.js')
   })
 
   it('a native addon is refused even when declared', () => {

@@ -21,6 +21,9 @@ import { builtinModules } from 'node:module'
 import { posix } from 'node:path'
 import type { ModuleRequest } from './scan/moduleRequests.js'
 
+/** How deep a package's `exports` may nest conditions and fallbacks (real ones: two or three levels). */
+export const MAX_EXPORTS_DEPTH = 32
+
 export type TreeEntry = 'file' | 'dir'
 
 export interface ImportProblem {
@@ -122,22 +125,28 @@ export function resolveImports(input: ResolveInput): ResolveResult {
     return loadIndex(x)
   }
 
-  /** The target of a package's `exports` for the root subpath and these conditions. */
-  const exportsTarget = (exp: unknown, conditions: string[]): string | null => {
+  /**
+   * The target of a package's `exports` for the root subpath and these
+   * conditions. Nested at most MAX_EXPORTS_DEPTH deep: found by review, an
+   * `exports` of arrays 100,000 deep (200 KB, within the limits) overflowed
+   * the stack here and registration answered 500; deeper is no target.
+   */
+  const exportsTarget = (exp: unknown, conditions: string[], depth = 0): string | null => {
+    if (depth > MAX_EXPORTS_DEPTH) return null
     if (typeof exp === 'string') return exp
     if (Array.isArray(exp)) {
       for (const e of exp) {
-        const t = exportsTarget(e, conditions)
+        const t = exportsTarget(e, conditions, depth + 1)
         if (t) return t
       }
       return null
     }
     if (typeof exp !== 'object' || exp === null) return null
     const record = exp as Record<string, unknown>
-    if ('.' in record) return exportsTarget(record['.'], conditions)
+    if ('.' in record) return exportsTarget(record['.'], conditions, depth + 1)
     for (const [key, value] of Object.entries(record)) {
       if (key === 'default' || conditions.includes(key)) {
-        const t = exportsTarget(value, conditions)
+        const t = exportsTarget(value, conditions, depth + 1)
         if (t) return t
       }
     }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -119,6 +119,35 @@ describe('checkSkillFiles', () => {
       path: `f${fit}.js`,
       message: `f${fit}.js (${MAX_SKILL_FILE_BYTES} bytes) takes the declared files over ${MAX_SKILL_BYTES} bytes in all, the most one skill may have (${MAX_SKILL_BYTES} bytes before it). It was not read`,
     })
+  })
+
+  it('a directory that cannot be listed is refused, naming it (was a 500)', async () => {
+    const dir = skillsDir({ 's/index.js': 'export function run() {}', 's/locked/x.js': '' })
+    chmodSync(path.join(dir, 's', 'locked'), 0o000)
+    try {
+      const r = await inspectSkillFolder(dir, 's')
+      // root reads any directory: there the walk goes on.
+      if (process.getuid?.() === 0) expect(isRefusal(r)).toBe(false)
+      else expect(r).toEqual({ error: 'skill_folder_refused', path: 's/locked', message: 's/locked cannot be listed (EACCES)' })
+    } finally {
+      chmodSync(path.join(dir, 's', 'locked'), 0o755)
+    }
+    // A path too long to list, for root too.
+    mkdirSync(path.join(dir, 't'))
+    writeFileSync(path.join(dir, 't', 'index.js'), '')
+    // 20 levels of 250 characters, made one relative step at a time (no whole path is ever named).
+    const cwd = process.cwd()
+    try {
+      process.chdir(path.join(dir, 't'))
+      for (let i = 0; i < 20; i++) {
+        mkdirSync('d'.repeat(250))
+        process.chdir('d'.repeat(250))
+      }
+    } finally {
+      process.chdir(cwd)
+    }
+    const r = await inspectSkillFolder(dir, 't')
+    expect(r).toMatchObject({ error: 'skill_folder_refused', message: expect.stringMatching(/cannot be listed \(ENAMETOOLONG\)$/) })
   })
 
   it('a hard link is refused by the walk, naming it; one made after the walk is not read', async () => {

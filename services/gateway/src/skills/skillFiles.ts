@@ -84,7 +84,15 @@ export async function inspectSkillFolder(skillsDir: string, name: string): Promi
   const pending = ['']
   while (pending.length > 0) {
     const rel = pending.pop()!
-    const entries = await readdir(path.join(root, rel), { withFileTypes: true })
+    // A directory that cannot be listed (no permission, a path too long, removed meanwhile) is the folder's
+    // problem, named, not a 500 (found by review).
+    let entries
+    try {
+      entries = await readdir(path.join(root, rel), { withFileTypes: true })
+    } catch (err) {
+      const shown = rel ? `${name}/${rel}` : name
+      return { error: 'skill_folder_refused', path: shown, message: `${shown} cannot be listed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` }
+    }
     for (const e of entries) {
       const relPath = rel ? `${rel}/${e.name}` : e.name
       const shown = `${name}/${relPath}`
