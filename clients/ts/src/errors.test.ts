@@ -22,6 +22,7 @@ import {
   NotFoundError,
   OperatorAuthRequiredError,
   PolicyDeniedError,
+  RequestRefusedError,
   RequestTimeoutError,
   RpcError,
   SandboxUnavailableError,
@@ -86,6 +87,7 @@ const cases: Array<[string, number, Record<string, unknown>, new (...a: never[])
   ['skill files changed', 409, { error: 'skill_files_changed', message: 'register it again', hashMismatches: [] }, SkillFilesChangedError, 'skill_files_changed'],
   ['skill without entry', 409, { error: 'skill_has_no_entry', message: 'payroll declares no files' }, SkillHasNoEntryError, 'skill_has_no_entry'],
   ['nothing signed for an intent', 404, { error: 'intent_not_signed', message: 'countersign holds no signed transaction for intent 6f1c' }, IntentNotSignedError, 'intent_not_signed'],
+  ['a body over the limit, refused before it is read', 413, { statusCode: 413, error: 'Payload Too Large', message: 'body is larger than the limit' }, RequestRefusedError, 'request_refused'],
 ]
 
 describe('errorFromResponse: every error body of the spec', () => {
@@ -140,7 +142,8 @@ describe('errorFromResponse: every error body of the spec', () => {
     expect(html.code).toBe('http_502')
     expect(html.body).toEqual({ message: '<html>Bad Gateway</html>' })
     const tooLarge = errorFromResponse(413, { statusCode: 413, error: 'Payload Too Large', message: 'body is larger than the limit' })
-    expect(tooLarge.code).toBe('Payload Too Large')
+    expect(tooLarge.code).toBe('request_refused')
+    expect(tooLarge).toBeInstanceOf(RequestRefusedError)
     expect(tooLarge.status).toBe(413)
   })
 })

@@ -29,8 +29,14 @@ export class CountersignError extends Error {
   }
 }
 
+/** What the service refuses before it reads a request, in the validation shape: too large a body (413), a URL too long (414), not JSON (415), headers too large (431). */
+const HTTP_LAYER_REFUSALS = new Set([413, 414, 415, 431])
+
 function codeOf(status: number, body: ErrorBody): string {
   if (status === 400 && body.statusCode === 400) return 'validation_failed'
+  // Found by review: these read as unknown answers, so a sign-and-send refused before its body was read was
+  // retried and ended as "may have been sent".
+  if (HTTP_LAYER_REFUSALS.has(status) && body.statusCode === status && typeof body.error === 'string') return 'request_refused'
   return text(body.error) ?? (body.approved === false ? text(body.reason) : undefined) ?? `http_${status}`
 }
 
@@ -43,6 +49,14 @@ function describe(status: number, body: ErrorBody): string {
 /** 400 in the validation shape `{statusCode, error: "Bad Request", message}`: the request does not match the schema. */
 export class ValidationError extends CountersignError {
   override name = 'ValidationError'
+}
+
+/**
+ * 413, 414, 415 or 431 in the validation shape: the service refused the
+ * request before reading it (too large, not JSON); nothing was done.
+ */
+export class RequestRefusedError extends CountersignError {
+  override name = 'RequestRefusedError'
 }
 
 /** 403 `policy_denied`: policy refused the intent; `reasons` says why, rule by rule. */
@@ -382,6 +396,7 @@ type ErrorClass = new (status: number, body: ErrorBody) => CountersignError
  */
 const BY_CODE: Readonly<Record<string, ErrorClass>> = Object.assign(Object.create(null) as Record<string, ErrorClass>, {
   validation_failed: ValidationError,
+  request_refused: RequestRefusedError,
   policy_denied: PolicyDeniedError,
   user_declined: ApprovalDeclinedError,
   approval_expired: ApprovalExpiredError,

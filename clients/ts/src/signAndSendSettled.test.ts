@@ -126,5 +126,11 @@ describe('signAndSendSettled', () => {
     expect(classifySendFailure(errorFromResponse(403, { error: 'invalid_approval_token' }))).toBe('refused')
     expect(classifySendFailure(errorFromResponse(408, { error: 'Request Timeout' }))).toBe('unknown')
     expect(classifySendFailure(errorFromResponse(502, { error: 'no_rpc_client' }))).toBe('refused')
+    // The service's own refusals before it reads a body (found by review: read as unknown, retried, "may have been sent").
+    for (const [status, error] of [[413, 'Payload Too Large'], [414, 'URI Too Long'], [415, 'Unsupported Media Type'], [431, 'Request Header Fields Too Large']] as const) {
+      expect(classifySendFailure(errorFromResponse(status, { statusCode: status, error, message: 'refused' })), String(status)).toBe('refused')
+    }
+    // The same status from something else (a proxy's page, another body) is still unknown.
+    expect(classifySendFailure(errorFromResponse(413, '<html>413 Request Entity Too Large</html>'))).toBe('unknown')
   })
 })
