@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -292,6 +292,20 @@ describe('signed checkpoints', () => {
     const chain = io()
     expect(runAuditCli(['verify', '--db', s.file, '--chain-only'], chain.io)).toBe(0)
     expect(chain.out[0]).toContain('hash chain only')
+    // audit.db deleted (its directory is group-writable): the log cut to nothing, exit 1, not "could not be read" (found by review).
+    const moved = `${s.file}.moved`
+    renameSync(s.file, moved)
+    try {
+      const gone = io()
+      expect(runAuditCli(['verify', '--data-dir', s.dir], gone.io)).toBe(1)
+      expect(gone.out).toEqual([`audit chain BROKEN at seq 1 (log shorter than the last checkpoint): there is no audit log at ${s.file}, but signer.db records a checkpoint at seq 5: the log was deleted`, 'audit chain BROKEN: 1 problem'])
+      // With no checkpoint recorded anywhere there is nothing to have lost: still "no audit log" (exit 2).
+      const bare = io()
+      expect(runAuditCli(['verify', '--db', s.file, '--chain-only'], bare.io)).toBe(2)
+      expect(bare.out).toEqual([`no audit log at ${s.file}`])
+    } finally {
+      renameSync(moved, s.file)
+    }
     const nokey = io()
     expect(runAuditCli(['verify', '--db', s.file, '--audit-key', path.join(s.dir, 'missing.pub'), '--signer-db', path.join(s.dir, 'signer.db')], nokey.io)).toBe(2)
     expect(nokey.out[0]).toContain("the signer's public audit key not found at")

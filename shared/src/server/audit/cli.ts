@@ -113,6 +113,14 @@ export function runAuditCli(argv: string[], io: Io): number {
     return 2
   }
   if (!existsSync(file)) {
+    // A log signer.db records a checkpoint of was there: gone, it is the log cut to nothing (found by review:
+    // the audit directory is group-writable, and a deleted audit.db gave exit 2, "could not be read").
+    const deleted = command === 'verify' && !chainOnly && dir !== undefined ? recordedCheckpointSeq(keyFile ?? path.join(dir, AUDIT_PUBLIC_KEY_FILE), signerDb ?? path.join(dir, 'signer.db')) : null
+    if (deleted !== null) {
+      io.out(escapeForDisplay(`audit chain BROKEN at seq 1 (${KIND_TEXT.truncated}): there is no audit log at ${file}, but signer.db records a checkpoint at seq ${deleted}: the log was deleted`))
+      io.out('audit chain BROKEN: 1 problem')
+      return 1
+    }
     io.err(`no audit log at ${file}`)
     return 2
   }
@@ -210,4 +218,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.ar
     err: (s) => process.stderr.write(s + '\n'),
     env: process.env,
   })
+}
+
+/** The seq of the latest checkpoint signer.db records, or null when there is none or the files cannot be read. */
+function recordedCheckpointSeq(keyFile: string, signerDbFile: string): number | null {
+  if (!existsSync(keyFile) || !existsSync(signerDbFile)) return null
+  try {
+    return loadAuditAnchor(keyFile, signerDbFile).latest?.seq ?? null
+  } catch {
+    return null
+  }
 }

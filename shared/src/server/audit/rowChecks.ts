@@ -27,6 +27,27 @@ export function columnTypeProblem(r: AuditRow): string | null {
   return null
 }
 
+/** The SQL that reads a row with the bytes of each text column beside it (`<column>_bytes`), for textBytesProblem. */
+export const ROWS_WITH_TEXT_BYTES = `SELECT *, ${TEXT_COLUMNS.map((c) => `CAST(${c} AS BLOB) AS ${c}_bytes`).join(', ')} FROM audit_events ORDER BY seq ASC`
+
+/**
+ * Why a text column's stored bytes are not the UTF-8 of the text read from
+ * them, or null. SQLite stores text as it is given; reading it, Node turns
+ * each invalid UTF-8 sequence into U+FFFD, so a row stored with U+FFFD
+ * (EF BF BD, from a client's description) could have those bytes swapped for
+ * FF: the same text here, and the same hash, while sqlite3, json_extract and
+ * other readers see other bytes (found by review).
+ */
+export function textBytesProblem(r: AuditRow & Record<string, unknown>): string | null {
+  for (const column of TEXT_COLUMNS) {
+    const text = r[column]
+    const bytes = r[`${column}_bytes`]
+    if (typeof text !== 'string' || !Buffer.isBuffer(bytes)) continue
+    if (!Buffer.from(text, 'utf8').equals(bytes)) return `its ${column} is not stored as valid UTF-8, as every append writes it (readers other than Node see other bytes than its hash covers): ${EDITED}`
+  }
+  return null
+}
+
 /** Why the stored data is not the canonical JSON object every append stores, or null. */
 export function storedDataProblem(text: string): string | null {
   let parsed: unknown

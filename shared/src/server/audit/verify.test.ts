@@ -84,6 +84,24 @@ describe('verify hashes the data text as stored, and only its canonical form pas
     expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 2, kind: 'broken_row' }] })
   })
 
+  it('a sealed row whose U+FFFD (EF BF BD) bytes were swapped for an invalid FF is broken, though Node reads the same text and hash', async () => {
+    const s = signedLog()
+    await log!.append({ intentId: 'i-1', event: 'tx_built', data: { description: 'caf\uFFFD 1' } })
+    await log!.checkpoint()
+    await log!.close()
+    log = undefined
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: true })
+    tamperAudit(s.file, (db) => {
+      const stored = db.prepare<[], { bytes: Buffer }>('SELECT CAST(data AS BLOB) AS bytes FROM audit_events WHERE seq = 1').get()!.bytes
+      const at = stored.indexOf(Buffer.from([0xef, 0xbf, 0xbd]))
+      const swapped = Buffer.concat([stored.subarray(0, at), Buffer.from([0xff]), stored.subarray(at + 3)])
+      db.prepare('UPDATE audit_events SET data = CAST(? AS TEXT) WHERE seq = 1').run(swapped)
+    })
+    // Node's reading is unchanged (the invalid byte decodes to U+FFFD again): only the bytes tell.
+    expect(readRow(s.file, 1).data).toBe('{"description":"caf\uFFFD 1","intentId":"i-1"}')
+    expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({ ok: false, problems: [{ seq: 1, kind: 'broken_row', problem: expect.stringContaining('its data is not stored as valid UTF-8') }] })
+  })
+
   it.each([
     ['spaces', `{"allowed": true, "intentId": "i-3", "n": 3, "to": "${DEAD}"}`],
     ['a \\u escape', `{"allowed":true,"intentId":"\\u0069-3","n":3,"to":"${DEAD}"}`],

@@ -5,7 +5,7 @@ import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { escapeForDisplay } from '../display/escape.js'
 import { databaseDamageProblem, databaseFileProblem } from './fileCheck.js'
-import { rowContentProblem } from './rowChecks.js'
+import { ROWS_WITH_TEXT_BYTES, rowContentProblem, textBytesProblem } from './rowChecks.js'
 import { auditTableProblem, currentAuditSchema, readSchema, schemaProblems } from './schemaCheck.js'
 
 /**
@@ -97,7 +97,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
       found.add({ seq: null, kind: 'schema', problem: `${tableProblem} (its rows were not read)` })
       return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
     }
-    const rows = db.prepare<[], AuditRow>('SELECT * FROM audit_events ORDER BY seq ASC').iterate()
+    const rows = db.prepare<[], AuditRow & Record<string, unknown>>(ROWS_WITH_TEXT_BYTES).iterate()
     let expectedSeq = 1
     let prevHash: unknown = GENESIS_HASH
     let latestSeen = false
@@ -105,7 +105,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
       const at = (kind: AuditProblemKind, problem: string) => found.add({ seq: r.seq, kind, problem })
       const link = linkProblem(r, expectedSeq, prevHash)
       if (link !== null) at('broken_row', link)
-      const content = rowContentProblem(r)
+      const content = rowContentProblem(r) ?? textBytesProblem(r)
       if (content !== null) at('broken_row', content)
       if (r.event === CHECKPOINT_EVENT) {
         walked.checkpoints += 1
