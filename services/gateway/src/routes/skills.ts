@@ -16,6 +16,14 @@ import { resultOf, runSandboxed } from '../skills/sandbox/runSkill.js'
 import type { FileReport, ScanFile } from '../skills/scan/pool.js'
 import { checkSkillFiles, entryOf, inspectSkillFolder, isRefusal, type FileCheck } from '../skills/skillFiles.js'
 
+/**
+ * The register route's body limit, above the gateway's 64 KiB: a manifest
+ * the schema accepts (256 files with paths of up to 512 characters) can be
+ * ~150 KB, and was refused with a 413 outside the register error shape
+ * (found by review). Larger is 400 schema_validation_failed.
+ */
+export const MAX_MANIFEST_BODY_BYTES = 256 * 1024
+
 export interface SkillRouteOptions {
   audit: AuditLog
   registry: SkillRegistry
@@ -176,13 +184,14 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
    */
   const unparsedBody = async (err: FastifyError, _req: unknown, reply: FastifyReply) => {
     const twice = (err as unknown) instanceof DuplicateJsonMemberError
-    if (!twice && (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_'))) throw err
-    const reason = twice ? err.message : describeClientError(err)
+    const tooLarge = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+    if (!twice && !tooLarge && (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_'))) throw err
+    const reason = twice ? err.message : tooLarge ? `the manifest is larger than ${MAX_MANIFEST_BODY_BYTES} bytes` : describeClientError(err)
     await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
     return reply.code(400).send({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [reason] })
   }
 
-  app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true, errorHandler: unparsedBody }, async (req, reply) => {
+  app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true, errorHandler: unparsedBody, bodyLimit: MAX_MANIFEST_BODY_BYTES }, async (req, reply) => {
     const body = req.body
     const name = claimedName(body)
     const fail = async (status: 400 | 401 | 409 | 503, error: string, extra: Record<string, unknown> = {}, hash = '') => {
