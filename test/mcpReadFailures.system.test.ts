@@ -66,6 +66,15 @@ describe('a read the node fails says nothing about what was sent', () => {
     // The node answers again: the same tools tell the whole story.
     proxy.answer(undefined)
     expect((await call('countersign_intent_status', { intentId })).structured).toMatchObject({ intentId, found: true, txHash, state: 'mined', status: 'success' })
+
+    // The same id in upper case is refused by the tool, not answered "nothing was signed" (ids are compared as written).
+    const upper = await mcp.callTool({ name: 'countersign_intent_status', arguments: { intentId: intentId.toUpperCase() } }).then(
+      (r) => ({ isError: r.isError === true, text: JSON.stringify(r.content) }),
+      (err: Error) => ({ isError: true, text: err.message }),
+    )
+    expect(upper.isError).toBe(true)
+    expect(upper.text).toMatch(/a UUID in lower case/)
+    expect(upper.text).not.toMatch(/Nothing was signed|safe to try again/)
   }, 60_000)
 
   it('countersign_balance the node will not read: a read failure, not "nothing was signed"', async () => {

@@ -69,7 +69,7 @@ export const registerReads: RegisterTool = (server, ctx) => {
       title: 'What was sent for an intent',
       description:
         'Whether countersign signed and sent a transaction for an intent id (as named by a send tool\'s result, e.g. after "OUTCOME UNKNOWN"), and if so its hash and whether it is mined (a found transaction whose receipt cannot be read now is reported as sent, state unknown). "Not found" means nothing was signed for it: not sent yet, refused, or still being signed.',
-      inputSchema: { intentId: z.string().uuid('an intent id: a UUID').describe('The intent id (a UUID) from a send tool\'s result.') },
+      inputSchema: { intentId: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'an intent id: a UUID in lower case, as a send tool gives it').describe('The intent id (a UUID in lower case) from a send tool\'s result.') },
       outputSchema: intentStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },

@@ -20,6 +20,12 @@ export function installStrictJson(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Bodies are read as sent: a compressed one was parsed as text (400 "not valid JSON"), and the header
+    // was ignored on a plain one (found by review). 415 names it.
+    const encoding = req.headers['content-encoding']
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      return done(Object.assign(new Error(`content encoding ${JSON.stringify(encoding.slice(0, 40))} not supported; send the body uncompressed`), { statusCode: 415 }), undefined)
+    }
     parse(req, body as string, (err: Error | null, value?: unknown) => {
       if (err) return done(err, undefined)
       // JSON.parse kept the last of two same-named members; a proxy or log in front may have read the first.
