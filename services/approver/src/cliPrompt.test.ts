@@ -291,6 +291,8 @@ record('B', await outcome(ask(request('B'), new AbortController().signal, async 
       const afterA = screen().length
       terminal.type('y\r')
       await until(() => resultOf('B') !== undefined)
+      // What the prompt wrote reaches the screen through the pty after the outcome is recorded: wait for the whole line.
+      await until(() => /ENOENT\); the request is still pending\r?\n/.test(screen().slice(afterA)))
       const tail = screen().slice(afterA)
       // The error's text reaches the terminal escaped: no control sequence (a title change here) from a message.
       const shown = { said: tail.includes('approval not carried out: the signer could not issue a token (\\u001b]0;x: ENOENT)'), raw: tail.includes('\u001b]0;x') }
