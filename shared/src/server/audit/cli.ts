@@ -112,10 +112,14 @@ export function runAuditCli(argv: string[], io: Io): number {
     io.err(USAGE)
     return 2
   }
+  // The anchor verify checks against: named, or the signer's files beside the data dir's log.
+  const key = keyFile ?? (dir === undefined ? undefined : path.join(dir, AUDIT_PUBLIC_KEY_FILE))
+  const state = signerDb ?? (dir === undefined ? undefined : path.join(dir, 'signer.db'))
+  const anchored = command === 'verify' && !chainOnly
   if (!existsSync(file)) {
     // A log signer.db records a checkpoint of was there: gone, it is the log cut to nothing (found by review:
     // the audit directory is group-writable, and a deleted audit.db gave exit 2, "could not be read").
-    const deleted = command === 'verify' && !chainOnly && dir !== undefined ? recordedCheckpointSeq(keyFile ?? path.join(dir, AUDIT_PUBLIC_KEY_FILE), signerDb ?? path.join(dir, 'signer.db')) : null
+    const deleted = anchored && key !== undefined && state !== undefined ? recordedCheckpointSeq(key, state) : null
     if (deleted !== null) {
       io.out(escapeForDisplay(`audit chain BROKEN at seq 1 (${KIND_TEXT.truncated}): there is no audit log at ${file}, but signer.db records a checkpoint at seq ${deleted}: the log was deleted`))
       io.out('audit chain BROKEN: 1 problem')
@@ -125,9 +129,7 @@ export function runAuditCli(argv: string[], io: Io): number {
     return 2
   }
   let anchor: CheckedAnchor | undefined
-  if (command === 'verify' && !chainOnly) {
-    const key = keyFile ?? (dir === undefined ? undefined : path.join(dir, AUDIT_PUBLIC_KEY_FILE))
-    const state = signerDb ?? (dir === undefined ? undefined : path.join(dir, 'signer.db'))
+  if (anchored) {
     if (key === undefined || state === undefined) {
       const missing = [...(key === undefined ? ["--audit-key FILE (the signer's audit-key.pub)"] : []), ...(state === undefined ? ["--signer-db FILE (the signer's signer.db)"] : [])]
       io.err(`${anchorNotNamed(missing)}\n${USAGE}`)
