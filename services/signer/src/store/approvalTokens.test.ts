@@ -51,6 +51,23 @@ describe('approval tokens: 300 s of real time, whatever the wall clock does', ()
     expect(tokens.consume(token.id, binding, rowTime())).toBe('consumed')
   })
 
+  // Found by review: the 60 s sweep forgot a lapsed token's monotonic deadline but kept its row, which the
+  // stepped-back wall clock still read as live, so check and consume took the token again.
+  it('refuses a lapsed token after the sweep too, with the wall clock stepped back an hour', () => {
+    const { time, rowTime, tokens } = store()
+    const token = tokens.mint({ ...binding, intentId }, rowTime())
+    const live = tokens.mint({ ...binding, intentId }, rowTime() + 1)
+    time.wall -= 60 * 60_000
+    time.wall += APPROVAL_TOKEN_TTL_MS + 1_000
+    time.monotonic += APPROVAL_TOKEN_TTL_MS + 1_000
+    const fresh = tokens.mint({ ...binding, intentId }, rowTime())
+    expect(tokens.sweep(time.wall)).toBe(2)
+    expect(tokens.check(token.id, binding, time.wall)).not.toBeNull()
+    expect(tokens.consume(token.id, binding, rowTime())).not.toBeNull()
+    expect(tokens.consume(live.id, binding, rowTime())).not.toBeNull()
+    expect(tokens.consume(fresh.id, binding, rowTime())).toBeNull()
+  })
+
   it('still refuses by the wall clock alone', () => {
     const { time, rowTime, tokens } = store()
     const token = tokens.mint({ ...binding, intentId }, rowTime())

@@ -31,7 +31,7 @@ export interface ApprovalTokens {
    * caller. Call inside the transaction that stores the signature.
    */
   consume(id: string, binding: TokenBinding, nowMs: number, issuedAfter?: number): TokenProblem | null
-  /** Drops consumed and expired tokens; returns how many. */
+  /** Drops consumed tokens and expired ones (by either clock), rows and all; returns how many. */
   sweep(nowMs: number): number
 }
 
@@ -61,9 +61,11 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
   for (const { id, expires_at } of db.prepare<[], { id: string; expires_at: number }>('SELECT id, expires_at FROM approval_tokens WHERE consumed_at IS NULL').all()) {
     deadlines.set(id, startedAt + Math.min(Math.max(expires_at - startMs, 0), APPROVAL_TOKEN_TTL_MS))
   }
+  // Every unconsumed row has a deadline here (minted by this process, or
+  // loaded at start); one without is past it rather than unbounded.
   const pastDeadline = (id: string) => {
     const d = deadlines.get(id)
-    return d !== undefined && monotonicMs() >= d
+    return d === undefined || monotonicMs() >= d
   }
   const insert = db.prepare(
     'INSERT INTO approval_tokens (id, tx_request_hash, intent_hash, intent_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -74,6 +76,7 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
     'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ? AND issued_at > ?',
   )
   const sweepStmt = db.prepare('DELETE FROM approval_tokens WHERE consumed_at IS NOT NULL OR expires_at <= ?')
+  const dropToken = db.prepare<[string]>('DELETE FROM approval_tokens WHERE id = ?')
 
   const diagnose = (id: string, b: TokenBinding, nowMs: number, issuedAfter = -Infinity): TokenProblem | null => {
     const row = byId.get(id)
@@ -102,9 +105,17 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
       return changed === 1 ? null : diagnose(id, b, nowMs, issuedAfter) ?? 'consumed'
     },
     sweep(nowMs) {
+      // A token past its monotonic deadline goes with its row: found by
+      // review, forgetting only the deadline while a clock stepped back kept
+      // the row's expires_at ahead made the lapsed token valid again.
       const now = monotonicMs()
-      for (const [id, d] of deadlines) if (d <= now) deadlines.delete(id)
-      return sweepStmt.run(nowMs).changes
+      let dropped = 0
+      for (const [id, d] of deadlines) {
+        if (d > now) continue
+        dropped += dropToken.run(id).changes
+        deadlines.delete(id)
+      }
+      return dropped + sweepStmt.run(nowMs).changes
     },
   }
 }
