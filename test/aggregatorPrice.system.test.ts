@@ -129,11 +129,11 @@ afterAll(async () => {
 
 const diffOf = (diffs: Array<{ token: string; change: string }>, token: string) => BigInt(diffs.find((d) => d.token.toLowerCase() === token.toLowerCase())?.change ?? '0')
 const AMOUNT_IN = parseUnits('1000', 6)
-const swap = (minAmountOut: bigint, provider: 'aggregator' | 'v3_router'): TxIntent =>
+const swap = (minAmountOut: bigint, provider: 'aggregator' | 'v3_router', maxSlippageBps = 50): TxIntent =>
   intentFor(
     WALLET,
     { type: 'swap_exact_in', provider, router: provider === 'aggregator' ? AGGREGATOR_ROUTER : (uni.swapRouter02 as Address), assetIn: tusd, assetOut: tka, amountIn: AMOUNT_IN.toString(), minAmountOut: minAmountOut.toString() },
-    { maxGasWei: parseEther('0.05').toString(), maxSlippageBps: 50 },
+    { maxGasWei: parseEther('0.05').toString(), maxSlippageBps },
   )
 
 /** The market: what the v3 route's simulation gives the wallet for AMOUNT_IN now. */
@@ -143,14 +143,14 @@ async function market(): Promise<bigint> {
 }
 
 /** The agent's documented flow: preflight with no minimum, then minAmountOut = expected − 0.5%, sign-and-send. */
-async function documentedFlow() {
-  const probeIntent = swap(1n, 'aggregator')
+async function documentedFlow(maxSlippageBps = 50) {
+  const probeIntent = swap(1n, 'aggregator', maxSlippageBps)
   const probe = await stack.post('/v1/tx/preflight', probeIntent)
   expect(probe.status).toBe(200)
   const expected = diffOf(probe.body.balanceDiffs, tka.address)
   // The route the preflight simulated (stored for the intent: no second quote).
   const probed = (await stack.post('/v1/tx/build', probeIntent)).body as { txRequest: { to: string }; description: string }
-  const intent = swap((expected * 995n) / 1000n, 'aggregator')
+  const intent = swap((expected * 995n) / 1000n, 'aggregator', maxSlippageBps)
   const built = await stack.post('/v1/tx/build', intent)
   expect(built.status).toBe(200)
   const tka0 = await erc20Balance(anvil.rpcUrl, 8453, tka.address, WALLET)
@@ -189,6 +189,21 @@ describe('an aggregator that pays less than the v3 route', () => {
     expect(run.built.txRequest.to).toBe(uni.swapRouter02)
     expect(run.probed.description).toMatch(/via Uniswap v3 router; aggregator unavailable: its guaranteed minimum of \d+ base units of 0x[0-9a-fA-F]{40} is below the \d+ that the Uniswap v3 route's \d+ less the intent's 50 bps slippage gives/)
     expect(run.expected).toBeGreaterThan((v3 * 99n) / 100n)
+    expect(run.walletGot).toBeGreaterThan((v3 * 98n) / 100n)
+    expect(run.executorGot).toBe(0n)
+  }, 120_000)
+
+  // Found by review: the floor was the v3 output less the intent's own maxSlippageBps, so an intent
+  // declaring 10000 had none, and the tenth of the market was signed and mined with no operator.
+  it('an intent declaring maxSlippageBps 10000 is held to the policy’s maxSwapSlippageBps: the v3 route is used', async () => {
+    const v3 = await market()
+    quote.srcReceiver = 'executor'
+    quote.pay = v3 / 10n
+    quote.minReturn = v3 / 10n
+    const run = await documentedFlow(10_000)
+    expect(run.probed.txRequest.to).toBe(uni.swapRouter02)
+    expect(run.built.txRequest.to).toBe(uni.swapRouter02)
+    expect(run.probed.description).toMatch(/aggregator unavailable: .* less the policy's maxSwapSlippageBps of 300 \(the intent declares 10000\) gives/)
     expect(run.walletGot).toBeGreaterThan((v3 * 98n) / 100n)
     expect(run.executorGot).toBe(0n)
   }, 120_000)

@@ -146,6 +146,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     routers: deps.routers,
     aggregator: deps.aggregator ?? { apiKey: null, baseUrl: '', timeoutMs: 10_000 },
     v3Reference: createV3Reference(chains, deps.routers),
+    maxSwapSlippageBps: deps.policy.maxSwapSlippageBps,
     routes: deps.swapRoutes,
     clock,
     log: (msg, err) => app.log.warn({ err }, msg),

@@ -21,18 +21,28 @@ describe('minimumAgainstV3', () => {
 
 describe('assertAggregatorPrice', () => {
   it('admits a minimum at or above the floor and gives back the v3 figure', () => {
-    expect(assertAggregatorPrice(intent(50), 9_950n, { ok: true, amountOut: 10_000n })).toBe(10_000n)
-    expect(assertAggregatorPrice(intent(50), 12_000n, { ok: true, amountOut: 10_000n })).toBe(10_000n)
+    expect(assertAggregatorPrice(intent(50), 9_950n, { ok: true, amountOut: 10_000n }, 300)).toBe(10_000n)
+    expect(assertAggregatorPrice(intent(50), 12_000n, { ok: true, amountOut: 10_000n }, 300)).toBe(10_000n)
   })
 
   it('refuses a minimum below it, naming both figures in base units', () => {
-    const refused = () => assertAggregatorPrice(intent(50), 9_949n, { ok: true, amountOut: 10_000n })
+    const refused = () => assertAggregatorPrice(intent(50), 9_949n, { ok: true, amountOut: 10_000n }, 300)
     expect(refused).toThrow(AggregatorRefused)
     expect(refused).toThrow(/its guaranteed minimum of 9949 base units of 0x[0-9a-fA-F]{40} is below the 9950 that the Uniswap v3 route's 10000 less the intent's 50 bps slippage gives/)
   })
 
+  // Found by review: with the intent's figure alone, maxSlippageBps 10000 made the floor 0, and an
+  // aggregator paying a tenth of the v3 market was signed with no operator.
+  it('takes the policy’s maxSwapSlippageBps when the intent declares more, and says so', () => {
+    expect(assertAggregatorPrice(intent(10_000), 9_700n, { ok: true, amountOut: 10_000n }, 300)).toBe(10_000n)
+    const tenth = () => assertAggregatorPrice(intent(10_000), 1_000n, { ok: true, amountOut: 10_000n }, 300)
+    expect(tenth).toThrow(AggregatorRefused)
+    expect(tenth).toThrow(/below the 9700 that the Uniswap v3 route's 10000 less the policy's maxSwapSlippageBps of 300 \(the intent declares 10000\) gives/)
+    expect(() => assertAggregatorPrice(intent(100), 9_899n, { ok: true, amountOut: 10_000n }, 300)).toThrow(/less the intent's 100 bps slippage/)
+  })
+
   it('refuses when v3 could not be priced: nothing else bounds the aggregator’s price', () => {
-    expect(() => assertAggregatorPrice(intent(50), 10n ** 30n, { ok: false, problem: 'no RPC endpoint is configured for chain 8453' })).toThrow(
+    expect(() => assertAggregatorPrice(intent(50), 10n ** 30n, { ok: false, problem: 'no RPC endpoint is configured for chain 8453' }, 300)).toThrow(
       "the Uniswap v3 route could not be priced to check the aggregator's minimum against (no RPC endpoint is configured for chain 8453)",
     )
   })

@@ -25,8 +25,8 @@ export class AggregatorRefused extends Error {
 }
 
 /**
- * The least the aggregator must guarantee: the v3 output less the intent's
- * maxSlippageBps, rounded down. An honest quote's minimum is its own expected
+ * The least the aggregator must guarantee: the v3 output less the slippage
+ * accepted (slippageBpsFor), rounded down. An honest quote's minimum is its own expected
  * output less that same slippage (the gateway asks with it), so this admits
  * every quote at least as good as v3 and refuses the ones v3 beats, where the
  * fallback is the better trade anyway.
@@ -37,6 +37,18 @@ export function minimumAgainstV3(v3AmountOut: bigint, maxSlippageBps: number): b
 }
 
 /**
+ * The slippage an aggregator quote may take from the v3 price: the intent's
+ * maxSlippageBps, never more than the policy's maxSwapSlippageBps. Found by
+ * review: the intent's figure alone let an agent declare 10000 bps, and an
+ * aggregator paying a tenth of the market was signed with no operator (the
+ * preflight's slippage check measures against the aggregator's own route,
+ * whose output its executor decides).
+ */
+export function slippageBpsFor(intent: AggregatorIntent, policyMaxSlippageBps: number): number {
+  return Math.min(intent.constraints.maxSlippageBps, policyMaxSlippageBps)
+}
+
+/**
  * Throws AggregatorRefused unless the quote's guaranteed minimum reaches
  * minimumAgainstV3. Without a v3 figure (no RPC for the chain, no pool, the
  * wallet short of the tokens, a node without eth_simulateV1) nothing bounds
@@ -44,12 +56,14 @@ export function minimumAgainstV3(v3AmountOut: bigint, maxSlippageBps: number): b
  * says on chain whether it can go through at all. Amounts are base units of
  * the output token: the declared decimals are the client's, not the chain's.
  */
-export function assertAggregatorPrice(intent: AggregatorIntent, guaranteed: bigint, v3: V3Expectation): bigint {
+export function assertAggregatorPrice(intent: AggregatorIntent, guaranteed: bigint, v3: V3Expectation, policyMaxSlippageBps: number): bigint {
   if (!v3.ok) throw new AggregatorRefused(`the Uniswap v3 route could not be priced to check the aggregator's minimum against (${v3.problem})`)
-  const floor = minimumAgainstV3(v3.amountOut, intent.constraints.maxSlippageBps)
+  const bps = slippageBpsFor(intent, policyMaxSlippageBps)
+  const floor = minimumAgainstV3(v3.amountOut, bps)
   if (guaranteed < floor) {
+    const whose = bps < intent.constraints.maxSlippageBps ? `the policy's maxSwapSlippageBps of ${bps} (the intent declares ${intent.constraints.maxSlippageBps})` : `the intent's ${bps} bps slippage`
     throw new AggregatorRefused(
-      `its guaranteed minimum of ${guaranteed} base units of ${intent.action.assetOut.address} is below the ${floor} that the Uniswap v3 route's ${v3.amountOut} less the intent's ${intent.constraints.maxSlippageBps} bps slippage gives`,
+      `its guaranteed minimum of ${guaranteed} base units of ${intent.action.assetOut.address} is below the ${floor} that the Uniswap v3 route's ${v3.amountOut} less ${whose} gives`,
     )
   }
   return v3.amountOut

@@ -32,8 +32,8 @@ export type IntentBuilder = (intent: TxIntent) => Promise<IntentBuild>
  * Intent → transaction for every route. Deterministic actions use the shared
  * builders; `swap_exact_in` with provider aggregator uses the aggregator's
  * quote when it has a key, the quote checks out against the intent and its
- * guaranteed minimum is at least the v3 route's output less the intent's
- * slippage (aggregator/priceGuard.ts), else the v3 router (SPEC: silent
+ * guaranteed minimum is at least the v3 route's output less the slippage
+ * accepted (the intent's, at most the policy's) (aggregator/priceGuard.ts), else the v3 router (SPEC: silent
  * fallback; the description says which path and why, and on the aggregator
  * path both outputs). The first decision for an intent is stored and reused.
  */
@@ -42,6 +42,8 @@ export function createIntentBuilder(deps: {
   aggregator: AggregatorConfig
   /** What the v3 route would deliver for an aggregator intent (simulated on the chain). */
   v3Reference: V3Reference
+  /** Policy maxSwapSlippageBps: the most an aggregator quote may fall short of the v3 route, whatever the intent declares. */
+  maxSwapSlippageBps: number
   routes: SwapRoutes
   clock: () => number
   log?: (msg: string, err?: unknown) => void
@@ -72,7 +74,7 @@ function withPriceNote(description: string, intent: TxIntent, built: IntentBuild
   return `${description}; the aggregator guarantees at least ${out(built.price.guaranteed)}, the Uniswap v3 route would give ${out(built.price.v3AmountOut)}`
 }
 
-function createRouteBuilder(deps: { routers: RouterTable; aggregator: AggregatorConfig; v3Reference: V3Reference; routes: SwapRoutes; clock: () => number; log?: (msg: string, err?: unknown) => void }): IntentBuilder {
+function createRouteBuilder(deps: { routers: RouterTable; aggregator: AggregatorConfig; v3Reference: V3Reference; maxSwapSlippageBps: number; routes: SwapRoutes; clock: () => number; log?: (msg: string, err?: unknown) => void }): IntentBuilder {
   return async (intent) => {
     if (!isAggregatorIntent(intent)) {
       const built = buildTransaction(intent, deps.routers)
@@ -102,7 +104,7 @@ function createRouteBuilder(deps: { routers: RouterTable; aggregator: Aggregator
       const quote = await fetchAggregatorQuote(deps.aggregator, intent)
       const built = buildAggregatorTransaction(intent, quote, deps.routers)
       const guaranteed = guaranteedOf(intent, built, deps.routers)
-      const v3AmountOut = assertAggregatorPrice(intent, guaranteed, await v3Expected)
+      const v3AmountOut = assertAggregatorPrice(intent, guaranteed, await v3Expected, deps.maxSwapSlippageBps)
       deps.routes.put(intent.id, { intentHash, path: 'aggregator', to: built.txRequest.to, data: built.txRequest.data, fallbackReason: null, v3AmountOut: v3AmountOut.toString() }, deps.clock())
       return priced({ ...built, contract: built.txRequest.to }, intent, { guaranteed, v3AmountOut })
     } catch (err) {
