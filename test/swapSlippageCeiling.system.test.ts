@@ -46,7 +46,7 @@ const swap = (minAmountOut: string, maxSlippageBps: number): TxIntent => {
 
 describe('a swap whose bound accepts any price under a declared 100% tolerance', () => {
   it('is not signed without an operator, even after the pool was moved against it, and nothing leaves the wallet', async () => {
-    // The operator's policy: value may leave only to BOB; trading between the two listed tokens is free.
+    // The operator's policy: value may leave only to BOB; the agent trades between the two listed tokens.
     const stack = new Stack({
       rpcUrls: { 8453: anvil.rpcUrl },
       policy: { maxTxPerHour: 1000, recipientAllowlist: [BOB], tokenAllowlist: [uni.tokenA, uni.tokenB] },
@@ -76,11 +76,16 @@ describe('a swap whose bound accepts any price under a declared 100% tolerance',
       expect(sent.status).toBe(403)
       expect(sent.body.error).toBe('approval_required')
       expect(await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, WALLET)).toBe(before)
-      // A bound within the ceiling of the price now on chain still goes through by itself.
+      // A bound within the ceiling of the price now on chain is no better: that price is the one the pool was
+      // moved to, and with a recipient allowlist every swap is an operator's to judge (found by review: an
+      // attacker-seeded pool of two listed tokens took 1,000 TUSD through a swap bound to its own price).
       const fair = await stack.post('/v1/tx/preflight', swap('1', 50))
       const out = BigInt(fair.body.balanceDiffs.find((d: { token: string }) => d.token.toLowerCase() === uni.tokenA.toLowerCase()).change)
       const tight = await stack.post('/v1/tx/sign-and-send', { intent: swap(((out * 9_950n) / 10_000n).toString(), 50) })
-      expect(tight.status).toBe(200)
+      expect(tight.status).toBe(403)
+      expect(tight.body.error).toBe('approval_required')
+      expect(tight.body.message).toMatch(/at its pool's price, which anyone can set for a pool with little liquidity and nothing here checks/)
+      expect(await erc20Balance(anvil.rpcUrl, 8453, uni.tokenB as Address, WALLET)).toBe(before)
     } finally {
       await stack.stop()
     }

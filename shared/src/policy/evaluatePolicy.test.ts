@@ -210,10 +210,19 @@ describe('evaluatePolicy', () => {
       }
     })
 
-    it('a bought token in tokenAllowlist passes; without a recipient allowlist nothing changes', () => {
+    // Found by the second review: the attacker seeded the empty pool of two listed tokens at a hundredth of
+    // their price; a swap whose minimum followed the simulation paid the pool 1,000 TUSD with no operator.
+    it('a bought token in tokenAllowlist needs an operator too (nothing checks the pool’s price); without a recipient allowlist nothing changes', () => {
       const listed = cfg({ recipientAllowlist: [FRIEND], tokenAllowlist: [USDC_BASE, upper(WETH_BASE) as `0x${string}`] })
-      expect(evaluatePolicy(listed, swapOf(actions.swapIn()), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
+      for (const action of [actions.swapIn(), actions.swapOut()]) {
+        const d = evaluatePolicy(listed, swapOf(action), ctx({ contract: ROUTER_BASE }))
+        expect(d).toMatchObject({ decision: 'require_approval', reasonCodes: ['swap_price_unchecked'] })
+        expect(d.reasons[0]).toBe(
+          `the swap buys token ${WETH_BASE} at its pool's price, which anyone can set for a pool with little liquidity and nothing here checks; with a recipient allowlist, a swap needs an operator's approval`,
+        )
+      }
       expect(evaluatePolicy(cfg(), swapOf(actions.swapIn()), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
+      expect(evaluatePolicy(cfg({ tokenAllowlist: [USDC_BASE, WETH_BASE] }), swapOf(actions.swapIn()), ctx({ contract: ROUTER_BASE })).decision).toBe('allow')
       // Selling into a listed token is fine; the token sold is not what the swap buys.
       const onlyOut = cfg({ recipientAllowlist: [FRIEND], tokenAllowlist: [WETH_BASE] })
       expect(evaluatePolicy(onlyOut, swapOf(actions.swapIn()), ctx()).reasonCodes).toEqual(['token_not_in_allowlist'])

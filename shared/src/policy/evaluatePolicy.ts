@@ -121,17 +121,28 @@ function counterpartyFindings(config: PolicyConfig, c: Counterparty): Finding[] 
 
 /**
  * A swap pays whoever sells it the token it buys: the token's pool, whose
- * liquidity providers anyone can be (the review's attacker seeded the only
- * pool of a token that calls itself "WETH" and took 50,000 TUSD through a
- * swap under recipientAllowlist [BOB]). With a recipient allowlist, value
- * may leave only to listed parties, so buying a token the operator has not
- * listed in tokenAllowlist needs an operator. Not a deny, as an unlisted
- * transfer recipient is: a swap is an exchange, not a gift, and a human can
- * judge the token by the address the card shows. A non-empty tokenAllowlist
- * already denies unlisted tokens outright.
+ * liquidity providers anyone can be, at the pool's own price. With a
+ * recipient allowlist, value may leave only to listed parties, so every swap
+ * needs an operator:
+ * - buying a token the operator has not listed (the first review's attacker
+ *   seeded the only pool of a token that calls itself "WETH" and took 50,000
+ *   TUSD under recipientAllowlist [BOB]);
+ * - buying a listed one, too (the second review's attacker seeded the empty
+ *   pool of two listed tokens at a hundredth of their price, and a swap with a
+ *   minimum set from the simulation paid it 1,000 TUSD): the simulation, the
+ *   slippage bound and the risk score all take the pool's price as given, and
+ *   nothing here has another price to hold it to.
+ * Not a deny, as an unlisted transfer recipient is: a swap is an exchange, not
+ * a gift, and a human can judge the price the card shows. A non-empty
+ * tokenAllowlist already denies unlisted tokens outright.
  */
 function acquiredFindings(config: PolicyConfig, token: Asset): Finding[] {
-  if (listHas(config.tokenAllowlist, token.address)) return []
+  if (listHas(config.tokenAllowlist, token.address)) {
+    return [{
+      code: 'swap_price_unchecked',
+      text: `the swap buys token ${token.address} at its pool's price, which anyone can set for a pool with little liquidity and nothing here checks; with a recipient allowlist, a swap needs an operator's approval`,
+    }]
+  }
   return [{
     code: 'acquired_token_not_in_allowlist',
     text: `the swap buys token ${token.address}, which is not in the token allowlist; with a recipient allowlist, paying an unlisted token's sellers needs an operator's approval`,
