@@ -69,10 +69,16 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
   const transfers: TokenMovement[] = []
   const approvals: ApprovalChange[] = []
   for (const log of c.logs ?? []) {
-    if (log.topics[0] === TRANSFER_TOPIC && log.topics.length === 3) {
-      transfers.push({ token: log.address.toLowerCase(), from: topicAddress(log.topics[1]), to: topicAddress(log.topics[2]), value: BigInt(log.data) })
-    } else if (log.topics[0] === APPROVAL_TOPIC && log.topics.length === 3) {
-      approvals.push({ token: log.address.toLowerCase(), owner: topicAddress(log.topics[1]), spender: topicAddress(log.topics[2]), value: BigInt(log.data) })
+    // The contracts called write their own logs: one whose data is not the one
+    // word ERC-20 gives an amount is not read as a movement (found by review:
+    // a Transfer with empty data threw, and the preflight answered 502 as if
+    // the node had failed). Left out, it moves no balance the simulation shows.
+    const value = wordValue(log.data)
+    if (value === null || log.topics.length !== 3) continue
+    if (log.topics[0] === TRANSFER_TOPIC) {
+      transfers.push({ token: log.address.toLowerCase(), from: topicAddress(log.topics[1]), to: topicAddress(log.topics[2]), value })
+    } else if (log.topics[0] === APPROVAL_TOPIC) {
+      approvals.push({ token: log.address.toLowerCase(), owner: topicAddress(log.topics[1]), spender: topicAddress(log.topics[2]), value })
     }
   }
   return {
@@ -83,6 +89,11 @@ export async function simulateTx(client: PublicClient, tx: { from: Address; to: 
     transfers,
     approvals,
   }
+}
+
+/** A log's data as one 32-byte word's value, or null when it is anything else. */
+function wordValue(data: string): bigint | null {
+  return /^0x[0-9a-fA-F]{64}$/.test(data) ? BigInt(data) : null
 }
 
 async function fallback(client: PublicClient, tx: { from: Address; to: Address; data: Hex; value: bigint }): Promise<Simulation> {
