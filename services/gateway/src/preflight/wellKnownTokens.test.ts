@@ -36,6 +36,22 @@ describe('lookalikeTokens', () => {
     for (const symbol of ['U\u0405DC', 'USD\u0421', 'WE\u03a4H', 'w\u0435th']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toHaveLength(1)
   })
 
+  // Found by review: "DAl" (lower-case L) showed as DAI on a green card, in the dashboard's font the same title.
+  it('reads plain ASCII drawn like a ticker’s letters as those letters, and a bridged-looking suffix as the ticker', () => {
+    expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'DAl' }])).toEqual([
+      `token ${FAKE} reports the symbol "DAl" (read as DAI), but DAI on chain 8453 is 0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb: a lookalike token`,
+    ])
+    for (const symbol of ['DA1', 'DA|', 'VVETH', 'vveth', 'U5DC', 'USDC.e', 'USDC-e', '$USDC', 'cbETH', 'CBETH.e']) {
+      expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toHaveLength(1)
+    }
+    expect(lookalikeTokens(1, [{ address: FAKE, symbol: 'U5DT' }])).toEqual([
+      `token ${FAKE} reports the symbol "U5DT" (read as USDT), but USDT on chain 1 is 0xdAC17F958D2ee523a2206206994597C13D831ec7: a lookalike token`,
+    ])
+    // The real tokens, however their symbol is spelled, and other tickers, stay as they were.
+    expect(lookalikeTokens(10, [{ address: '0x7F5c764cBc14f9669B88837ca1490cCa17c31607', symbol: 'USDC.e' }])).toEqual([])
+    expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'TUSD' }, { address: FAKE, symbol: 'LINK' }, { address: FAKE, symbol: 'stETH' }, { address: FAKE, symbol: 'DAO' }])).toEqual([])
+  })
+
   it('flags any token whose symbol reads as the chain’s own coin: no ERC-20 token is ETH', () => {
     for (const symbol of ['ETH', 'eth', '\u0415TH']) {
       expect(lookalikeTokens(8453, [{ address: FAKE, symbol }])).toEqual([expect.stringMatching(new RegExp(`^token ${FAKE} reports the symbol .*, the name of chain 8453's own coin, which is not an ERC-20 token: a lookalike token$`))])

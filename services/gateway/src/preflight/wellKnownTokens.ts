@@ -68,13 +68,35 @@ const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.fromEntries(
 export const symbolKey = (symbol: string): string =>
   [...symbol.normalize('NFKC').replace(/[\s\p{Cc}\p{Cf}\p{Z}\p{Default_Ignorable_Code_Point}]/gu, '')].map((c) => LATIN_LOOKALIKES[c] ?? c).join('').toUpperCase()
 
+/**
+ * Plain ASCII drawn like the letters of a ticker, in the case they pass in:
+ * lower-case l, the digit 1 and | for I, 0 for O, 5 for S, "vv" for W, "rn"
+ * for m, "cl" for d. Found by review: "DAl" (a lower-case L) and "VVETH"
+ * showed on a green card as DAI and WETH, since only other scripts' letters
+ * were folded.
+ */
+const ASCII_LOOKALIKES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/vv/gi, 'W'], [/rn/g, 'm'], [/cl/g, 'd'], [/[l1|]/g, 'I'], [/0/g, 'O'], [/5/g, 'S'],
+]
+
+/**
+ * The ticker a symbol can pass for: symbolKey with ASCII look-alikes folded
+ * (ASCII_LOOKALIKES), leading signs ("$WETH") dropped, and anything from a
+ * ".", "-", "_" or "+" on cut off, so that a bridged-looking "USDC.e" on a chain
+ * whose list has no such token reads as the USDC it is not.
+ */
+export const tickerKey = (symbol: string): string => {
+  const folded = ASCII_LOOKALIKES.reduce((s, [pattern, letter]) => s.replace(pattern, letter), symbol.normalize('NFKC'))
+  return symbolKey(folded).replace(/^[^A-Z0-9]+/, '').replace(/[._+-].*$/, '')
+}
+
 /** The chains' own coins: no ERC-20 token is one, so a token whose symbol reads as one is a lookalike wherever it is. */
 const NATIVE_SYMBOLS: Readonly<Record<number, string>> = { 1: 'ETH', 10: 'ETH', 42161: 'ETH', 8453: 'ETH' }
 
 /** The well-known symbol a chain lists for this token's reported symbol, or null. */
 export function wellKnownSymbol(chainId: number, symbol: string | null): string | null {
   if (symbol === null) return null
-  const key = symbolKey(symbol)
+  const key = tickerKey(symbol)
   return WELL_KNOWN_TOKENS[chainId]?.[key] ? key : null
 }
 
@@ -98,7 +120,7 @@ export const symbolAsWritten = (symbol: string): string =>
 export function lookalikeTokens(chainId: number, tokens: ReportedToken[], alsoCanonical: Readonly<Record<string, Address | null>> = {}): string[] {
   return tokens.flatMap((t) => {
     if (t.symbol === null) return []
-    const key = symbolKey(t.symbol)
+    const key = tickerKey(t.symbol)
     const written = key === t.symbol ? key : `${symbolAsWritten(t.symbol)} (read as ${key})`
     if (NATIVE_SYMBOLS[chainId] === key) return [`token ${t.address} reports the symbol ${written}, the name of chain ${chainId}'s own coin, which is not an ERC-20 token: a lookalike token`]
     if (!WELL_KNOWN_TOKENS[chainId]?.[key]) return []
