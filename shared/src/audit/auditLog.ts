@@ -237,6 +237,28 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const idle: Array<() => void> = []
 
   const wal: WalSync | undefined = grouped ? createWalSync(file) : undefined
+  /**
+   * Grouped writers (the signer, the approver) run on their event loop, and
+   * audit.db is written by all three processes: a write lock another holds
+   * was waited for with SQLite's busy timeout, which sleeps on the calling
+   * thread. Found by review: a process that held the lock froze the signer
+   * (both its sockets) for 5 s at every append. They try without waiting
+   * and, while the lock is held, again every LOCK_RETRY_MS on a timer, for
+   * the same busyTimeoutMs in all. Reads keep the busy timeout: in WAL mode a
+   * writer does not block them.
+   */
+  let lockedSince: number | null = null
+  // Prepared: a pair of db.pragma calls cost 9 µs a batch, these 4.
+  const noWait = db.prepare('PRAGMA busy_timeout = 0')
+  const waitAgain = db.prepare(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+  const writeWithoutWaiting = (events: PreparedEvent[], seal?: Sealer): BatchWritten => {
+    noWait.get()
+    try {
+      return writeNow(events, seal)
+    } finally {
+      waitAgain.get()
+    }
+  }
 
   /**
    * Grouped fsync: writes the queued events now, resolves them after the fsync
@@ -256,12 +278,22 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
     const seal = batch.some((p) => p.checkpoint) ? sealer : undefined
     let written: BatchWritten
     try {
-      written = writeNow(events, seal)
+      written = writeWithoutWaiting(events, seal)
+      lockedSince = null
       commits += 1
       w.committed()
     } catch (err) {
+      if (isLockedOut(err) && performance.now() - (lockedSince ??= performance.now()) < busyTimeoutMs) {
+        // Tried again shortly, with whatever is appended meanwhile, in order.
+        queue = batch.concat(queue)
+        scheduled = true
+        setTimeout(flush, LOCK_RETRY_MS)
+        return
+      }
+      lockedSince = null
       const e = new AuditWriteError(`audit log write failed (${batch.length} events not recorded): ${(err as Error).message}`, codeOf(err))
       for (const p of batch) p.reject(e)
+      if (inFlight === 0 && queue.length === 0) for (const done of idle.splice(0)) done()
       return
     }
     for (const p of batch) p.ordered?.()
@@ -555,6 +587,14 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
 function observedTwin<T>(p: Promise<T>): Promise<T> {
   p.catch(() => undefined)
   return p
+}
+
+/** How often a grouped writer tries again while another process holds audit.db's write lock. */
+const LOCK_RETRY_MS = 10
+
+/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
+function isLockedOut(err: unknown): boolean {
+  return codeOf(err)?.startsWith('SQLITE_BUSY') === true
 }
 
 function codeOf(err: unknown): string | undefined {
