@@ -24,6 +24,29 @@ export function isDevMode(env) {
 }
 
 /**
+ * Why the development stack must not start with this environment, or null.
+ * The dev chain carries Base's chain id (8453), so whatever a key signs for
+ * it is valid on Base too: only the throwaway dev key may sign there. The
+ * launcher replaces the keystore settings with the dev keystore, but a
+ * PKCS#11 token (SERVICE_PKCS11_*) would still be opened by the signer and
+ * its real keys would sign for the dev chain (found by review). A blank value
+ * is unset, as everywhere in the configuration.
+ * @param {Record<string, string | undefined>} env
+ * @returns {string | null}
+ */
+export function devModeRefusal(env) {
+  const set = Object.keys(env)
+    .filter((k) => k.startsWith('SERVICE_PKCS11_') && env[k]?.trim())
+    .sort()
+  if (set.length === 0) return null
+  return (
+    `${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set, but no SERVICE_RPC_URL_* is: the development stack signs only with its throwaway key, ` +
+    `for a local chain that uses Base's chain id ${DEV_CHAIN_ID}, where a token key's signatures would be valid on Base too. ` +
+    `Set SERVICE_RPC_URL_<chain id> to use the token, or unset ${set.length === 1 ? 'it' : 'them'} (in the environment or .env) to run the development stack`
+  )
+}
+
+/**
  * @param {number} port
  * @returns {Promise<boolean>}
  */

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRpcClient, describeFailure, readDataDir, readGatewayListen, readVariable, socketConfigFromEnv, VARIABLES } from '@countersign/shared'
-import { DEV_CHAIN_ID, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
+import { DEV_CHAIN_ID, devModeRefusal, ensureDevKey, fundOnDevChain, isDevMode, startDevChain } from './dev-stack.mjs'
 import { loadEnvFile } from './env-file.mjs'
 import { prefixLines } from './prefixLines.mjs'
 import { readProcfile } from './procfile.mjs'
@@ -39,6 +39,12 @@ try {
   for (const name of /** @type {(keyof typeof VARIABLES)[]} */ (Object.keys(VARIABLES))) if (!name.includes('{')) readVariable(env, name)
 } catch (err) {
   process.stderr.write(`countersign: ${describeFailure(err)}\n`)
+  process.exit(1)
+}
+// A real token key must never sign for the dev chain (Base's chain id): refused before anything starts.
+const refusal = isDevMode(env) ? devModeRefusal(env) : null
+if (refusal) {
+  process.stderr.write(`countersign: ${refusal}\n`)
   process.exit(1)
 }
 if (loaded.length) say(`.env: ${loaded.join(', ')}`)

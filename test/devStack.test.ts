@@ -1,0 +1,54 @@
+// npm start's development stack runs a local chain with Base's chain id
+// (8453): only the throwaway dev key may sign there. A PKCS#11 token
+// configured beside it would have its real keys sign transactions valid on
+// Base (found by review), so the launcher refuses to start dev mode with one.
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { devModeRefusal } from '../scripts/dev-stack.mjs'
+import { freePort, killOnExit, repoRoot, tempDataDir } from './support/processes.js'
+
+describe('devModeRefusal (the dev stack and a PKCS#11 token)', () => {
+  it('refuses any non-blank SERVICE_PKCS11_* variable, naming each and what to do', () => {
+    const message = devModeRefusal({ SERVICE_PKCS11_TOKEN_LABEL: 'cs', SERVICE_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', SERVICE_PORT: '3100' })
+    expect(message).toContain('SERVICE_PKCS11_MODULE, SERVICE_PKCS11_TOKEN_LABEL are set, but no SERVICE_RPC_URL_* is')
+    expect(message).toContain("Base's chain id 8453")
+    expect(message).toContain('Set SERVICE_RPC_URL_<chain id> to use the token, or unset them (in the environment or .env)')
+    expect(devModeRefusal({ SERVICE_PKCS11_PIN_FILE: '/etc/countersign/pin' })).toMatch(/^SERVICE_PKCS11_PIN_FILE is set, .* or unset it /)
+    expect(devModeRefusal({ SERVICE_PKCS11_SESSIONS: '4' })).toMatch(/^SERVICE_PKCS11_SESSIONS is set/)
+  })
+
+  it('lets the dev stack start without them (a blank value is unset, as everywhere in the configuration)', () => {
+    expect(devModeRefusal({})).toBeNull()
+    expect(devModeRefusal({ SERVICE_PKCS11_MODULE: '', SERVICE_PKCS11_TOKEN_LABEL: '  ', SERVICE_KEYSTORE_DIR: '/x' })).toBeNull()
+  })
+
+  it('npm start with a token and no RPC URL stops before the dev chain, the dev key or any service starts', async () => {
+    const dir = tempDataDir()
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        SERVICE_DATA_DIR: dir,
+        SERVICE_PORT: String(await freePort()),
+        SERVICE_APPROVER_PORT: String(await freePort()),
+        SERVICE_DEV_CHAIN_PORT: String(await freePort()),
+        SERVICE_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so',
+        SERVICE_PKCS11_TOKEN_LABEL: 'cs',
+      },
+      cwd: repoRoot,
+    })
+    killOnExit(child)
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (out += d))
+    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1)
+    expect(out).toContain('countersign: SERVICE_PKCS11_MODULE, SERVICE_PKCS11_TOKEN_LABEL are set, but no SERVICE_RPC_URL_* is')
+    expect(out).not.toContain('starting the development stack')
+    expect(out).not.toContain('dev chain: anvil on')
+    expect(out).not.toMatch(/\n\s+at /) // no stack trace
+    expect(existsSync(path.join(dir, 'dev-keystore'))).toBe(false)
+    expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
+  })
+})
