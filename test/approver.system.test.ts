@@ -12,7 +12,7 @@ import { parseEther, type Address } from 'viem'
 import WebSocket, { WebSocketServer } from 'ws'
 import type { TxIntent } from '@countersign/shared'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
-import { repoRoot, spawnService, waitFor } from './support/processes.js'
+import { freePort, repoRoot, spawnService, waitFor } from './support/processes.js'
 
 const approveCli = path.join(repoRoot, 'services/approver/dist/cli/approve.js')
 import { entries, importKey, Stack } from './support/stack.js'
@@ -355,7 +355,7 @@ describe('auto mode', () => {
 
   it('refuses to start with a non-local RPC URL unless explicitly allowed', async () => {
     const stack = new Stack({})
-    const refused = spawnService('approver-auto-remote', entries.approver, { ...stack.env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_RPC_URL_1: 'https://mainnet.example.org', SERVICE_APPROVER_PORT: '0' })
+    const refused = spawnService('approver-auto-remote', entries.approver, { ...stack.env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_RPC_URL_1: 'https://mainnet.example.org', SERVICE_APPROVER_PORT: String(await freePort()) })
     expect(await refused.exited()).toBe(1)
     expect(refused.output()).toContain('refusing with a non-local RPC URL (SERVICE_RPC_URL_1)')
   })

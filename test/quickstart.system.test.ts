@@ -136,9 +136,11 @@ describe('a crashed process', () => {
 
 describe('a bad setting', () => {
   it.each([
-    [{ SERVICE_PORT: 'abc' }, 'SERVICE_PORT must be a port number from 0 to 65535; got "abc"'],
+    [{ SERVICE_PORT: 'abc' }, 'SERVICE_PORT must be a port number from 1 to 65535; got "abc"'],
     // Read by the approver only: before, the dev chain and Uniswap were deployed first (found by review).
-    [{ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"'],
+    [{ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT must be a port number from 1 to 65535; got "abc"'],
+    // 0 bound a random port while the launcher waited on :0 and dev-chain.json named it (found by review).
+    [{ SERVICE_PORT: '0' }, 'SERVICE_PORT must be a port number from 1 to 65535; got "0"'],
   ])('%j stops the launcher before anything starts, naming the variable and the accepted form', async (bad, said) => {
     const dir = tempDataDir()
     const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {

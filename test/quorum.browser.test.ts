@@ -14,7 +14,7 @@ import { parseEther, type Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { nativeIntent } from './support/intents.js'
-import { repoRoot, spawnService, tempDataDir, waitFor } from './support/processes.js'
+import { freePort, repoRoot, spawnService, tempDataDir, waitFor } from './support/processes.js'
 import { entries, importKey, Stack, writePolicy } from './support/stack.js'
 
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -236,7 +236,7 @@ describe('an approver that cannot get the quorum the policy asks for', () => {
     const approver = spawnService('approver', entries.approver, {
       SERVICE_DATA_DIR: dir,
       SERVICE_POLICY_FILE: writePolicy(dir, { requireQuorumAbove: { valueWei: '1', approvals: 2 } }),
-      SERVICE_APPROVER_PORT: '0',
+      SERVICE_APPROVER_PORT: String(await freePort()),
       ...(env.SERVICE_OPERATORS_FILE === 'one' ? { SERVICE_OPERATORS_FILE: writeOperators(dir, ['alice']) } : {}),
       ...Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'SERVICE_OPERATORS_FILE')),
     })
@@ -258,7 +258,7 @@ describe('an approver that cannot get the quorum the policy asks for', () => {
 
   it('a bad requireQuorumAbove stops it with the policy error', async () => {
     const dir = tempDataDir()
-    const approver = spawnService('approver', entries.approver, { SERVICE_DATA_DIR: dir, SERVICE_POLICY_FILE: writePolicy(dir, { requireQuorumAbove: { valueWei: '1', approvals: 1 } }), SERVICE_APPROVER_PORT: '0' })
+    const approver = spawnService('approver', entries.approver, { SERVICE_DATA_DIR: dir, SERVICE_POLICY_FILE: writePolicy(dir, { requireQuorumAbove: { valueWei: '1', approvals: 1 } }), SERVICE_APPROVER_PORT: String(await freePort()) })
     expect((await approver.waitForExit()).code).toBe(1)
     expect(approver.output()).toContain('policy/requireQuorumAbove/approvals must be >= 2')
   }, 30_000)

@@ -9,7 +9,7 @@ import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/s
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
 import { intentFor } from './support/intents.js'
-import { spawnService, tempDataDir, waitFor } from './support/processes.js'
+import { freePort, spawnService, tempDataDir, waitFor } from './support/processes.js'
 import { entries, importKey, Stack } from './support/stack.js'
 
 const owner = anvilAccounts[0]
@@ -285,7 +285,7 @@ describe('signer start-up', () => {
   })
 
   it('a gateway whose RPC URL points at another chain refuses to start, naming the variable', async () => {
-    const gw = spawnService('gateway-wrong-chain', entries.gateway, { SERVICE_DATA_DIR: tempDataDir(), SERVICE_PORT: '0', SERVICE_RPC_URL_1: base.rpcUrl })
+    const gw = spawnService('gateway-wrong-chain', entries.gateway, { SERVICE_DATA_DIR: tempDataDir(), SERVICE_PORT: String(await freePort()), SERVICE_RPC_URL_1: base.rpcUrl })
     expect(await gw.exited()).toBe(1)
     expect(gw.output()).toContain('SERVICE_RPC_URL_1 points at chain 8453, but it is configured for chain 1')
   })

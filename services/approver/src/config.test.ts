@@ -38,7 +38,7 @@ describe('named operators', () => {
 
 describe('values refused at start, each naming its own variable', () => {
   it('SERVICE_APPROVER_PORT=abc is reported as SERVICE_APPROVER_PORT (not SERVICE_PORT)', () => {
-    expect(() => loadApproverConfig({ SERVICE_APPROVER_PORT: 'abc' })).toThrow('SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(() => loadApproverConfig({ SERVICE_APPROVER_PORT: 'abc' })).toThrow('SERVICE_APPROVER_PORT must be a port number from 1 to 65535; got "abc"')
     expect(() => loadApproverConfig({ SERVICE_PORT: 'abc' })).toThrow(/^SERVICE_PORT must be/)
   })
 

@@ -13,9 +13,19 @@ describe('readVariable', () => {
     expect(readVariable({ SERVICE_PORT: ' 8080 ' }, 'SERVICE_PORT')).toBe(8080)
   })
 
+  it('refuses port 0 for the gateway and the approver: the kernel would pick a port the launcher and dev-chain.json never learn (found by review)', () => {
+    for (const name of ['SERVICE_PORT', 'SERVICE_APPROVER_PORT'] as const) {
+      for (const raw of ['0', '00000']) expect(() => readVariable({ [name]: raw }, name)).toThrow(`${name} must be a port number from 1 to 65535; got "${raw}"`)
+      expect(readVariable({ [name]: '1' }, name)).toBe(1)
+      expect(readVariable({ [name]: '65535' }, name)).toBe(65535)
+    }
+    expect(() => readGatewayListen({ SERVICE_PORT: '0' })).toThrow(ConfigError)
+    expect(() => readApproverListen({ SERVICE_APPROVER_PORT: '0' })).toThrow(ConfigError)
+  })
+
   it('refuses a bad value naming the variable it came from and the accepted form', () => {
     expect(() => readVariable({ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT')).toThrow(ConfigError)
-    expect(() => readVariable({ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT')).toThrow('SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(() => readVariable({ SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APPROVER_PORT')).toThrow('SERVICE_APPROVER_PORT must be a port number from 1 to 65535; got "abc"')
     expect(() => readVariable({ SERVICE_RPC_URL_10: 'ws://x' }, 'SERVICE_RPC_URL_{chainId}', 'SERVICE_RPC_URL_10')).toThrow('SERVICE_RPC_URL_10 must be an http:// or https:// URL; got "ws://x" (path and credentials not shown)')
     // A provider's key in the path or the user info never reaches the message (it goes to logs).
     const key = 'k3yk3yk3yk3yk3yk3y'

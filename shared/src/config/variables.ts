@@ -34,7 +34,12 @@ export function urlForMessages(raw: string): string {
   }
 }
 
-const port = spec('a port number from 0 to 65535', (raw) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined))
+/**
+ * A listen port. 0 is refused: the kernel would pick a port nobody else
+ * knows, while the launcher, dev-chain.json and the other processes would
+ * use ":0" (found by review); tests that want any free port bind 0 in code.
+ */
+const port = spec('a port number from 1 to 65535', (raw) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 65535 ? Number(raw) : undefined))
 
 function wholeNumber(min: number, max: number, unit = ''): VariableSpec<number> {
   return spec(`a whole number from ${min} to ${max}${unit ? ` (${unit})` : ''}`, (raw) => {
