@@ -2,7 +2,7 @@ import { generatePrivateKey } from 'viem/accounts'
 import { KeystoreError } from '../keystore/errors.js'
 import type { ScryptParams } from '../keystore/format.js'
 import { addressOfPrivateKey, type KeyEntry, type Keystore } from '../keystore/keystore.js'
-import { configuredPassphrase, HOW_TO_GIVE_A_PASSPHRASE, PassphraseError, promptHidden, resolvePassphrase, type PassphraseIo } from '../keystore/passphrase.js'
+import { configuredPassphrase, configuredPassphraseSource, HOW_TO_GIVE_A_PASSPHRASE, PassphraseError, promptHidden, resolvePassphrase, type PassphraseIo } from '../keystore/passphrase.js'
 import { UsageError } from './args.js'
 import { derivationPath, deriveFromMnemonic, mnemonicProblem, normalizeMnemonic } from './mnemonic.js'
 import { readSecret } from './secretInput.js'
@@ -33,6 +33,20 @@ export interface KeyAdded {
 export const MIN_NEW_PASSPHRASE_LENGTH = 8
 
 /**
+ * Why `passphrase` may not seal a new key, or null. The same minimum for
+ * every source (terminal, SERVICE_DEMO_PASSPHRASE, SERVICE_PASSPHRASE_FILE):
+ * before, only the prompt had one, and a one-character file sealed keys
+ * (found by review). Only new keys: unlocking keys already sealed with a
+ * shorter passphrase (the signer, reseal) is never refused. Counted in
+ * characters, not UTF-16 units. The message gives the length, never the text.
+ */
+export function newPassphraseProblem(passphrase: string, source: string): string | null {
+  const length = Array.from(passphrase).length
+  if (length >= MIN_NEW_PASSPHRASE_LENGTH) return null
+  return `${source} holds a passphrase of ${length} character${length === 1 ? '' : 's'}; a new key needs one of at least ${MIN_NEW_PASSPHRASE_LENGTH} characters (keys already sealed with a shorter one still unlock, but no new key is sealed with it)`
+}
+
+/**
  * The passphrase for a new key: SERVICE_DEMO_PASSPHRASE or
  * SERVICE_PASSPHRASE_FILE, else asked twice on a terminal. When stdin carries
  * the secret it cannot also carry the passphrase, and the error says so. The
@@ -41,7 +55,10 @@ export const MIN_NEW_PASSPHRASE_LENGTH = 8
  */
 export async function passphraseForNewKey(ctx: CommandContext, stdinCarriesSecret: boolean): Promise<string> {
   const { io, keystore } = ctx
-  let passphrase = configuredPassphrase(io.env)
+  const configured = configuredPassphraseSource(io.env)
+  const configuredProblem = configured && newPassphraseProblem(configured.passphrase, configured.source)
+  if (configuredProblem) throw new PassphraseError(configuredProblem)
+  let passphrase = configured?.passphrase ?? null
   if (passphrase === null) {
     if (!io.stdin.isTTY) {
       throw new PassphraseError(
@@ -51,7 +68,7 @@ export async function passphraseForNewKey(ctx: CommandContext, stdinCarriesSecre
       )
     }
     const first = await promptHidden(io, 'keystore passphrase: ')
-    if (first.length < MIN_NEW_PASSPHRASE_LENGTH) throw new PassphraseError(`use a passphrase of at least ${MIN_NEW_PASSPHRASE_LENGTH} characters`)
+    if (newPassphraseProblem(first, 'the terminal')) throw new PassphraseError(`use a passphrase of at least ${MIN_NEW_PASSPHRASE_LENGTH} characters`)
     const second = await promptHidden(io, 'repeat the passphrase: ')
     if (first !== second) throw new PassphraseError('the two passphrases differ')
     passphrase = first

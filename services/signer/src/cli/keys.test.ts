@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PassThrough, Readable, Writable } from 'node:stream'
@@ -9,18 +9,22 @@ import { openAuditLog } from '@countersign/shared'
 import { Keystore } from '../keystore/keystore.js'
 import type { InputStream } from '../keystore/passphrase.js'
 import { FAST_SCRYPT, writeVersion1 } from '../keystore/testkeys.testkit.js'
+import { initSoftHsmToken } from '../pkcs11/softhsm.testkit.js'
 import { auditKeyAdded, auditKeysResealed } from './keyAudit.js'
+import { newPassphraseProblem } from './commands.js'
 import { runKeysCli, type KeyAdded, type KeysCliOptions } from './keys.js'
 
 const KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
 const KEY_ADDRESS = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 const MNEMONIC = 'test test test test test test test test test test test junk'
 const fast: KeysCliOptions = { scrypt: FAST_SCRYPT }
+// New keys need a passphrase of at least 8 characters, from every source.
+const PASS = 'test passphrase'
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'cs-keys-'))
 
 /** In-process io with a piped stdin (not a terminal). */
-function piped(stdin: string, env: Record<string, string> = { SERVICE_DEMO_PASSPHRASE: 'pw' }) {
+function piped(stdin: string, env: Record<string, string> = { SERVICE_DEMO_PASSPHRASE: PASS }) {
   let out = ''
   let err = ''
   return {
@@ -78,7 +82,7 @@ describe('countersign-keys: what a key file holds or is called reaches the termi
 
   it('a field name and a value of a key file', async () => {
     const dir = tempDir()
-    const entry = await new Keystore(path.join(dir, 'keystore')).save(KEY, 'pw', { scrypt: FAST_SCRYPT })
+    const entry = await new Keystore(path.join(dir, 'keystore')).save(KEY, PASS, { scrypt: FAST_SCRYPT })
     const json = JSON.parse(readFileSync(entry.file, 'utf8')) as Record<string, unknown>
     writeFileSync(entry.file, JSON.stringify({ ...json, '\u001b[2J\u001b[1;1Hall keys OK\u009b\u202e': 1 }))
     const field = await list(dir)
@@ -105,7 +109,7 @@ describe('countersign-keys', () => {
     const list = piped('')
     expect(await runKeysCli(['list', '--data-dir', dir], list.io)).toBe(0)
     expect(list.out()).toBe(`${KEY_ADDRESS}  treasury  keystore\n`)
-    const unlocked = await new Keystore(path.join(dir, 'keystore')).unlockAll('pw')
+    const unlocked = await new Keystore(path.join(dir, 'keystore')).unlockAll(PASS)
     expect(unlocked.map((k) => k.address)).toEqual([KEY_ADDRESS])
   })
 
@@ -216,10 +220,62 @@ describe('countersign-keys', () => {
 
   it('refuses a passphrase that does not open the keys already there', async () => {
     const dir = tempDir()
-    expect(await runKeysCli(['import', '--data-dir', dir], piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'first' }).io, fast)).toBe(0)
-    const other = piped('', { SERVICE_DEMO_PASSPHRASE: 'second' })
+    expect(await runKeysCli(['import', '--data-dir', dir], piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'first passphrase' }).io, fast)).toBe(0)
+    const other = piped('', { SERVICE_DEMO_PASSPHRASE: 'second passphrase' })
     expect(await runKeysCli(['generate', '--data-dir', dir], other.io, fast)).toBe(1)
     expect(other.err()).toMatch(/this passphrase does not open the keys already in .*keystore; the signer unlocks every key with one passphrase/)
+  })
+
+  it('a new key needs a passphrase of at least 8 characters from every source, not only the terminal (found by review)', async () => {
+    const dir = tempDir()
+    const short = path.join(tempDir(), 'pass')
+    writeFileSync(short, 'a\n', { mode: 0o600 })
+    for (const [env, said] of [
+      [{ SERVICE_DEMO_PASSPHRASE: 'seven c' }, 'SERVICE_DEMO_PASSPHRASE holds a passphrase of 7 characters; a new key needs one of at least 8 characters'],
+      [{ SERVICE_PASSPHRASE_FILE: short }, `SERVICE_PASSPHRASE_FILE (${short}) holds a passphrase of 1 character; a new key needs one of at least 8 characters`],
+    ] as const) {
+      for (const [command, stdin] of [['generate', ''], ['import', KEY], ['import-mnemonic', MNEMONIC]] as const) {
+        const run = piped(stdin, { ...env })
+        expect(await runKeysCli([command, '--data-dir', dir], run.io, fast)).toBe(1)
+        expect(run.err()).toContain(said)
+        expect(run.err()).not.toContain('seven c')
+      }
+    }
+    expect(new Keystore(path.join(dir, 'keystore')).list()).toEqual([])
+    // Eight characters (not UTF-16 units: each of these is two) are enough.
+    const eight = piped('', { SERVICE_DEMO_PASSPHRASE: '🔑'.repeat(8) })
+    expect(await runKeysCli(['generate', '--data-dir', dir], eight.io, fast)).toBe(0)
+    expect(newPassphraseProblem('🔑'.repeat(4), 'x')).toMatch(/^x holds a passphrase of 4 characters/)
+  })
+
+  it('a blank SERVICE_DEMO_PASSPHRASE is unset (it sealed keys with " "); both sources set is refused, naming both', async () => {
+    const dir = tempDir()
+    for (const blank of ['', ' ', '  \t ']) {
+      const run = piped('', { SERVICE_DEMO_PASSPHRASE: blank })
+      expect(await runKeysCli(['generate', '--data-dir', dir], run.io, fast)).toBe(1)
+      expect(run.err()).toMatch(/no keystore passphrase: set SERVICE_PASSPHRASE_FILE/)
+    }
+    const passFile = path.join(tempDir(), 'pass')
+    writeFileSync(passFile, 'file passphrase\n', { mode: 0o600 })
+    const blankAndFile = piped('', { SERVICE_DEMO_PASSPHRASE: ' ', SERVICE_PASSPHRASE_FILE: passFile })
+    expect(await runKeysCli(['generate', '--data-dir', dir], blankAndFile.io, fast)).toBe(0)
+    expect(await new Keystore(path.join(dir, 'keystore')).passphraseOpensExistingKeys('file passphrase')).toBe(true)
+    const both = piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'demo passphrase', SERVICE_PASSPHRASE_FILE: passFile })
+    expect(await runKeysCli(['import', '--data-dir', dir], both.io, fast)).toBe(1)
+    expect(both.err()).toBe('countersign-keys: SERVICE_DEMO_PASSPHRASE and SERVICE_PASSPHRASE_FILE are both set: unset one of them (keep SERVICE_PASSPHRASE_FILE, a file of mode 0600, for anything but a demo)\n')
+  })
+
+  it('keys sealed earlier with a shorter passphrase still unlock and reseal with it; only new keys need 8 characters', async () => {
+    const dir = tempDir()
+    const keystore = new Keystore(path.join(dir, 'keystore'))
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'old', dev: false })
+    const reseal = piped('', { SERVICE_DEMO_PASSPHRASE: 'pw' })
+    expect(await runKeysCli(['reseal', '--data-dir', dir], reseal.io, fast)).toBe(0)
+    expect(reseal.out()).toBe(`${KEY_ADDRESS}  old  resealed\n`)
+    expect((await keystore.unlockAll('pw')).map((k) => k.address)).toEqual([KEY_ADDRESS])
+    const add = piped('', { SERVICE_DEMO_PASSPHRASE: 'pw' })
+    expect(await runKeysCli(['generate', '--data-dir', dir], add.io, fast)).toBe(1)
+    expect(add.err()).toMatch(/SERVICE_DEMO_PASSPHRASE holds a passphrase of 2 characters; a new key needs one of at least 8 characters \(keys already sealed with a shorter one still unlock/)
   })
 
   it('on a terminal: asks for the key without echo, then the passphrase twice, and compares', async () => {
@@ -238,7 +294,7 @@ describe('countersign-keys', () => {
 
   it('finds the data dir in --data-dir, else SERVICE_DATA_DIR', async () => {
     const dir = tempDir()
-    const run = piped(KEY, { SERVICE_DEMO_PASSPHRASE: 'pw', SERVICE_DATA_DIR: dir })
+    const run = piped(KEY, { SERVICE_DEMO_PASSPHRASE: PASS, SERVICE_DATA_DIR: dir })
     expect(await runKeysCli(['import'], run.io, fast)).toBe(0)
     expect(readdirSync(path.join(dir, 'keystore'))).toEqual([`${KEY_ADDRESS.toLowerCase()}.json`])
     const list = piped('', { SERVICE_DATA_DIR: dir })
@@ -282,6 +338,59 @@ describe('countersign-keys', () => {
   })
 })
 
+describe('countersign-keys and the data directory', () => {
+  const modeOf = (dir: string) => (statSync(dir).mode & 0o7777).toString(8)
+
+  it('a command that writes creates a missing data dir 0700, as the services do; list creates nothing', async () => {
+    const dir = path.join(tempDir(), 'fresh', 'data')
+    const list = piped('')
+    expect(await runKeysCli(['list', '--data-dir', dir], list.io)).toBe(0)
+    expect(existsSync(dir)).toBe(false)
+    expect(await runKeysCli(['generate', '--data-dir', dir], piped('').io, { ...fast, onKeyAdded: auditKeyAdded })).toBe(0)
+    expect(modeOf(dir)).toBe('700')
+    expect(existsSync(path.join(dir, 'audit.db'))).toBe(true)
+  })
+
+  it('hsm-generate on a data dir that does not exist creates it before the token key, so the key is recorded once (found by review)', async () => {
+    const token = initSoftHsmToken('cs-keys-fresh')
+    const conf = process.env.SOFTHSM2_CONF
+    // SoftHSM reads its configuration at C_Initialize, from this process's environment.
+    process.env.SOFTHSM2_CONF = token.env.SOFTHSM2_CONF
+    try {
+      const dir = path.join(tempDir(), 'not-yet')
+      const run = piped('', { ...token.env })
+      expect(await runKeysCli(['hsm-generate', '--label', 'treasury', '--data-dir', dir], run.io, { onKeyAdded: auditKeyAdded })).toBe(0)
+      expect(run.err()).toBe('')
+      expect(modeOf(dir)).toBe('700')
+      const audit = openAuditLog(path.join(dir, 'audit.db'))
+      const events = audit.list({ limit: 10 })
+      await audit.close()
+      expect(events.map((e) => [e.event, e.data.address, e.data.backend])).toEqual([['key_generated', run.out().trim(), 'pkcs11']])
+    } finally {
+      if (conf === undefined) delete process.env.SOFTHSM2_CONF
+      else process.env.SOFTHSM2_CONF = conf
+    }
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('a data dir of another user (here 0777) is refused before any key is made or written, as the signer refuses it (as root: chown)', async () => {
+    const theirs = path.join(tempDir(), 'theirs')
+    mkdirSync(theirs)
+    chmodSync(theirs, 0o777)
+    chownSync(theirs, 65534, 65534)
+    for (const [command, stdin] of [['generate', ''], ['import', KEY], ['import-mnemonic', MNEMONIC], ['reseal', '']] as const) {
+      const run = piped(stdin)
+      expect(await runKeysCli([command, '--data-dir', theirs], run.io, { ...fast, onKeyAdded: auditKeyAdded })).toBe(1)
+      expect(run.err()).toBe(`countersign-keys: ${theirs} belongs to uid 65534, not to this process's user (uid 0): run as the directory's owner (in the systemd layout, sudo -u countersign-<process>), or give a directory of your own\n`)
+      expect(run.out()).toBe('')
+    }
+    const hsm = piped('', { SERVICE_PKCS11_MODULE: '/nonexistent/module.so', SERVICE_PKCS11_TOKEN_LABEL: 'x', SERVICE_PKCS11_PIN_FILE: '/nonexistent/pin' })
+    expect(await runKeysCli(['hsm-generate', '--label', 'x', '--data-dir', theirs], hsm.io)).toBe(1)
+    expect(hsm.err()).toContain(`${theirs} belongs to uid 65534`)
+    expect(readdirSync(theirs)).toEqual([])
+    expect(modeOf(theirs)).toBe('777')
+  })
+})
+
 describe('the compiled bin (dist/cli/keys.js)', () => {
   const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/keys.js')
   const run = (args: string[], stdin: string, env: Record<string, string>) =>
@@ -312,11 +421,11 @@ describe('countersign-keys reseal', () => {
   it('lists version 1 files with what to run, and reseal rewrites them (dev flag and label kept, now sealed); list and the signer then take them', async () => {
     const dir = tempDir()
     const keystore = new Keystore(path.join(dir, 'keystore'))
-    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'dev key', dev: true })
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, PASS, { label: 'dev key', dev: true })
     const before = piped('')
     expect(await runKeysCli(['list', '--data-dir', dir], before.io)).toBe(0)
     expect(before.out()).toBe(`${KEY_ADDRESS}  dev key  keystore  (dev)  (version 1: run countersign-keys reseal)\n`)
-    await expect(keystore.unlockAll('pw')).rejects.toThrow(/format version 1.*run countersign-keys reseal once/)
+    await expect(keystore.unlockAll(PASS)).rejects.toThrow(/format version 1.*run countersign-keys reseal once/)
 
     const wrong = piped('', { SERVICE_DEMO_PASSPHRASE: 'not it' })
     expect(await runKeysCli(['reseal', '--data-dir', dir], wrong.io, fast)).toBe(1)
@@ -328,7 +437,7 @@ describe('countersign-keys reseal', () => {
     const after = piped('')
     expect(await runKeysCli(['list', '--data-dir', dir], after.io)).toBe(0)
     expect(after.out()).toBe(`${KEY_ADDRESS}  dev key  keystore  (dev)\n`)
-    expect((await keystore.unlockAll('pw')).map((k) => [k.address, k.dev])).toEqual([[KEY_ADDRESS, true]])
+    expect((await keystore.unlockAll(PASS)).map((k) => [k.address, k.dev])).toEqual([[KEY_ADDRESS, true]])
     const again = piped('')
     expect(await runKeysCli(['reseal', '--data-dir', dir], again.io, fast)).toBe(0)
     expect(again.out()).toBe(`no version 1 key files in ${path.join(dir, 'keystore')}\n`)
@@ -337,7 +446,7 @@ describe('countersign-keys reseal', () => {
   it('the audit hook records keys_resealed with each key as sealed (address, label, dev), once, and no key material', async () => {
     const dir = tempDir()
     const keystore = new Keystore(path.join(dir, 'keystore'))
-    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'dev key', dev: true })
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, PASS, { label: 'dev key', dev: true })
     const hooks = { ...fast, onKeysResealed: auditKeysResealed }
     expect(await runKeysCli(['reseal', '--data-dir', dir], piped('').io, hooks)).toBe(0)
     // Nothing left to reseal: nothing recorded.
@@ -353,7 +462,7 @@ describe('countersign-keys reseal', () => {
   it('a reseal whose recording fails says so and exits 1, the files staying resealed', async () => {
     const dir = tempDir()
     const keystore = new Keystore(path.join(dir, 'keystore'))
-    await writeVersion1(keystore, KEY, KEY_ADDRESS, 'pw', { label: 'ops', dev: false })
+    await writeVersion1(keystore, KEY, KEY_ADDRESS, PASS, { label: 'ops', dev: false })
     const run = piped('')
     const failing = async () => {
       throw new Error('audit.db is read-only')

@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { OperatorError, dataDirOption, readDataDir } from '@countersign/shared'
+import { OperatorError, dataDirOption, makePrivateDir, readDataDir } from '@countersign/shared'
 import { printableLabel, type ScryptParams } from '../keystore/format.js'
 import { Keystore, type KeyEntry } from '../keystore/keystore.js'
 import { parseIndex, parseOptions, secretInArgv, UsageError } from './args.js'
@@ -26,8 +26,11 @@ export const USAGE = `usage: countersign-keys <command> [options]
   hsm-list                               list the PKCS#11 token's keys: address, label
 
 Every command takes --data-dir DIR (default: SERVICE_DATA_DIR, else ./data);
-the keystore is DIR/keystore. The passphrase comes from SERVICE_PASSPHRASE_FILE
-(mode 0600) or SERVICE_DEMO_PASSPHRASE, or is asked twice on a terminal. Keys
+the keystore is DIR/keystore; commands that add or reseal keys create DIR
+(0700) and refuse a link or another user's directory, as the signer does. The
+passphrase comes from SERVICE_PASSPHRASE_FILE (mode 0600) or
+SERVICE_DEMO_PASSPHRASE (not both), or is asked twice on a terminal; a new
+key needs one of at least 8 characters. Keys
 and mnemonics are read from stdin only, never from the command line. The hsm-
 commands, and list for token keys, use the signer's SERVICE_PKCS11_MODULE,
 SERVICE_PKCS11_TOKEN_LABEL and SERVICE_PKCS11_PIN_FILE (mode 0600).`
@@ -41,6 +44,17 @@ const OPTIONS: Record<string, string[]> = {
   'hsm-generate': ['label', 'data-dir'],
   'hsm-list': ['data-dir'],
 }
+
+/**
+ * Commands that write into the data directory (a key file, audit.db, or a
+ * key on the token recorded in audit.db). Before anything else they make
+ * the directory as the services do (makePrivateDir: created 0700, never a
+ * link or another user's directory). Otherwise hsm-generate on a fresh
+ * checkout created the token key and only then failed on the missing
+ * audit.db, so running it again made a second key; and keys were written
+ * into a directory the signer then refuses (both found by review).
+ */
+const WRITES_DATA_DIR: ReadonlySet<string> = new Set(['generate', 'import', 'import-mnemonic', 'reseal', 'hsm-generate'])
 
 export interface KeysCliOptions {
   /** Called after a key is saved, e.g. to audit it; a failure is reported and exits 1 (the key stays saved). */
@@ -76,6 +90,7 @@ export async function runKeysCli(argv: readonly string[], io: KeysIo, options: K
     if (!allowed) throw new UsageError(`unknown command ${/^[a-z-]{1,30}$/.test(command) ? `"${command}"` : ''}\n\n${USAGE}`)
     const opts = parseOptions(rest, allowed)
     const dataDir = dataDirOf(opts, io.env)
+    if (WRITES_DATA_DIR.has(command)) makePrivateDir(dataDir)
     const ctx: CommandContext = { keystore: new Keystore(path.join(dataDir, 'keystore')), io, ...(options.scrypt ? { scrypt: options.scrypt } : {}) }
     const label = opts.label === undefined ? {} : { label: opts.label }
     let result: KeyAdded

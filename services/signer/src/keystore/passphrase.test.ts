@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { PassThrough, Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { PassphraseError, promptHidden, readPassphraseFile, resolvePassphrase, type InputStream } from './passphrase.js'
+import { configuredPassphraseSource, PassphraseError, promptHidden, readPassphraseFile, resolvePassphrase, type InputStream } from './passphrase.js'
 
 const pipe = () => Object.assign(new PassThrough(), { isTTY: false }) as InputStream
 const sink = () => {
@@ -35,11 +35,26 @@ function passFile(content: string, mode: number): string {
 }
 
 describe('resolvePassphrase', () => {
-  it('prefers SERVICE_DEMO_PASSPHRASE, then SERVICE_PASSPHRASE_FILE', async () => {
+  it('takes SERVICE_DEMO_PASSPHRASE or SERVICE_PASSPHRASE_FILE, and refuses both set rather than let one silently win (found by review)', async () => {
     const file = passFile('from file\n', 0o600)
     const stderr = sink().stream
-    expect(await resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo', SERVICE_PASSPHRASE_FILE: file }, stdin: pipe(), stderr })).toBe('demo')
+    expect(await resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo' }, stdin: pipe(), stderr })).toBe('demo')
     expect(await resolvePassphrase({ env: { SERVICE_PASSPHRASE_FILE: file }, stdin: pipe(), stderr })).toBe('from file')
+    const both = resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo', SERVICE_PASSPHRASE_FILE: file }, stdin: pipe(), stderr })
+    await expect(both).rejects.toThrow(PassphraseError)
+    await expect(resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo', SERVICE_PASSPHRASE_FILE: file }, stdin: pipe(), stderr })).rejects.toThrow(
+      'SERVICE_DEMO_PASSPHRASE and SERVICE_PASSPHRASE_FILE are both set: unset one of them',
+    )
+    // A blank variable is unset, so the other one is the only source.
+    expect(await resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: '  ', SERVICE_PASSPHRASE_FILE: file }, stdin: pipe(), stderr })).toBe('from file')
+    expect(await resolvePassphrase({ env: { SERVICE_DEMO_PASSPHRASE: 'demo', SERVICE_PASSPHRASE_FILE: ' ' }, stdin: pipe(), stderr })).toBe('demo')
+  })
+
+  it('a blank or whitespace-only SERVICE_DEMO_PASSPHRASE is unset; a set one is taken exactly, spaces at its ends included', () => {
+    for (const blank of [' ', '\t', '   ']) expect(configuredPassphraseSource({ SERVICE_DEMO_PASSPHRASE: blank })).toBeNull()
+    expect(configuredPassphraseSource({ SERVICE_DEMO_PASSPHRASE: ' two words ' })).toEqual({ passphrase: ' two words ', source: 'SERVICE_DEMO_PASSPHRASE' })
+    const file = passFile('from file\n', 0o600)
+    expect(configuredPassphraseSource({ SERVICE_PASSPHRASE_FILE: file })).toEqual({ passphrase: 'from file', source: `SERVICE_PASSPHRASE_FILE (${file})` })
   })
 
   it('without a source on a pipe, says how to give one', async () => {

@@ -18,15 +18,37 @@ export interface PassphraseIo {
 export const HOW_TO_GIVE_A_PASSPHRASE =
   'set SERVICE_PASSPHRASE_FILE to a file holding it (mode 0600 or stricter), or SERVICE_DEMO_PASSPHRASE, or run on a terminal to be asked'
 
+/** A passphrase from the configuration, and where it came from, as an error message names it. */
+export interface ConfiguredPassphrase {
+  passphrase: string
+  source: string
+}
+
 /**
- * The configured non-interactive source, if any: SERVICE_DEMO_PASSPHRASE
- * (taken exactly as given: spaces at either end are part of a passphrase),
- * else SERVICE_PASSPHRASE_FILE (read through its config reader).
+ * The configured non-interactive source, if any, and which it is:
+ * SERVICE_DEMO_PASSPHRASE (taken exactly as given: spaces at either end are
+ * part of a passphrase), else SERVICE_PASSPHRASE_FILE (read through its
+ * config reader). A blank SERVICE_DEMO_PASSPHRASE is unset, as every blank
+ * value is in the configuration: a stray space would otherwise seal keys
+ * with " " (found by review). Both set is refused rather than one silently
+ * winning: the operator could not tell which passphrase sealed the keys.
  */
-export function configuredPassphrase(env: PassphraseIo['env']): string | null {
-  if (env.SERVICE_DEMO_PASSPHRASE) return env.SERVICE_DEMO_PASSPHRASE
+export function configuredPassphraseSource(env: PassphraseIo['env']): ConfiguredPassphrase | null {
+  const demo = env.SERVICE_DEMO_PASSPHRASE
+  const demoSet = demo !== undefined && demo.trim() !== ''
+  if (demoSet && env.SERVICE_PASSPHRASE_FILE?.trim()) {
+    throw new PassphraseError(
+      'SERVICE_DEMO_PASSPHRASE and SERVICE_PASSPHRASE_FILE are both set: unset one of them (keep SERVICE_PASSPHRASE_FILE, a file of mode 0600, for anything but a demo)',
+    )
+  }
+  if (demoSet) return { passphrase: demo, source: 'SERVICE_DEMO_PASSPHRASE' }
   const file = readVariable(env, 'SERVICE_PASSPHRASE_FILE')
-  return file ? readPassphraseFile(file, env) : null
+  return file ? { passphrase: readPassphraseFile(file, env), source: `SERVICE_PASSPHRASE_FILE (${file})` } : null
+}
+
+/** The configured passphrase alone (configuredPassphraseSource without the source). */
+export function configuredPassphrase(env: PassphraseIo['env']): string | null {
+  return configuredPassphraseSource(env)?.passphrase ?? null
 }
 
 /**
