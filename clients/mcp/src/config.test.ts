@@ -32,4 +32,20 @@ describe('configFromEnv', () => {
     expect(() => configFromEnv(env)).toThrow(ConfigError)
     expect(() => configFromEnv(env)).toThrow(message)
   })
+
+  it.each(['http://alice:S3CRET@127.0.0.1:3100', 'http://alice@127.0.0.1:3100', 'ftp://alice:S3CRET@x', 'alice:S3CRET@[bad'])(
+    'refuses COUNTERSIGN_URL %s with credentials, never repeating them (found by review: the start line and every tool error printed them)',
+    (url) => {
+      let err: unknown
+      try {
+        configFromEnv({ COUNTERSIGN_URL: url })
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(ConfigError)
+      expect((err as Error).message).toMatch(/^COUNTERSIGN_URL (must not contain a user name or password|must be an http\(s\) URL)/)
+      expect((err as Error).message).not.toContain('S3CRET')
+      expect((err as Error).message).not.toContain('alice')
+    },
+  )
 })

@@ -2,7 +2,7 @@
 // `env` in its server entry). Read once at start; a bad value stops the
 // server with one line naming it, before any tool is offered.
 import type { Address, ChainId } from '@countersign/client'
-import { DEFAULT_CHAIN_ID, DEFAULT_URL } from '@countersign/client'
+import { DEFAULT_CHAIN_ID, DEFAULT_URL, serviceUrlProblem, urlWithoutCredentials } from '@countersign/client'
 
 export interface McpConfig {
   /** COUNTERSIGN_URL: the gateway's base URL. */
@@ -30,11 +30,15 @@ export function configFromEnv(env: Record<string, string | undefined>): McpConfi
     return v ? v : undefined
   }
   const url = get('COUNTERSIGN_URL') ?? DEFAULT_URL
+  // Credentials are refused first, so no message (and not the start line, which prints the URL) ever repeats them.
+  const urlProblem = serviceUrlProblem(url)
+  if (urlProblem) throw new ConfigError(`COUNTERSIGN_URL ${urlProblem}`)
   try {
     const u = new URL(url)
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)')
   } catch {
-    throw new ConfigError(`COUNTERSIGN_URL must be an http(s) URL such as ${DEFAULT_URL}; got "${url}"`)
+    const shown = urlWithoutCredentials(url)
+    throw new ConfigError(`COUNTERSIGN_URL must be an http(s) URL such as ${DEFAULT_URL}; got ${shown === url ? `"${url}"` : shown}`)
   }
   const wallet = get('COUNTERSIGN_WALLET')
   if (wallet !== undefined && !ADDRESS.test(wallet)) throw new ConfigError(`COUNTERSIGN_WALLET must be an address (0x + 40 hex); got "${wallet}"`)

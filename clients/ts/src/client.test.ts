@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeIntent } from '@countersign/shared/testing/intents'
 import { CountersignClient } from './client.js'
-import { NotFoundError, ResponseTooLargeError, SentButUnconfirmedError, UnexpectedResponseError } from './errors.js'
+import { NotFoundError, ResponseTooLargeError, SentButUnconfirmedError, ServiceUnreachableError, UnexpectedResponseError } from './errors.js'
 
 const servers: http.Server[] = []
 afterEach(async () => {
@@ -189,6 +189,32 @@ describe('where the client sends', () => {
     })
     await expect(client.approveAndSend(intent)).rejects.toBeInstanceOf(UnexpectedResponseError)
     expect(calls).toEqual(['/v1/tx/approve-request'])
+  })
+})
+
+describe('a URL with credentials (found by review: every error, and so an MCP tool result, carried the password)', () => {
+  it.each(['http://alice:S3CRET@127.0.0.1:3100', 'http://alice@127.0.0.1:3100', 'https://:S3CRET@gateway.example/'])('%s is refused in the constructor, without repeating it', (url) => {
+    let err: unknown
+    try {
+      new CountersignClient({ url })
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeInstanceOf(TypeError)
+    expect((err as Error).message).toMatch(/^url must not contain a user name or password \(user:password@host; not shown here\): .*such as http:\/\/127\.0\.0\.1:3100$/)
+    expect((err as Error).message).not.toContain('S3CRET')
+    expect((err as Error).message).not.toContain('alice')
+  })
+
+  it('a plain URL is taken as before', () => {
+    expect(new CountersignClient({ url: 'http://127.0.0.1:3100/' }).url).toBe('http://127.0.0.1:3100')
+    expect(new CountersignClient({}).url).toBe('http://127.0.0.1:3100')
+  })
+
+  it('ServiceUnreachableError never shows user:password of the URL it names', () => {
+    expect(new ServiceUnreachableError('http://alice:S3CRET@127.0.0.1:3100', new Error('fetch failed')).message).toBe('service_unreachable (0): no answer from http://127.0.0.1:3100/: fetch failed')
+    expect(new ServiceUnreachableError('alice:S3CRET@[bad', new Error('x')).message).not.toContain('S3CRET')
+    expect(new ServiceUnreachableError('http://127.0.0.1:1', new Error('x')).message).toContain('no answer from http://127.0.0.1:1: x')
   })
 })
 

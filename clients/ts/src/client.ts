@@ -62,6 +62,25 @@ export function checkMs(name: string, value: number): number {
   return value
 }
 
+/**
+ * What is wrong with a service URL that carries credentials (user:password@),
+ * or null. countersign takes none in its URL (operator calls send
+ * operatorToken in a header); fetch refuses such a URL on every request, and
+ * the URL, password included, would go into each error message, an MCP
+ * tool's result and the logs (found by review). The wording never repeats
+ * the URL. A URL that does not parse is left to fetch, as before.
+ */
+export function serviceUrlProblem(url: string): string | null {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return null
+  }
+  if (!parsed.username && !parsed.password) return null
+  return `must not contain a user name or password (user:password@host; not shown here): countersign takes no credentials in its URL (operator calls send operatorToken in a header); give the gateway's address alone, such as ${DEFAULT_URL}`
+}
+
 export interface CallOptions {
   signal?: AbortSignal
   /** Overrides the client's per-call timeout. */
@@ -80,6 +99,8 @@ export class CountersignClient {
   private readonly maxResponseBytes: number
 
   constructor(opts: ClientOptions = {}) {
+    const urlProblem = serviceUrlProblem(opts.url ?? DEFAULT_URL)
+    if (urlProblem) throw new TypeError(`url ${urlProblem}`)
     this.url = (opts.url ?? DEFAULT_URL).replace(/\/+$/, '')
     this.fetchImpl = opts.fetch ?? globalThis.fetch
     this.timeoutMs = checkMs('requestTimeoutMs', opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)

@@ -267,7 +267,7 @@ export class SkillHasNoEntryError extends CountersignError {
 export class ServiceUnreachableError extends CountersignError {
   override name = 'ServiceUnreachableError'
   constructor(url: string, cause: unknown) {
-    super(0, { error: 'service_unreachable', message: `no answer from ${url}: ${cause instanceof Error ? cause.message : String(cause)}` })
+    super(0, { error: 'service_unreachable', message: `no answer from ${urlWithoutCredentials(url)}: ${cause instanceof Error ? cause.message : String(cause)}` })
     this.cause = cause
   }
   /**
@@ -279,6 +279,28 @@ export class ServiceUnreachableError extends CountersignError {
   get neverConnected(): boolean {
     return connectFailed(this.cause)
   }
+}
+
+/**
+ * `url` as an error message may show it: without user:password@, which the
+ * client refuses anyway (an error reaches logs and an MCP tool's result).
+ * Anything but a parsed http(s) URL ("alice:pw@host" parses as the scheme
+ * "alice:") is shown only when it has no @ that could end credentials.
+ */
+export function urlWithoutCredentials(url: string): string {
+  let parsed: URL | null = null
+  try {
+    parsed = new URL(url)
+  } catch {
+    // shown below, or not
+  }
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:')) {
+    if (!parsed.username && !parsed.password) return url
+    parsed.username = ''
+    parsed.password = ''
+    return parsed.href
+  }
+  return url.includes('@') ? `a URL of ${url.length} characters (not shown: it may hold a password)` : url
 }
 
 /** Errors of a connection that was never made (Node's net/dns codes, undici's connect timeout). */
