@@ -34,4 +34,14 @@ describe('the .env file of npm start', () => {
     mkdirSync(notAFile)
     expect(() => loadEnvFile(notAFile, {})).toThrow(new OperatorError(`cannot read ${notAFile}: EISDIR`))
   })
+
+  it('a key set on two lines is refused naming both lines (it kept the first value; systemd, compose and dotenv keep the last: found by review)', () => {
+    const file = path.join(dir(), '.env')
+    writeFileSync(file, 'SERVICE_POLICY_FILE=/etc/countersign/old.json\n# a later override\nSERVICE_PORT=3200\nexport SERVICE_POLICY_FILE="/etc/countersign/new.json"\n')
+    const env: Record<string, string | undefined> = {}
+    expect(() => loadEnvFile(file, env)).toThrow(new OperatorError(`${file}:4: SERVICE_POLICY_FILE is set again (first on line 1); keep one of the two lines`))
+    // Refused even when the environment sets it (neither line would be used, but the file is still wrong), and for the same value twice.
+    writeFileSync(file, 'SERVICE_PORT=3200\nSERVICE_PORT=3200\n')
+    expect(() => loadEnvFile(file, { SERVICE_PORT: '1' })).toThrow(`${file}:2: SERVICE_PORT is set again (first on line 1)`)
+  })
 })
