@@ -15,12 +15,16 @@ export const DEV_CHAIN_ID = 8453
 
 /**
  * True when no chain is configured (no SERVICE_RPC_URL_<chain id>, no
- * BASE_RPC_URL): npm start then brings up the development stack.
+ * BASE_RPC_URL): npm start then brings up the development stack. A blank
+ * value is unset, as the services read it (found by review: a whitespace-only
+ * SERVICE_RPC_URL_8453 counted as a chain here while the services ignored it,
+ * and the stack ran with no chain); one naming a chain countersign does not
+ * support counts as configured, and the services refuse it by name.
  * @param {Record<string, string | undefined>} env
  * @returns {boolean}
  */
 export function isDevMode(env) {
-  return !Object.keys(env).some((k) => /^SERVICE_RPC_URL_\d+$/.test(k) && env[k]) && !env.BASE_RPC_URL
+  return !Object.keys(env).some((k) => /^SERVICE_RPC_URL_\d+$/.test(k) && env[k]?.trim()) && !env.BASE_RPC_URL?.trim()
 }
 
 /**

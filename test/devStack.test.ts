@@ -6,8 +6,21 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { devModeRefusal } from '../scripts/dev-stack.mjs'
+import { devModeRefusal, isDevMode } from '../scripts/dev-stack.mjs'
 import { freePort, killOnExit, repoRoot, tempDataDir } from './support/processes.js'
+
+// Found by review: a whitespace-only SERVICE_RPC_URL_8453 counted as a configured chain here while the
+// services ignored it, and npm start ran the stack with no chain at all.
+describe('isDevMode', () => {
+  it('is dev mode when no RPC URL is set, blank ones counting as unset', () => {
+    expect(isDevMode({})).toBe(true)
+    expect(isDevMode({ SERVICE_RPC_URL_8453: ' ', BASE_RPC_URL: '' })).toBe(true)
+    expect(isDevMode({ SERVICE_RPC_URL_8453: 'http://127.0.0.1:8545' })).toBe(false)
+    expect(isDevMode({ BASE_RPC_URL: 'https://base.example' })).toBe(false)
+    // Not dev mode: the services then refuse the unsupported chain by name (readRpcUrls).
+    expect(isDevMode({ SERVICE_RPC_URL_137: 'http://polygon.example' })).toBe(false)
+  })
+})
 
 describe('devModeRefusal (the dev stack and a PKCS#11 token)', () => {
   it('refuses any non-blank SERVICE_PKCS11_* variable, naming each and what to do', () => {

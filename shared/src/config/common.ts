@@ -63,8 +63,20 @@ export interface RpcUrl {
 /** Legacy variable that serves chain 8453 when SERVICE_RPC_URL_8453 is unset (DESIGN.md §3). */
 export const LEGACY_BASE_RPC_VAR = 'BASE_RPC_URL'
 
-/** SERVICE_RPC_URL_{chainId} for each supported chain, BASE_RPC_URL standing in for 8453; only configured chains appear. */
+/**
+ * SERVICE_RPC_URL_{chainId} for each supported chain, BASE_RPC_URL standing
+ * in for 8453; only configured chains appear. One for a chain countersign
+ * does not support is refused, naming it: found by review, a
+ * SERVICE_RPC_URL_137 was ignored by the services while the launcher took it
+ * for a configured chain, and the stack ran with no chain at all.
+ */
 export function readRpcUrls(env: Env): RpcUrl[] {
+  for (const [name, value] of Object.entries(env)) {
+    const chain = /^SERVICE_RPC_URL_(\d+)$/.exec(name)?.[1]
+    if (chain !== undefined && value?.trim() && !(SUPPORTED_CHAIN_IDS as readonly number[]).includes(Number(chain))) {
+      throw new ConfigError(`${name} names chain ${chain}, which countersign does not support (supported: ${SUPPORTED_CHAIN_IDS.join(', ')}); unset it`)
+    }
+  }
   const legacy = readVariable(env, LEGACY_BASE_RPC_VAR)
   const urls: RpcUrl[] = []
   for (const chainId of SUPPORTED_CHAIN_IDS) {

@@ -113,4 +113,13 @@ describe('the shared settings', () => {
     expect(readRpcUrls({ SERVICE_RPC_URL_8453: 'http://c', BASE_RPC_URL: 'https://b' })).toEqual([{ chainId: 8453, url: 'http://c', variable: 'SERVICE_RPC_URL_8453' }])
     expect(() => readRpcUrls({ BASE_RPC_URL: 'base.example' })).toThrow(/^BASE_RPC_URL must be an http/)
   })
+
+  // Found by review: the services ignored SERVICE_RPC_URL_137 while npm start took it for a configured chain.
+  it('refuses an RPC URL for a chain countersign does not support, naming it; a blank one is unset', () => {
+    expect(() => readRpcUrls({ SERVICE_RPC_URL_137: 'http://polygon.example' })).toThrow(
+      'SERVICE_RPC_URL_137 names chain 137, which countersign does not support (supported: 1, 10, 42161, 8453); unset it',
+    )
+    expect(() => readRpcUrls({ SERVICE_RPC_URL_8453: 'http://c', SERVICE_RPC_URL_0: 'http://z' })).toThrow(ConfigError)
+    expect(readRpcUrls({ SERVICE_RPC_URL_137: '  ', SERVICE_RPC_URL_8453: ' ' })).toEqual([])
+  })
 })
