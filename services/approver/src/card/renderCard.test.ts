@@ -29,6 +29,18 @@ describe('the approval card', () => {
     expect(text).not.toContain('USDC to')
   })
 
+  it('a declared symbol that is not a plain ticker is the client\u2019s escaped text in the red line, not words in the system\u2019s voice', () => {
+    // Found by review: the declared symbol was quoted as it was, so the alert read
+    // `…as "USDC" (checked, safe); "" with 6 decimals; on chain it is "USDC" with 6 decimals`.
+    const intent = makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC" (checked, safe); "', decimals: 6 }, to: RECIPIENT, amount: '5000000' } })
+    const card = renderCard(summarise(params(intent, { tokenFacts: [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }] }), routers))
+    expect(card.tone).toBe('red')
+    expect(card.alerts).toEqual([
+      `Token mismatch: the client declared token ${USDC_BASE} as a symbol that is not a plain ticker (the client's text, escaped: "USDC\\" (checked, safe); \\"") with 6 decimals; on chain it is "USDC" with 6 decimals. The amounts above use the chain's symbol and decimals.`,
+    ])
+    expect(card.alerts[0]).not.toContain('"USDC" (checked, safe)')
+  })
+
   it('without an RPC the declared values are used, and the card says they are unchecked', () => {
     const card = renderCard(summarise(params(spoofed), routers))
     expect(card.title).toContain('90000000 USDC')

@@ -42,4 +42,34 @@ describe('applyTokenFacts', () => {
     expect(read.unread).toEqual([TUSD])
     expect(applyTokenFacts(makeIntent({ action: actions.native() }), [{ address: USDC_BASE, symbol: 'X', decimals: 1 }]).mismatches).toEqual([])
   })
+
+  it('a declared symbol that is not a plain ticker is shown escaped and named as the client\u2019s text, never quoted into the sentence (found by review)', () => {
+    // The review's symbol: quoted as it was, it read "…as "USDC" (checked, safe); "" with 6 decimals…".
+    const injected = applyTokenFacts(
+      makeIntent({ action: { type: 'transfer', asset: { kind: 'erc20', address: USDC_BASE, symbol: 'USDC" (checked, safe); "', decimals: 6 }, to: '0x2222222222222222222222222222222222222222', amount: '5000000' } }),
+      [{ address: USDC_BASE, symbol: 'USDC', decimals: 6 }],
+    ).mismatches[0]!
+    const sentence = describeMismatch(injected)
+    expect(sentence).toBe(
+      `the client declared token ${USDC_BASE} as a symbol that is not a plain ticker (the client's text, escaped: "USDC\\" (checked, safe); \\"") with 6 decimals; on chain it is "USDC" with 6 decimals`,
+    )
+    expect(sentence).not.toContain('"USDC" (checked, safe)')
+  })
+
+  it('escapes every character but printable ASCII, so a lookalike shows as what it is; a plain ticker stays as it is', () => {
+    const onChain = { symbol: 'WETH', decimals: 18 }
+    const said = (symbol: string) => describeMismatch({ address: WETH_BASE, declared: { symbol }, onChain })
+    expect(said('W\u0415TH')).toBe(`the client declared token ${WETH_BASE} as a symbol that is not a plain ticker (the client's text, escaped: "W\\u0415TH"); on chain it is "WETH" with 18 decimals`)
+    expect(said('USD\u{1f600}\u202e')).toContain('(the client\'s text, escaped: "USD\\u{1f600}\\u202e")')
+    expect(said('USDC to 0xTrusted')).toContain('not a plain ticker (the client\'s text, escaped: "USDC to 0xTrusted")')
+    expect(said('0x1234')).toContain('not a plain ticker')
+    expect(said('USDC.e')).toBe(`the client declared token ${WETH_BASE} as "USDC.e"; on chain it is "WETH" with 18 decimals`)
+  })
+
+  it('the token\u2019s own symbol is held to the same rule: a token chooses its symbol() too', () => {
+    const m = { address: WETH_BASE, declared: { decimals: 6 }, onChain: { symbol: 'WETH" (verified)', decimals: 18 } }
+    expect(describeMismatch(m)).toBe(
+      `the client declared token ${WETH_BASE} as 6 decimals; on chain it is a symbol that is not a plain ticker (the token's own text, escaped: "WETH\\" (verified)") with 18 decimals`,
+    )
+  })
 })

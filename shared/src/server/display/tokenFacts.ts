@@ -1,5 +1,6 @@
 import type { Asset, TxIntent } from '../../types.js'
 import type { TokenFact } from '../../protocol/approver.js'
+import { displayableSymbol } from '../../builders/describe.js'
 
 export type { TokenFact }
 
@@ -63,9 +64,37 @@ export function applyTokenFacts(intent: TxIntent, facts: readonly TokenFact[]): 
   return { shown: changed ? ({ ...intent, action: action as unknown as TxIntent['action'] }) : intent, mismatches: unique, unread }
 }
 
+/**
+ * A symbol as a JSON string with every character but printable ASCII as its
+ * escape (astral ones as `\u{…}`), like the gateway's lookalike warning
+ * (`symbolAsWritten`, which shared may not import): a quote inside it is
+ * `\"`, so it cannot end the quotes and go on in the sentence around it,
+ * and a letter of another script shows as what it is (`W\u0415TH`).
+ * escapeJsonForDisplay would leave such letters as they are.
+ */
+function symbolAsWritten(symbol: string): string {
+  return JSON.stringify(symbol).replace(/[^\x20-\x7e]/gu, (c) => {
+    const cp = c.codePointAt(0)!
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`
+  })
+}
+
+/**
+ * A symbol that came from outside (`whose`: the client's declaration, or the
+ * token's own symbol()) inside the system's sentence. Found by review: a
+ * declared symbol was quoted as it was, so `USDC" (checked, safe); "` read
+ * as the system's own words inside the red alert. Only a plain ticker
+ * (displayableSymbol) is shown as it is; anything else is said to be not
+ * one, and is shown escaped and named as whose text it is.
+ */
+function quotedSymbol(symbol: string, whose: string): string {
+  if (displayableSymbol(symbol) === symbol) return `"${symbol}"`
+  return `a symbol that is not a plain ticker (${whose} text, escaped: ${symbolAsWritten(symbol)})`
+}
+
 /** One sentence for the operator (and the risk factor's detail). */
 export function describeMismatch(m: TokenMismatch): string {
-  const declared = [m.declared.symbol !== undefined ? `"${m.declared.symbol}"` : null, m.declared.decimals !== undefined ? `${m.declared.decimals} decimals` : null].filter(Boolean).join(' with ')
-  const chain = [m.onChain.symbol !== null ? `"${m.onChain.symbol}"` : 'no symbol', m.onChain.decimals !== null ? `${m.onChain.decimals} decimals` : 'unknown decimals'].join(' with ')
+  const declared = [m.declared.symbol !== undefined ? quotedSymbol(m.declared.symbol, "the client's") : null, m.declared.decimals !== undefined ? `${m.declared.decimals} decimals` : null].filter(Boolean).join(' with ')
+  const chain = [m.onChain.symbol !== null ? quotedSymbol(m.onChain.symbol, "the token's own") : 'no symbol', m.onChain.decimals !== null ? `${m.onChain.decimals} decimals` : 'unknown decimals'].join(' with ')
   return `the client declared token ${m.address} as ${declared}; on chain it is ${chain}`
 }
