@@ -284,6 +284,33 @@ describe('signer start-up', () => {
     expect(signer.output()).not.toContain('ready')
   })
 
+  // Found by review: two signers on one data directory both removed the "stale" socket and both listened; the
+  // first was unreachable from then on, and the second had unlocked every key and written audit checkpoints.
+  it('a second signer, approver or gateway on a data directory in use stops at once, and the running stack keeps signing', async () => {
+    const refused = async (service: 'signer' | 'approver' | 'gateway', env: Record<string, string>, dataDir: string) => {
+      const second = spawnService(`${service}-second`, entries[service], env)
+      expect(await second.exited(), second.output()).toBe(1)
+      expect(second.output()).toContain(`another ${service} is running on the data directory ${dataDir} (it holds ${path.join(dataDir, `${service}.lock`)})`)
+      expect(second.output()).not.toMatch(/keystore unlocked|audit key|ready/)
+    }
+    await refused('signer', stack.env, stack.dataDir)
+    await refused('gateway', { ...stack.env, SERVICE_PORT: String(await freePort()), SERVICE_RPC_URL_8453: base.rpcUrl }, stack.dataDir)
+    // This stack runs no approver: two on a data directory of their own.
+    const approverDir = tempDataDir()
+    const first = spawnService('approver-first', entries.approver, { SERVICE_DATA_DIR: approverDir, SERVICE_APPROVER_PORT: String(await freePort()) })
+    try {
+      await waitFor(() => first.output().includes('ready'), { timeoutMs: 15_000, what: 'the first approver' })
+      await refused('approver', { SERVICE_DATA_DIR: approverDir, SERVICE_APPROVER_PORT: String(await freePort()) }, approverDir)
+    } finally {
+      first.kill()
+    }
+    const i = intent(native(BOB, '1000'))
+    let r = await stack.post('/v1/tx/sign-and-send', { intent: i })
+    if (r.status === 403 && r.body.error === 'approval_required') r = await stack.post('/v1/tx/sign-and-send', { intent: i, approvalTokenId: await stack.grant(i) })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect((await receipt(r.body.txHash)).status).toBe('success')
+  })
+
   it('a gateway whose RPC URL points at another chain refuses to start, naming the variable', async () => {
     const gw = spawnService('gateway-wrong-chain', entries.gateway, { SERVICE_DATA_DIR: tempDataDir(), SERVICE_PORT: String(await freePort()), SERVICE_RPC_URL_1: base.rpcUrl })
     expect(await gw.exited()).toBe(1)

@@ -26,3 +26,4 @@ export * from './config/index.js'
 // The public API's response bodies: types only (nothing loads at run time), for clients.
 export type * from './server/wire.js'
 export * from './files/openDatabase.js'
+export * from './files/instanceLock.js'

@@ -18,6 +18,7 @@ import {
   loadPolicyFile,
   localUrlOf,
   quorumFor,
+  holdInstanceLock,
   makePrivateDir,
   openAuditLog,
   requestApprovalParamsSchema,
@@ -76,6 +77,10 @@ async function main(): Promise<void> {
   // The same policy file as the gateway and the signer: the approver decides for itself which requests need a quorum.
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   makePrivateDir(config.dataDir)
+  // Before anything is read or bound: a second approver on this data directory stops here, in one sentence.
+  // Held for the process's life (the exit listener also keeps it from being collected, which would drop it).
+  const instanceLock = holdInstanceLock(config.dataDir, 'approver')
+  process.once('exit', () => instanceLock.release())
   // Loaded before the socket opens: the gateway may ask about it at once.
   // SERVICE_OPERATORS_FILE (named operators, each with their own token) replaces the single operator token.
   const namedOps = config.operatorAuth && config.operatorsFile ? loadOperatorsFile(config.operatorsFile) : null

@@ -6,6 +6,7 @@ import {
   describeFailure,
   defaultPolicyConfig,
   loadPolicyFile,
+  holdInstanceLock,
   makePrivateDir,
   openAuditLog,
   routerTableFromEnv,
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
   await verifyChainIds(chains, config.rpcUrlSources)
 
   makePrivateDir(config.dataDir)
+  // Before anything is read or bound: a second gateway on this data directory stops here, in one sentence.
+  // Held for the process's life (the exit listener also keeps it from being collected, which would drop it).
+  const instanceLock = holdInstanceLock(config.dataDir, 'gateway')
+  process.once('exit', () => instanceLock.release())
   const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
   const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
   const sockets = socketConfigFromEnv(process.env, config.dataDir)

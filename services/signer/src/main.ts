@@ -8,6 +8,7 @@ import {
   defaultPolicyConfig,
   describeFailure,
   loadPolicyFile,
+  holdInstanceLock,
   makePrivateDir,
   AUDIT_PUBLIC_KEY_FILE,
   routerTableFromEnv,
@@ -42,6 +43,10 @@ async function main(): Promise<void> {
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()
   const routers = routerTableFromEnv(process.env)
   makePrivateDir(config.dataDir)
+  // Before anything is read or bound: a second signer on this data directory stops here, in one sentence.
+  // Held for the process's life (the exit listener also keeps it from being collected, which would drop it).
+  const instanceLock = holdInstanceLock(config.dataDir, 'signer')
+  process.once('exit', () => instanceLock.release())
 
   const keystore = new Keystore(config.keystoreDir)
   keystore.ensureDir()
