@@ -393,6 +393,44 @@ describe('signer core', () => {
     expect(byIntent.sort()).toEqual([[i.id, false], [j.id, true]].sort())
   })
 
+  it("a replacement stored while the first signature's flag is on its way keeps its own flag unset: killed before its event, it is audited late at start", async () => {
+    const s = setup()
+    const i = s.intent({ action: actions.transfer() }) // allowed by policy: the first signature takes no token
+    // The first signature's event is slow to commit; its flag is set a tick after it.
+    let release!: () => void
+    s.auditLink.held = new Promise<void>((r) => (release = r))
+    const first = s.core.sign(s.params(i, { nonce: 0 }))
+    while (!s.signatures.byIntent(i.id)) await new Promise((r) => setImmediate(r))
+    const s1 = s.signatures.byIntent(i.id)!
+    // Meanwhile a replacement is stored, and the process dies before its event commits.
+    s.advance(1) // the replacement's approval comes after the signature it replaces
+    const token = await s.grant(i)
+    s.auditLink.down = true
+    await expect(s.core.sign(s.params(i, { nonce: 1, replaces: s1.txHash as Hex, approvalTokenId: token }))).rejects.toThrow(/simulated kill/)
+    const r = s.signatures.byIntent(i.id)!
+    expect(r).toMatchObject({ nonce: 1, replacesTxHash: s1.txHash })
+    // The first signature's event commits (it was past the kill point); its flag, a tick later, is its own.
+    s.auditLink.down = false
+    release()
+    expect(await first).toMatchObject({ txHash: s1.txHash, repeated: false })
+    for (let n = 0; n < 5; n++) await new Promise((r) => setImmediate(r))
+    expect(s.db.prepare('SELECT tx_hash AS txHash, audited FROM signatures WHERE intent_id = ?').get(i.id)).toEqual({ txHash: r.txHash, audited: 0 })
+    expect(s.signatures.isAudited(i.id, r.txHash)).toBe(false)
+    expect(s.signatures.isAudited(i.id, s1.txHash)).toBe(false) // no longer the stored one
+    // Restart: the replacement is found without its event and gets it, late.
+    const restarted = createSignerCore(s.deps)
+    expect(await restarted.auditMissed()).toEqual({ late: 1, logged: 0 })
+    const logged = () => s.events().filter((e) => e.event.startsWith('signature_')).map((e) => [e.event, e.data.txHash, e.data.late ?? false])
+    expect(logged().sort()).toEqual([['signature_created', s1.txHash, false], ['signature_replaced', r.txHash, true]].sort())
+    expect(s.events().find((e) => e.event === 'signature_replaced')).toMatchObject({ intentId: i.id, data: { nonce: 1, replacedTxHash: s1.txHash, replacedNonce: 0, late: true } })
+    // Its flag is set now: a retry gets the replacement back and nothing is written twice, nor at the next start.
+    await new Promise((r) => setImmediate(r))
+    expect(s.signatures.isAudited(i.id, r.txHash)).toBe(true)
+    expect(await restarted.sign(s.params(i, { nonce: 1 }))).toMatchObject({ txHash: r.txHash, nonce: 1, repeated: true })
+    expect(await createSignerCore(s.deps).auditMissed()).toEqual({ late: 0, logged: 0 })
+    expect(logged()).toHaveLength(2)
+  })
+
   it('refuses a transaction that differs from the one the intent builds (a compromised gateway)', async () => {
     const s = setup()
     const i = s.intent({ action: actions.transfer() })

@@ -132,21 +132,25 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   // the signatures stored in it, if any). Nothing replies about them: a flag
   // lost in a power cut or a failed write only makes a repeat look for the
   // event in audit.db, or the next start write it again, marked late.
-  const toMark = new Set<string>()
-  function markAuditedSoon(intentId: string): void {
+  // Keyed by intent and transaction: a replacement of the intent stored
+  // before the flag is written must not take the flag of the signature it
+  // replaced (its own event may never commit; found by review).
+  const toMark = new Map<string, { intentId: string; txHash: string }>()
+  const markKey = (s: { intentId: string; txHash: string }) => `${s.intentId} ${s.txHash}`
+  function markAuditedSoon(s: StoredSignature): void {
     if (toMark.size === 0) {
       storeTurn
         .run(() => {
-          const ids = [...toMark]
+          const marks = [...toMark.values()]
           toMark.clear()
-          for (const id of ids) signatures.markAudited(id)
+          for (const m of marks) signatures.markAudited(m.intentId, m.txHash)
         })
         // signer.db closed under it (shutdown) or locked: these flags are dropped (see above), and the next one schedules afresh.
         .catch(() => toMark.clear())
     }
-    toMark.add(intentId)
+    toMark.set(markKey(s), { intentId: s.intentId, txHash: s.txHash })
   }
-  const isAudited = (intentId: string) => toMark.has(intentId) || signatures.isAudited(intentId)
+  const isAudited = (s: StoredSignature) => toMark.has(markKey(s)) || signatures.isAudited(s.intentId, s.txHash)
   // Audit appends not yet durable, by intent: a repeat of the intent meanwhile
   // answers after the same event, and neither writes it again nor answers
   // before it is on disk.
@@ -181,7 +185,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     const logged = loggedSince(missed.reduce((min, s) => Math.min(min, s.createdAt), Infinity))
     for (const s of missed) {
       if (logged.has(eventKey(eventOf(s), s.intentId, s.txHash))) {
-        markAuditedSoon(s.intentId)
+        markAuditedSoon(s)
         counts.logged += 1
       } else {
         await auditSignature(s, true)
@@ -203,7 +207,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
 
   /** What a repeat of an already signed intent waits for before it answers: its signature's event, durable. */
   function signatureAudited(s: StoredSignature): Promise<unknown> | undefined {
-    return auditsInFlight.get(s.intentId) ?? (isAudited(s.intentId) ? undefined : auditLate([s]))
+    return auditsInFlight.get(s.intentId) ?? (isAudited(s) ? undefined : auditLate([s]))
   }
 
   async function appendSignatureEvent(s: StoredSignature, late: boolean): Promise<void> {
@@ -216,7 +220,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         : { intentId: s.intentId, event: eventOf(s), data },
       { checkpoint: true }, // sealed by a signed checkpoint before the same fsync (DESIGN §6 "audit anchoring")
     )
-    markAuditedSoon(s.intentId)
+    markAuditedSoon(s)
   }
 
   const fromStored = (s: StoredSignature, repeated: boolean): SignResult => ({

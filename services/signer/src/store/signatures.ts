@@ -44,8 +44,14 @@ export interface Signatures {
   recentCount(wallet: string, nowMs: number): number
   /** A replaced signature by its txHash. */
   replaced(txHash: string): { nonce: number; replacedBy: string } | undefined
-  markAudited(intentId: string): void
-  isAudited(intentId: string): boolean
+  /**
+   * Sets the audited flag of the intent's signature `txHash`, and of no other:
+   * a flag set a turn after that signature's event must not land on a
+   * replacement stored meanwhile, whose own event may never commit.
+   */
+  markAudited(intentId: string, txHash: string): void
+  /** Whether the intent's stored signature is `txHash` and its audited flag is set. */
+  isAudited(intentId: string, txHash: string): boolean
   /** Signatures whose audit event was not written (the process died between the two commits). */
   unaudited(): StoredSignature[]
 }
@@ -103,8 +109,9 @@ export function createSignatures(db: Database.Database): Signatures {
     `UPDATE signatures SET tx_request_hash = ?, signer_address = ?, chain_id = ?, nonce = ?, signed_tx = ?, tx_hash = ?, token_id = ?,
        created_at = ?, replaces_tx_hash = ?, audited = 0 WHERE intent_id = ? AND tx_hash = ?`,
   )
-  const mark = db.prepare('UPDATE signatures SET audited = 1 WHERE intent_id = ?')
-  const audited = db.prepare<[string], { audited: number }>('SELECT audited FROM signatures WHERE intent_id = ?')
+  // By intent and transaction: the row may hold a replacement by the time the flag is written (see markAudited).
+  const mark = db.prepare('UPDATE signatures SET audited = 1 WHERE intent_id = ? AND tx_hash = ?')
+  const audited = db.prepare<[string, string], { audited: number }>('SELECT audited FROM signatures WHERE intent_id = ? AND tx_hash = ?')
   const missing = db.prepare<[], Row>('SELECT * FROM signatures WHERE audited = 0 ORDER BY created_at')
   const toSignature = (r: Row): StoredSignature => ({
     intentId: r.intent_id,
@@ -124,11 +131,11 @@ export function createSignatures(db: Database.Database): Signatures {
       const r = replacedByHash.get(txHash)
       return r && { nonce: r.nonce, replacedBy: r.replaced_by }
     },
-    markAudited(intentId) {
-      mark.run(intentId)
+    markAudited(intentId, txHash) {
+      mark.run(intentId, txHash)
     },
-    isAudited(intentId) {
-      return audited.get(intentId)?.audited === 1
+    isAudited(intentId, txHash) {
+      return audited.get(intentId, txHash)?.audited === 1
     },
     unaudited() {
       return missing.all().map(toSignature)
