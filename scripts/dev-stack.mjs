@@ -19,12 +19,13 @@ export const DEV_CHAIN_ID = 8453
  * value is unset, as the services read it (found by review: a whitespace-only
  * SERVICE_RPC_URL_8453 counted as a chain here while the services ignored it,
  * and the stack ran with no chain); one naming a chain countersign does not
- * support counts as configured, and the services refuse it by name.
+ * support, or any other SERVICE_RPC_URL_ name, counts as configured: the
+ * services then refuse it by name (readRpcUrls).
  * @param {Record<string, string | undefined>} env
  * @returns {boolean}
  */
 export function isDevMode(env) {
-  return !Object.keys(env).some((k) => /^SERVICE_RPC_URL_\d+$/.test(k) && env[k]?.trim()) && !env.BASE_RPC_URL?.trim()
+  return !Object.keys(env).some((k) => k.startsWith('SERVICE_RPC_URL_') && env[k]?.trim()) && !env.BASE_RPC_URL?.trim()
 }
 
 /**

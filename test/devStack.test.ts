@@ -19,6 +19,7 @@ describe('isDevMode', () => {
     expect(isDevMode({ BASE_RPC_URL: 'https://base.example' })).toBe(false)
     // Not dev mode: the services then refuse the unsupported chain by name (readRpcUrls).
     expect(isDevMode({ SERVICE_RPC_URL_137: 'http://polygon.example' })).toBe(false)
+    expect(isDevMode({ SERVICE_RPC_URL_08453: 'http://127.0.0.1:8545' })).toBe(false)
   })
 })
 

@@ -72,10 +72,11 @@ export const LEGACY_BASE_RPC_VAR = 'BASE_RPC_URL'
  */
 export function readRpcUrls(env: Env): RpcUrl[] {
   for (const [name, value] of Object.entries(env)) {
-    const chain = /^SERVICE_RPC_URL_(\d+)$/.exec(name)?.[1]
-    if (chain !== undefined && value?.trim() && !(SUPPORTED_CHAIN_IDS as readonly number[]).includes(Number(chain))) {
-      throw new ConfigError(`${name} names chain ${chain}, which countersign does not support (supported: ${SUPPORTED_CHAIN_IDS.join(', ')}); unset it`)
-    }
+    if (!name.startsWith('SERVICE_RPC_URL_') || !value?.trim() || SUPPORTED_CHAIN_IDS.some((id) => name === `SERVICE_RPC_URL_${id}`)) continue
+    // Exactly the names read below: "SERVICE_RPC_URL_08453" was taken for chain 8453 here and read by nothing.
+    throw new ConfigError(
+      `${name} names no chain countersign supports (it reads SERVICE_RPC_URL_${SUPPORTED_CHAIN_IDS.join(', SERVICE_RPC_URL_')}); rename or unset it`,
+    )
   }
   const legacy = readVariable(env, LEGACY_BASE_RPC_VAR)
   const urls: RpcUrl[] = []

@@ -117,9 +117,12 @@ describe('the shared settings', () => {
   // Found by review: the services ignored SERVICE_RPC_URL_137 while npm start took it for a configured chain.
   it('refuses an RPC URL for a chain countersign does not support, naming it; a blank one is unset', () => {
     expect(() => readRpcUrls({ SERVICE_RPC_URL_137: 'http://polygon.example' })).toThrow(
-      'SERVICE_RPC_URL_137 names chain 137, which countersign does not support (supported: 1, 10, 42161, 8453); unset it',
+      'SERVICE_RPC_URL_137 names no chain countersign supports (it reads SERVICE_RPC_URL_1, SERVICE_RPC_URL_10, SERVICE_RPC_URL_42161, SERVICE_RPC_URL_8453); rename or unset it',
     )
-    expect(() => readRpcUrls({ SERVICE_RPC_URL_8453: 'http://c', SERVICE_RPC_URL_0: 'http://z' })).toThrow(ConfigError)
+    // Names no reader takes, though they look like a supported chain (second review).
+    for (const name of ['SERVICE_RPC_URL_0', 'SERVICE_RPC_URL_08453', 'SERVICE_RPC_URL_BASE', 'SERVICE_RPC_URL_8453 ']) {
+      expect(() => readRpcUrls({ SERVICE_RPC_URL_8453: 'http://c', [name]: 'http://z' }), name).toThrow(ConfigError)
+    }
     expect(readRpcUrls({ SERVICE_RPC_URL_137: '  ', SERVICE_RPC_URL_8453: ' ' })).toEqual([])
   })
 })
