@@ -41,7 +41,7 @@ describe('lookalikeTokens', () => {
     expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'DAl' }])).toEqual([
       `token ${FAKE} reports the symbol "DAl" (read as DAI), but DAI on chain 8453 is 0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb: a lookalike token`,
     ])
-    for (const symbol of ['DA1', 'DA|', 'VVETH', 'vveth', 'U5DC', 'USDC.e', 'USDC-e', '$USDC', 'cbETH', 'CBETH.e']) {
+    for (const symbol of ['DA1', 'DA|', 'DA\u04c0', 'DA\u04cf', 'DA\u01c0', 'VVETH', 'vveth', 'U5DC', 'USDC.e', 'USDC-e', 'USDC_E', '$USDC', 'cbETH', 'CBETH.e']) {
       expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toHaveLength(1)
     }
     expect(lookalikeTokens(1, [{ address: FAKE, symbol: 'U5DT' }])).toEqual([
@@ -50,6 +50,8 @@ describe('lookalikeTokens', () => {
     // The real tokens, however their symbol is spelled, and other tickers, stay as they were.
     expect(lookalikeTokens(10, [{ address: '0x7F5c764cBc14f9669B88837ca1490cCa17c31607', symbol: 'USDC.e' }])).toEqual([])
     expect(lookalikeTokens(8453, [{ address: FAKE, symbol: 'TUSD' }, { address: FAKE, symbol: 'LINK' }, { address: FAKE, symbol: 'stETH' }, { address: FAKE, symbol: 'DAO' }])).toEqual([])
+    // Tokens of their own whose symbol extends a ticker (second review: they were flagged).
+    for (const symbol of ['ETH+', 'DAI+', 'USDC+', 'ETH-USDC LP', 'WETH.LP']) expect(lookalikeTokens(8453, [{ address: FAKE, symbol }]), symbol).toEqual([])
   })
 
   it('flags any token whose symbol reads as the chain’s own coin: no ERC-20 token is ETH', () => {

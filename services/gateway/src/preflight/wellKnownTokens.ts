@@ -50,7 +50,7 @@ export const WELL_KNOWN_TOKENS: Readonly<Record<number, Readonly<Record<string, 
  */
 const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.fromEntries(
   [
-    ['АаΑα', 'A'], ['ВвΒβ', 'B'], ['СсϹϲ', 'C'], ['ԀԁᎠ', 'D'], ['ЕеΕε', 'E'], ['НнΗ', 'H'], ['ІіΙι', 'I'], ['ЈјͿ', 'J'],
+    ['АаΑα', 'A'], ['ВвΒβ', 'B'], ['СсϹϲ', 'C'], ['ԀԁᎠ', 'D'], ['ЕеΕε', 'E'], ['НнΗ', 'H'], ['ІіΙιӀӏǀƖɩ', 'I'], ['ЈјͿ', 'J'],
     ['КкΚκ', 'K'], ['МмΜ', 'M'], ['Ν', 'N'], ['ОоΟο', 'O'], ['РрΡρ', 'P'], ['Ԛԛ', 'Q'], ['ЅѕϨ', 'S'], ['ТтΤτ', 'T'],
     ['ԜԝѠ', 'W'], ['ХхΧχ', 'X'], ['УуҮүΥ', 'Y'], ['Ζ', 'Z'],
   ].flatMap(([letters, latin]) => [...letters!].map((c) => [c, latin!])),
@@ -81,13 +81,15 @@ const ASCII_LOOKALIKES: ReadonlyArray<readonly [RegExp, string]> = [
 
 /**
  * The ticker a symbol can pass for: symbolKey with ASCII look-alikes folded
- * (ASCII_LOOKALIKES), leading signs ("$WETH") dropped, and anything from a
- * ".", "-", "_" or "+" on cut off, so that a bridged-looking "USDC.e" on a chain
- * whose list has no such token reads as the USDC it is not.
+ * (ASCII_LOOKALIKES), leading signs ("$WETH") dropped, and a bridged token's
+ * ".e" suffix cut off, so that a bridged-looking "USDC.e" on a chain whose
+ * list has no such token reads as the USDC it is not. Other suffixes stay:
+ * "ETH+", "USDC+" and LP symbols are tokens of their own (second review), and
+ * the card shows their suffix.
  */
 export const tickerKey = (symbol: string): string => {
   const folded = ASCII_LOOKALIKES.reduce((s, [pattern, letter]) => s.replace(pattern, letter), symbol.normalize('NFKC'))
-  return symbolKey(folded).replace(/^[^A-Z0-9]+/, '').replace(/[._+-].*$/, '')
+  return symbolKey(folded).replace(/^[^A-Z0-9]+/, '').replace(/[._-]E$/, '')
 }
 
 /** The chains' own coins: no ERC-20 token is one, so a token whose symbol reads as one is a lookalike wherever it is. */
