@@ -33,7 +33,7 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/swap/v6.0`, seen }
 }
 
-const quote = (url: string, timeoutMs = 2000) => fetchAggregatorQuote({ apiKey: KEY, baseUrl: url, timeoutMs }, intent)
+const quote = (url: string, timeoutMs = 2000, slippageBps = 50) => fetchAggregatorQuote({ apiKey: KEY, baseUrl: url, timeoutMs }, intent, slippageBps)
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(body))
@@ -44,6 +44,15 @@ describe('fetchAggregatorQuote', () => {
     const api = await serve((_req, res) => json(res, 200, { dstAmount: '123', tx: { to: ROUTER, data: '0x12345678', value: '0' } }))
     expect(await quote(api.url)).toEqual({ to: ROUTER, data: '0x12345678', value: '0', dstAmount: '123' })
     expect(api.seen).toEqual([{ path: expect.stringMatching(/^\/swap\/v6\.0\/8453\/swap\?src=/), authorization: `Bearer ${KEY}` }])
+  })
+
+  // Second review: asked with the intent's 500 bps while the guard held it to the policy's 300, an honest
+  // quote's minimum was below the floor and the aggregator was never used.
+  it('asks with the slippage it is given (the one the price guard applies), in percent', async () => {
+    const api = await serve((_req, res) => json(res, 200, { dstAmount: '1', tx: { to: ROUTER, data: '0x', value: '0' } }))
+    await quote(api.url, 2000, 300)
+    await quote(api.url, 2000, 0)
+    expect(api.seen.map((r) => new URL(r.path, 'http://x').searchParams.get('slippage'))).toEqual(['3', '0.01'])
   })
 
   it('does not follow a redirect: the key goes nowhere else', async () => {
@@ -105,6 +114,6 @@ describe('fetchAggregatorQuote', () => {
       res.write('{"tx":')
     })
     await expect(quote(stalled.url, 300)).rejects.toThrow(/^aggregator unreachable: no answer within 300 ms$/)
-    await expect(fetchAggregatorQuote({ apiKey: null, baseUrl: 'http://127.0.0.1:9', timeoutMs: 300 }, intent)).rejects.toThrow('no AGGREGATOR_API_KEY')
+    await expect(fetchAggregatorQuote({ apiKey: null, baseUrl: 'http://127.0.0.1:9', timeoutMs: 300 }, intent, 50)).rejects.toThrow('no AGGREGATOR_API_KEY')
   })
 })

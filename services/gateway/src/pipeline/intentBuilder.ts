@@ -14,7 +14,7 @@ import {
   type TxIntent,
 } from '@countersign/shared'
 import { AggregatorUnavailable, fetchAggregatorQuote, type AggregatorConfig } from '../aggregator/client.js'
-import { AggregatorRefused, assertAggregatorDeadline, assertAggregatorPrice, type V3Expectation, type V3Reference } from '../aggregator/priceGuard.js'
+import { AggregatorRefused, assertAggregatorDeadline, assertAggregatorPrice, slippageBpsFor, type V3Expectation, type V3Reference } from '../aggregator/priceGuard.js'
 import type { SwapRoutes } from '../store/swapRoutes.js'
 
 export interface IntentBuild extends BuiltTx {
@@ -101,7 +101,7 @@ function createRouteBuilder(deps: { routers: RouterTable; aggregator: Aggregator
       const v3Expected: Promise<V3Expectation> = deps.aggregator.apiKey
         ? deps.v3Reference(intent).catch((err: unknown) => ({ ok: false, problem: (err as Error).message }))
         : Promise.resolve({ ok: false, problem: 'not asked' })
-      const quote = await fetchAggregatorQuote(deps.aggregator, intent)
+      const quote = await fetchAggregatorQuote(deps.aggregator, intent, slippageBpsFor(intent, deps.maxSwapSlippageBps))
       const built = buildAggregatorTransaction(intent, quote, deps.routers)
       const guaranteed = guaranteedOf(intent, built, deps.routers)
       const v3AmountOut = assertAggregatorPrice(intent, guaranteed, await v3Expected, deps.maxSwapSlippageBps)
