@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openAuditLog } from './auditLog.js'
 import { AuditWriteError } from './writer.js'
 
@@ -88,5 +88,33 @@ describe('grouped audit writer and another process’s write lock', () => {
     await log.append({ intentId: 'i-2', event: 'signing_denied', data: { reason: 'y' } })
     expect(log.list({ limit: 10 }).map((e) => e.intentId)).toEqual(['i-2', 'system'])
     await log.close()
+  })
+
+  // Second review: close() called flush() beside the pending retry, and two retry loops polled from then on.
+  it('keeps appends in order across retries, and close() while retrying waits on the same loop', async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-audit-lock-')), 'audit.db')
+    const log = openAuditLog(file, { fsync: 'grouped' })
+    await log.append({ intentId: 'system', event: 'started', data: {} })
+    const lock = await holdWriteLock(file)
+    const a = log.append({ intentId: 'a', event: 'signing_denied', data: { reason: 'x' } })
+    await sleep(50)
+    const b = log.append({ intentId: 'b', event: 'signing_denied', data: { reason: 'x' } })
+    const retries = async () => {
+      const spy = vi.spyOn(globalThis, 'setTimeout')
+      await sleep(150)
+      const n = spy.mock.calls.filter(([, ms]) => ms === 10).length
+      spy.mockRestore()
+      return n
+    }
+    const before = await retries()
+    const closing = log.close()
+    const after = await retries()
+    expect(before).toBeGreaterThan(3)
+    expect(after).toBeLessThan(before * 1.5)
+    lock.release()
+    await Promise.all([a, b, closing])
+    const reopened = openAuditLog(file)
+    expect(reopened.list({ limit: 10 }).map((e) => e.intentId)).toEqual(['b', 'a', 'system'])
+    await reopened.close()
   })
 })

@@ -248,6 +248,8 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
    * writer does not block them.
    */
   let lockedSince: number | null = null
+  /** The timer of the next try while the lock is held: close() leaves it to run rather than start a second loop. */
+  let lockRetry: ReturnType<typeof setTimeout> | null = null
   // Prepared: a pair of db.pragma calls cost 9 µs a batch, these 4.
   const noWait = db.prepare('PRAGMA busy_timeout = 0')
   const waitAgain = db.prepare(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
@@ -287,7 +289,10 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         // Tried again shortly, with whatever is appended meanwhile, in order.
         queue = batch.concat(queue)
         scheduled = true
-        setTimeout(flush, LOCK_RETRY_MS)
+        lockRetry = setTimeout(() => {
+          lockRetry = null
+          flush()
+        }, LOCK_RETRY_MS)
         return
       }
       lockedSince = null
@@ -478,7 +483,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       if (queue.length > 0 || inFlight > 0) {
         await new Promise<void>((resolve) => {
           idle.push(resolve)
-          flush()
+          if (!lockRetry) flush()
         })
       }
       await wal?.close()
