@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { getAddress, parseEther, type Address } from 'viem'
+import { erc20Abi, getAddress, parseEther, type Address } from 'viem'
 import { NATIVE_TOKEN_ADDRESS, type Action, type TxIntent } from '@countersign/shared'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { clientsFor, deployTestToken, erc20Allowance, erc20Balance } from './support/contracts.js'
@@ -179,6 +179,24 @@ describe('sign-and-send on real chains', () => {
     expect(a.status).toBe(200)
     await receipt(a.body.txHash)
     expect(await erc20Allowance(base.rpcUrl, 8453, tokenBase, WALLET, CAROL)).toBe(1_234_567n)
+  })
+
+  // Found by review: 2^96 - 2, one below the "unlimited" line, is 10^12 times USDC's supply and was signed
+  // at risk 0 with no operator, whatever unlimitedApprovals said.
+  it('an approval of at least the token’s whole supply is not signed without an operator', async () => {
+    const { pub } = clientsFor(base.rpcUrl, 8453)
+    const supply = await pub.readContract({ address: tokenBase, abi: erc20Abi, functionName: 'totalSupply' })
+    for (const amount of [(1n << 96n) - 2n, supply]) {
+      const approve: Action = { type: 'approve', asset: { kind: 'erc20', address: tokenBase, decimals: 6 }, spender: CAROL, amount: amount.toString() }
+      const i = intent(approve)
+      const pf = await stack.post('/v1/tx/preflight', i)
+      expect(pf.body.riskFactors).toContainEqual(expect.objectContaining({ id: 'approval_covers_supply', detail: expect.stringContaining(`at least its whole supply of ${supply}`) }))
+      const a = await stack.post('/v1/tx/sign-and-send', { intent: i })
+      expect(a.status, JSON.stringify(a.body)).toBe(403)
+      expect(a.body.error).toBe('approval_required')
+      expect(a.body.message).toContain('as good as unlimited')
+    }
+    expect(await erc20Allowance(base.rpcUrl, 8453, tokenBase, WALLET, CAROL)).toBeLessThan(supply)
   })
 
   it('10 concurrent sends for one wallet get consecutive nonces and are all mined', async () => {

@@ -152,6 +152,15 @@ describe('the approval card', () => {
     expect(card.alerts).toEqual([`Not an ERC-20 amount: ${detail}. Check what the contract above is before approving.`])
   })
 
+  it('an approval of the token’s whole supply is a red line that asks twice: as good as unlimited (found by review)', () => {
+    const detail = `approval of ${(1n << 96n) - 2n} of token ${USDC_BASE} is at least its whole supply of 1000: as good as unlimited (the spender can take the balance and every later deposit)`
+    const preflight = { ...noPreflight(), riskScore: 25, riskFactors: [{ id: 'approval_covers_supply', weight: 25, detail }] }
+    const intent = makeIntent({ action: actions.approve(((1n << 96n) - 2n).toString()) })
+    const card = renderCard(summarise(params(intent, { preflight }), routers))
+    expect(card).toMatchObject({ tone: 'red', confirm: true })
+    expect(card.alerts).toEqual([`As good as unlimited: ${detail}. Approve only if the spender may hold everything this wallet has of the token, now and later.`])
+  })
+
   it('risk colours: green up to 30, amber up to 60, red above (asks twice)', () => {
     const at = (riskScore: number) => renderCard(summarise(params(makeIntent({ action: actions.native('1') }), { preflight: { ...noPreflight(), riskScore } }), routers))
     expect([at(30).tone, at(31).tone, at(60).tone, at(61).tone]).toEqual(['green', 'amber', 'amber', 'red'])

@@ -47,6 +47,7 @@ export const toneOf = (score: number): Tone => (score <= 30 ? 'green' : score <=
 const ALERTING_FACTORS: ReadonlyMap<string, (detail: string) => string> = new Map([
   ['lookalike_token_symbol', (detail: string) => `Lookalike token: ${detail}. Check the token addresses above before approving.`],
   ['token_without_decimals', (detail: string) => `Not an ERC-20 amount: ${detail}. Check what the contract above is before approving.`],
+  ['approval_covers_supply', (detail: string) => `As good as unlimited: ${detail}. Approve only if the spender may hold everything this wallet has of the token, now and later.`],
 ])
 
 /** `quorum`: the votes so far ("1 of 2 approvals (alice); …") when the request needs several named operators. */

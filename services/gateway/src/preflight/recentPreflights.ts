@@ -10,6 +10,8 @@ export interface SimulationFacts {
   lookalikes: string[]
   /** The wallet's simulated balance changes (a swap's bound is held to them at sign time); null unless the simulation succeeded. */
   balanceDiffs: BalanceDiff[] | null
+  /** totalSupply() of the tokens approved, by lower-case address (approval_covers_supply); absent when none was read. */
+  tokenSupplies?: Readonly<Record<string, bigint>>
 }
 
 export interface RecentPreflights {
@@ -44,7 +46,7 @@ export function createRecentPreflights(clock: Clock, reuseMs = PREFLIGHT_REUSE_M
         byHash.delete(txRequestHash)
         return undefined
       }
-      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens, lookalikes: hit.lookalikes, balanceDiffs: hit.balanceDiffs }
+      return { simulationSuccess: hit.simulationSuccess, gasEstimate: hit.gasEstimate, tokens: hit.tokens, lookalikes: hit.lookalikes, balanceDiffs: hit.balanceDiffs, ...(hit.tokenSupplies ? { tokenSupplies: hit.tokenSupplies } : {}) }
     },
   }
 }

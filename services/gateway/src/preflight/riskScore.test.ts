@@ -81,6 +81,25 @@ describe('scoreRisk', () => {
     expect(ids(t)).toEqual(['value_near_cap'])
   })
 
+  // Found by review: 2^96 - 2, one below the unlimited line, was allowed at risk 0 under unlimitedApprovals "deny".
+  it('an approval of at least the token’s whole supply scores approval_covers_supply (+25), which needs an operator', () => {
+    const approve = (amount: bigint) => makeIntent({ action: actions.approve(amount.toString()) })
+    const supplies = { [USDC_BASE.toLowerCase()]: 10n ** 15n }
+    const score = (amount: bigint, tokenSupplies = supplies) => scoreRisk({ intent: approve(amount), policy: defaultPolicyConfig(), contract: USDC_BASE, simulationSuccess: true, gasEstimate: 40_000n, tokenSupplies })
+    const covering = score((1n << 96n) - 2n)
+    expect(covering.riskFactors).toEqual([
+      { id: 'approval_covers_supply', weight: 25, detail: `approval of ${(1n << 96n) - 2n} of token ${USDC_BASE} is at least its whole supply of ${10n ** 15n}: as good as unlimited (the spender can take the balance and every later deposit)` },
+    ])
+    expect(APPROVAL_FACTORS.has('approval_covers_supply')).toBe(true)
+    expect(ids(score(10n ** 15n))).toEqual(['approval_covers_supply'])
+    expect(ids(score(10n ** 15n - 1n))).toEqual([])
+    // Unread supply, or one of 0 (a token that says nothing exists): no finding from it.
+    expect(ids(score((1n << 96n) - 2n, {}))).toEqual([])
+    expect(ids(score(5n, { [USDC_BASE.toLowerCase()]: 0n }))).toEqual([])
+    // At or above the unlimited line it stays large_approval.
+    expect(ids(score((1n << 96n) - 1n))).toEqual(['large_approval'])
+  })
+
   it('an approval above 10x the cap', () => {
     const p = policy({ maxApprovalAmount: '100' })
     expect(ids(scoreRisk({ intent: makeIntent({ action: actions.approve('1001') }), policy: p, contract: USDC_BASE, simulationSuccess: true, gasEstimate: 40_000n }))).toEqual(['large_approval'])

@@ -22,6 +22,10 @@ export const RISK_WEIGHTS = {
   // at all. An ERC-721 answers approve(spender, n) with the same selector and hands over item n; its card read
   // "Allow to spend 123456 units of token 0x…" (found by review). Needs an operator.
   token_without_decimals: 30,
+  // An approval of at least the token's whole totalSupply() below the "unlimited" line (2^96 - 1): the spender can
+  // take the balance and every later deposit, as with an unlimited one (found by review: 2^96 - 2 passed
+  // unlimitedApprovals "deny" at risk 0). Needs an operator.
+  approval_covers_supply: 25,
 } as const
 
 /**
@@ -30,7 +34,7 @@ export const RISK_WEIGHTS = {
  * sign-and-send apply it through requireApprovalForRisk). The signer cannot
  * see them (no network): this check is the gateway's.
  */
-export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol', 'slippage_unprotected', 'token_without_decimals'])
+export const APPROVAL_FACTORS: ReadonlySet<keyof typeof RISK_WEIGHTS> = new Set(['lookalike_token_symbol', 'slippage_unprotected', 'token_without_decimals', 'approval_covers_supply'])
 
 const HIGH_GAS = 400_000n
 const HIGH_SLIPPAGE_BPS = 300
@@ -50,6 +54,8 @@ export interface RiskInputs {
   balanceDiffs?: BalanceDiff[] | null
   /** The intent's tokens that have code but gave no decimals() (from the token facts). */
   tokensWithoutDecimals?: string[]
+  /** totalSupply() of the tokens the intent approves, by lower-case address, where the chain answered. */
+  tokenSupplies?: Readonly<Record<string, bigint>>
 }
 
 const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === a.toLowerCase())
@@ -59,7 +65,7 @@ const has = (list: string[], a: string) => list.some((x) => x.toLowerCase() === 
  * Allowlist factors apply when that allowlist is configured: with an empty
  * list nothing is "allowlisted" and every call would score alike.
  */
-export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [], balanceDiffs = null, tokensWithoutDecimals = [] }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
+export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEstimate, tokenMismatches = [], tokenLookalikes = [], balanceDiffs = null, tokensWithoutDecimals = [], tokenSupplies = {} }: RiskInputs): { riskScore: number; riskFactors: RiskFactor[] } {
   const factors: RiskFactor[] = []
   const add = (id: keyof typeof RISK_WEIGHTS, detail: string) => factors.push({ id, weight: RISK_WEIGHTS[id], detail })
   const spec = specOf(intent.action)
@@ -91,8 +97,11 @@ export function scoreRisk({ intent, policy, contract, simulationSuccess, gasEsti
     }
     if (flow.kind === 'allowance') {
       const cap = tokenLimitFor(policy, flow.asset.address)?.maxApprovalAmount ?? policy.maxApprovalAmount
+      const supply = tokenSupplies[flow.asset.address.toLowerCase()]
       if (isUnlimitedApproval(flow.amount)) add('large_approval', `approval of ${flow.amount} is unlimited (the spender can take any amount, forever)`)
-      else if (cap !== null && flow.amount > BigInt(cap) * 10n) add('large_approval', `approval of ${flow.amount} is more than 10x the cap of ${cap}`)
+      else if (supply !== undefined && supply > 0n && flow.amount >= supply) {
+        add('approval_covers_supply', `approval of ${flow.amount} of token ${flow.asset.address} is at least its whole supply of ${supply}: as good as unlimited (the spender can take the balance and every later deposit)`)
+      } else if (cap !== null && flow.amount > BigInt(cap) * 10n) add('large_approval', `approval of ${flow.amount} is more than 10x the cap of ${cap}`)
     }
   }
 

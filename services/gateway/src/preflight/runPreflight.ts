@@ -43,6 +43,8 @@ export interface PreflightReport {
   tokenFacts: TokenFact[]
   /** Tokens claiming a well-known symbol of the chain at another address (kept for sign-time risk). */
   tokenLookalikes: string[]
+  /** totalSupply() of the tokens the intent approves, by lower-case address, where the chain answered (kept for sign-time risk). */
+  tokenSupplies: Readonly<Record<string, bigint>>
 }
 
 /** Gas limit (as sign-and-send sets it) times the chain's current max fee, plus an OP-stack chain's L1 data fee, against the intent's ceiling. */
@@ -85,7 +87,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
   // Allowances the action grants: is each spender a contract, and what may it spend today?
   const allowances = spec.flows(intent.action).filter((f) => f.kind === 'allowance' && f.asset !== null && f.spender !== undefined)
 
-  const [sim, fees, l1Fee, tokenFacts, spenderHasCode, allowanceBefore] = await Promise.all([
+  const [sim, fees, l1Fee, tokenFacts, spenderHasCode, allowanceBefore, supplies] = await Promise.all([
     simulateTx(client, { from: intent.wallet.address, to: tx.to, data: tx.data, value: BigInt(tx.value) }),
     estimateFees(client, intent.preferences?.speed).catch(() => null),
     deps.l1Fee(chain, tx).catch(() => null),
@@ -96,7 +98,13 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
         client.readContract({ address: f.asset!.address, abi: erc20Abi, functionName: 'allowance', args: [intent.wallet.address, f.spender!] }).catch(() => null),
       ),
     ),
+    Promise.all(allowances.map((f) => client.readContract({ address: f.asset!.address, abi: erc20Abi, functionName: 'totalSupply' }).catch(() => null))),
   ])
+  const tokenSupplies: Record<string, bigint> = {}
+  allowances.forEach((f, n) => {
+    const supply = supplies[n]
+    if (typeof supply === 'bigint') tokenSupplies[f.asset!.address.toLowerCase()] = supply
+  })
 
   const signals: Signal[] = []
   const tokenMismatches: string[] = []
@@ -152,6 +160,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     tokenLookalikes,
     balanceDiffs: success ? balanceDiffs : null,
     tokensWithoutDecimals: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode && tokenFacts[n]!.decimals === null ? [t.address] : [])),
+    tokenSupplies,
   })
 
   // Found by review: an L1 fee that could not be read took the whole gas check away; the known part is still checked.
@@ -183,6 +192,7 @@ export async function runPreflight(intent: TxIntent, built: BuiltTx, chain: Chai
     gasCost,
     tokenFacts: assets.flatMap((t, n) => (tokenFacts[n]!.hasCode ? [{ address: t.address, symbol: tokenFacts[n]!.symbol, decimals: tokenFacts[n]!.decimals }] : [])),
     tokenLookalikes,
+    tokenSupplies,
   }
 }
 
@@ -230,7 +240,7 @@ export function preflightAuditData(r: PreflightReport): Record<string, unknown> 
 
 /** What sign-and-send needs from a preflight to score risk again (recentPreflights). */
 export function simulationFactsOf(r: PreflightReport): SimulationFacts {
-  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts, lookalikes: r.tokenLookalikes, balanceDiffs: r.simulationSuccess ? r.balanceDiffs : null }
+  return { simulationSuccess: r.simulationSuccess, gasEstimate: BigInt(r.gasEstimate), tokens: r.tokenFacts, lookalikes: r.tokenLookalikes, balanceDiffs: r.simulationSuccess ? r.balanceDiffs : null, tokenSupplies: r.tokenSupplies }
 }
 
 /** Net movement per asset for the wallet, from the simulation's traced transfers. */

@@ -65,6 +65,8 @@ export function createSignTimeRisk(deps: {
       tokensWithoutDecimals: specOf(intent.action)
         .tokens(intent.action)
         .flatMap((asset) => (facts.tokens.some((f) => sameAddress(f.address, asset.address) && f.decimals === null) ? [asset.address] : [])),
+      // Same txRequestHash: the same token approved, the same amount.
+      tokenSupplies: facts.tokenSupplies ?? {},
     })
     return { riskScore, riskFactors, simulationSuccess: facts.simulationSuccess, reused }
   }
