@@ -2,12 +2,12 @@
 // (8453): only the throwaway dev key may sign there. A PKCS#11 token
 // configured beside it would have its real keys sign transactions valid on
 // Base (found by review), so the launcher refuses to start dev mode with one.
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { devModeRefusal, isDevMode } from '../scripts/dev-stack.mjs'
-import { freePort, killOnExit, repoRoot, tempDataDir } from './support/processes.js'
+import { launcherRefusal } from './support/launcher.js'
+import { freePort, tempDataDir } from './support/processes.js'
 
 // Found by review: a whitespace-only SERVICE_RPC_URL_8453 counted as a configured chain here while the
 // services ignored it, and npm start ran the stack with no chain at all.
@@ -40,24 +40,15 @@ describe('devModeRefusal (the dev stack and a PKCS#11 token)', () => {
 
   it('npm start with a token and no RPC URL stops before the dev chain, the dev key or any service starts', async () => {
     const dir = tempDataDir()
-    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        SERVICE_DATA_DIR: dir,
-        SERVICE_PORT: String(await freePort()),
-        SERVICE_APPROVER_PORT: String(await freePort()),
-        SERVICE_DEV_CHAIN_PORT: String(await freePort()),
-        SERVICE_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so',
-        SERVICE_PKCS11_TOKEN_LABEL: 'cs',
-      },
-      cwd: repoRoot,
+    const { code, out } = await launcherRefusal({
+      SERVICE_DATA_DIR: dir,
+      SERVICE_PORT: String(await freePort()),
+      SERVICE_APPROVER_PORT: String(await freePort()),
+      SERVICE_DEV_CHAIN_PORT: String(await freePort()),
+      SERVICE_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so',
+      SERVICE_PKCS11_TOKEN_LABEL: 'cs',
     })
-    killOnExit(child)
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (out += d))
-    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1)
+    expect(code).toBe(1)
     expect(out).toContain('countersign: SERVICE_PKCS11_MODULE, SERVICE_PKCS11_TOKEN_LABEL are set, but no SERVICE_RPC_URL_* is')
     expect(out).not.toContain('starting the development stack')
     expect(out).not.toContain('dev chain: anvil on')

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, killOnExit, repoRoot, tempDataDir, waitFor } from './support/processes.js'
+import { launcherRefusal } from './support/launcher.js'
 
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
@@ -143,15 +144,7 @@ describe('a bad setting', () => {
     [{ SERVICE_PORT: '0' }, 'SERVICE_PORT must be a port number from 1 to 65535; got "0"'],
   ])('%j stops the launcher before anything starts, naming the variable and the accepted form', async (bad, said) => {
     const dir = tempDataDir()
-    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, ...bad },
-      cwd: repoRoot,
-    })
-    killOnExit(child)
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (out += d))
-    const code = await new Promise<number | null>((r) => child.once('exit', r))
+    const { code, out } = await launcherRefusal({ SERVICE_DATA_DIR: dir, ...bad })
     expect(code).toBe(1)
     expect(out).toContain(said)
     expect(out).not.toContain('development stack')
@@ -161,15 +154,8 @@ describe('a bad setting', () => {
 
   it('SERVICE_DEV_CHAIN_PORT=0 is refused before the dev chain starts (anvil was left running on a port nobody knew)', async () => {
     const dir = tempDataDir()
-    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_DEV_CHAIN_PORT: '0' },
-      cwd: repoRoot,
-    })
-    killOnExit(child)
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (out += d))
-    expect(await new Promise<number | null>((r) => child.once('exit', r))).toBe(1)
+    const { code, out } = await launcherRefusal({ SERVICE_DATA_DIR: dir, SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_DEV_CHAIN_PORT: '0' })
+    expect(code).toBe(1)
     expect(out).toContain('SERVICE_DEV_CHAIN_PORT must be a port number from 1 to 65535; got "0"')
     expect(out).not.toContain('dev chain: anvil on')
   })
