@@ -55,7 +55,7 @@ describe('bad values are refused at start, naming the variable and its form, wit
   }
 
   it('approver: SERVICE_APPROVER_PORT=abc', async () => {
-    expect(await refusedBy('approver-bad-port', entries.approver, { SERVICE_APPROVER_PORT: 'abc' })).toContain('SERVICE_APPROVER_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(await refusedBy('approver-bad-port', entries.approver, { SERVICE_APPROVER_PORT: 'abc' })).toContain('SERVICE_APPROVER_PORT must be a port number from 1 to 65535; got "abc"')
   })
 
   it('approver: SERVICE_CLI_APPROVAL_TIMEOUT_MS=abc', async () => {
@@ -71,7 +71,7 @@ describe('bad values are refused at start, naming the variable and its form, wit
   })
 
   it('gateway: SERVICE_PORT=abc', async () => {
-    expect(await refusedBy('gateway-bad-port', entries.gateway, { SERVICE_PORT: 'abc' })).toContain('SERVICE_PORT must be a port number from 0 to 65535; got "abc"')
+    expect(await refusedBy('gateway-bad-port', entries.gateway, { SERVICE_PORT: 'abc' })).toContain('SERVICE_PORT must be a port number from 1 to 65535; got "abc"')
   })
 
   it('signer: SERVICE_SOCKET_MODE=0666', async () => {
