@@ -76,7 +76,12 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
     'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ? AND issued_at > ?',
   )
   const sweepStmt = db.prepare('DELETE FROM approval_tokens WHERE consumed_at IS NOT NULL OR expires_at <= ?')
-  const dropToken = db.prepare<[string]>('DELETE FROM approval_tokens WHERE id = ?')
+  const dropTokens = db.prepare<[string]>('DELETE FROM approval_tokens WHERE id IN (SELECT value FROM json_each(?))')
+
+  const sweepAll = db.transaction((lapsed: string[], nowMs: number): number => {
+    const dropped = lapsed.length > 0 ? dropTokens.run(JSON.stringify(lapsed)).changes : 0
+    return dropped + sweepStmt.run(nowMs).changes
+  })
 
   const diagnose = (id: string, b: TokenBinding, nowMs: number, issuedAfter = -Infinity): TokenProblem | null => {
     const row = byId.get(id)
@@ -108,14 +113,16 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
       // A token past its monotonic deadline goes with its row: found by
       // review, forgetting only the deadline while a clock stepped back kept
       // the row's expires_at ahead made the lapsed token valid again.
+      // One statement in one transaction: every token minted since the last sweep lapses by it, and a
+      // DELETE each, each its own commit, held the event loop for as many commits under load.
       const now = monotonicMs()
-      let dropped = 0
+      const lapsed: string[] = []
       for (const [id, d] of deadlines) {
         if (d > now) continue
-        dropped += dropToken.run(id).changes
+        lapsed.push(id)
         deadlines.delete(id)
       }
-      return dropped + sweepStmt.run(nowMs).changes
+      return sweepAll(lapsed, nowMs)
     },
   }
 }
