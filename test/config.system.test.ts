@@ -78,3 +78,19 @@ describe('bad values are refused at start, naming the variable and its form, wit
     expect(await refusedBy('signer-bad-mode', entries.signer, { SERVICE_SOCKET_MODE: '0666' })).toContain('SERVICE_SOCKET_MODE must be 0600 or 0660; got "0666"')
   })
 })
+
+describe('a SERVICE_* name no process reads is named at start, with the setting it was likely meant as', () => {
+  it.each([
+    ['gateway', entries.gateway, { SERVICE_PROT: '3100', SERVICE_PORT: 'abc' }, 'SERVICE_PROT', 'SERVICE_PORT'],
+    ['approver', entries.approver, { SERVICE_APROVAL_MODE: 'web', SERVICE_APPROVER_PORT: 'abc' }, 'SERVICE_APROVAL_MODE', 'SERVICE_APPROVAL_MODE'],
+    ['signer', entries.signer, { SERVICE_PASSPHRASE_FIEL: '/run/secret', SERVICE_SOCKET_MODE: '0666' }, 'SERVICE_PASSPHRASE_FIEL', 'SERVICE_PASSPHRASE_FILE'],
+  ] as const)('%s: warned before the refusal it may explain', async (service, entry, env, misspelt, meant) => {
+    const stack = new Stack({})
+    const p = spawnService(`${service}-misspelt`, entry, { ...stack.env, ...env })
+    expect(await p.exited()).toBe(1)
+    const out = p.output()
+    const warning = `countersign ${service}: WARNING: ${misspelt} is not a countersign setting and is ignored (did you mean ${meant}?)`
+    expect(out).toContain(warning)
+    expect(out.indexOf(warning)).toBeLessThan(out.indexOf(' must be '))
+  })
+})

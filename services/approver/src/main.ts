@@ -36,6 +36,7 @@ import {
   type VerifyOperatorTokenResult,
   type RequestApprovalParams,
   type WithdrawApprovalParams,
+  warnUnknownVariables,
 } from '@countersign/shared'
 import { ApprovalRefusal, createApprovalService } from './approvalService.js'
 import { autoChannel } from './channels/autoChannel.js'
@@ -59,6 +60,8 @@ import { loadWebhookTarget } from './webhooks/webhookConfig.js'
 const SWEEP_MS = 1_000
 
 async function main(): Promise<void> {
+  // First: a misspelt name may be why the configuration below is refused.
+  warnUnknownVariables(process.env, 'approver')
   const config = loadApproverConfig(process.env)
   const routers = routerTableFromEnv(process.env)
   const webhookTarget = loadWebhookTarget(process.env)

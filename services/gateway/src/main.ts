@@ -11,6 +11,7 @@ import {
   openAuditLog,
   routerTableFromEnv,
   socketConfigFromEnv,
+  warnUnknownVariables,
 } from '@countersign/shared'
 import { buildGatewayApp } from './app.js'
 import { createChainClients, verifyChainIds, watchChainIds } from './chain/chainClients.js'
@@ -30,6 +31,8 @@ import { removeStaleRunRoots } from './skills/sandbox/runRoot.js'
 const SLOW_CALL_MESSAGE = 'a request to the chain node was slow or got no answer (viem retries a call once; the client waits for it)'
 
 async function main(): Promise<void> {
+  // First: a misspelt name may be why the configuration below is refused.
+  warnUnknownVariables(process.env, 'gateway')
   const config = loadGatewayConfig(process.env)
   const routers = routerTableFromEnv(process.env)
   const policy = config.policyFile ? loadPolicyFile(config.policyFile) : defaultPolicyConfig()

@@ -14,6 +14,7 @@ import {
   routerTableFromEnv,
   socketConfigFromEnv,
   systemClock,
+  warnUnknownVariables,
 } from '@countersign/shared'
 import { openSignerAudit } from './audit/signerAudit.js'
 import { startCheckpointTimer } from './audit/checkpointer.js'
@@ -37,6 +38,8 @@ const log = (msg: string, fields: Record<string, unknown> = {}) =>
   process.stderr.write(JSON.stringify({ time: Date.now(), service: 'signer', msg, ...fields }) + '\n')
 
 async function main(): Promise<void> {
+  // First: a misspelt name may be why the configuration below is refused.
+  warnUnknownVariables(process.env, 'signer')
   const config = loadSignerConfig(process.env)
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const clock = systemClock

@@ -4,3 +4,4 @@ export { VARIABLES, LOG_LEVELS, MIN_OPERATOR_TOKEN_LENGTH, MAX_OPERATOR_TOKEN_LE
 export * from './common.js'
 export * from './sockets.js'
 export { duplicateJsonKey } from './duplicateKeys.js'
+export { knownServiceVariables, unknownServiceVariables, describeUnknownVariable, warnUnknownVariables, type UnknownVariable } from './unknownVariables.js'
