@@ -205,6 +205,20 @@ describe('web mode', () => {
     ws.close()
   })
 
+  it('a feed handshake that succeeds through the gateway carries the version and nosniff headers', async () => {
+    const s = net.connect(stack.port, '127.0.0.1')
+    await once(s, 'connect')
+    s.write(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1:${stack.port}\r\nOrigin: http://127.0.0.1:${stack.port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`)
+    let raw = ''
+    s.on('data', (d) => (raw += d))
+    await waitFor(() => raw.includes('\r\n\r\n') || null, { what: 'the handshake answer' })
+    s.destroy()
+    const head = raw.split('\r\n\r\n')[0]!
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols')
+    expect(head).toMatch(/\r\nx-service-version: 0\.1\.0(\r\n|$)/i)
+    expect(head).toMatch(/\r\nx-content-type-options: nosniff(\r\n|$)/i)
+  })
+
   it("a feed handshake the approver's WebSocket server refuses comes back through the gateway as a 400 in the spec's shape", async () => {
     const s = net.connect(stack.port, '127.0.0.1')
     await once(s, 'connect')

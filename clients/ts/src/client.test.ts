@@ -104,6 +104,31 @@ describe('2xx answers that are not the service’s', () => {
   })
 })
 
+describe('decide', () => {
+  const OPERATOR_TOKEN = 'o'.repeat(40)
+  // Found by review: the answer was typed as always decided, so a tool on this client could take
+  // "counted, one more operator needed" for "approved"; it is now typed and checked as the route answers.
+  it('an approval short of its quorum comes back undecided, with the votes', async () => {
+    const vote = { decided: false, requestId: 'r1', approved: true, operator: 'alice', quorum: { required: 2, approvals: 1, approvedBy: ['alice'], remaining: 1 }, counted: true }
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, vote)), operatorToken: OPERATOR_TOKEN })
+    const result = await client.decide('r1', true)
+    expect(result.decided).toBe(false)
+    expect(result.quorum?.remaining).toBe(1)
+    expect(result).toEqual(vote)
+  })
+
+  it.each([
+    ['no decided', { requestId: 'r1', approved: true }, /decided is missing or of another type/],
+    ['decided as text', { decided: 'yes', requestId: 'r1', approved: true }, /decided is missing or of another type/],
+    ['a quorum without its counts', { decided: false, requestId: 'r1', approved: true, quorum: { required: 2 } }, /quorum is of another type/],
+  ])('%s is an UnexpectedResponseError', async (_what, body, problem) => {
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, body)), operatorToken: OPERATOR_TOKEN })
+    const err = await client.decide('r1', true).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UnexpectedResponseError)
+    expect((err as Error).message).toMatch(problem)
+  })
+})
+
 describe('options a timer cannot hold', () => {
   it.each([Infinity, NaN, -1, 0.5, 3e9])('requestTimeoutMs %s is a TypeError naming it', (ms) => {
     expect(() => new CountersignClient({ requestTimeoutMs: ms })).toThrow(/requestTimeoutMs must be a whole number of milliseconds/)

@@ -25,7 +25,7 @@ import { NATIVE_TOKEN_ADDRESS } from '@countersign/shared/constants'
 import { readAtMost } from '@countersign/shared/http/readAtMost'
 import { approveAndSend, waitForApproval, waitForReceipt, type ApproveAndSendOptions, type SendOutcome, type WaitForApprovalOptions } from './approveAndSend.js'
 import { IntentNotSignedError, NotFoundError, RequestTimeoutError, ResponseTooLargeError, ServiceUnreachableError, UnexpectedResponseError, errorFromResponse } from './errors.js'
-import { anyArray, anyObject, approvalShape, balanceShape, intentTxShape, pendingListShape, preflightShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
+import { anyArray, anyObject, approvalShape, balanceShape, decideShape, intentTxShape, pendingListShape, preflightShape, receiptShape, signAndSendShape, type ShapeCheck } from './responseShapes.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:3100'
 /** Calls that do not wait for a human answer well within this. */
@@ -208,9 +208,13 @@ export class CountersignClient {
     return pending.find((p) => p.summary.intentId === intentId)
   }
 
-  /** Operator call: needs operatorToken. */
+  /**
+   * Operator call: needs operatorToken. On a request that needs a quorum of
+   * named operators, an approval short of it answers `decided: false` with
+   * the votes in `quorum`: the request is still waiting for the others.
+   */
   decide(requestId: string, approved: boolean, o?: CallOptions): Promise<DecideResult> {
-    return this.request('POST', `/v1/approvals/${encodeURIComponent(requestId)}/decide`, { approved }, { ...o, operator: true })
+    return this.request('POST', `/v1/approvals/${encodeURIComponent(requestId)}/decide`, { approved }, { ...o, operator: true, check: decideShape })
   }
 
   history(o: CallOptions & { limit?: number } = {}): Promise<HistoryResult> {

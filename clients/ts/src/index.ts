@@ -18,6 +18,7 @@ export type {
   ApprovalResult,
   Balance,
   BuildResult,
+  DecideQuorum,
   DecideResult,
   HealthResult,
   HistoryResult,

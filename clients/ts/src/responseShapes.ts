@@ -58,6 +58,10 @@ export const preflightShape = fields(
   { revertReason: (x) => x === null || str(x), riskReasons: strings },
 )
 
+const quorum = fields({ required: num, approvals: num, approvedBy: strings, remaining: num })
+
+export const decideShape = fields({ decided: bool, requestId: str, approved: bool }, { operator: str, quorum: (x) => quorum(x) === null, counted: bool })
+
 export const pendingListShape: ShapeCheck = (v) => {
   const base = fields({ pending: Array.isArray })(v)
   if (base) return base

@@ -122,11 +122,30 @@ export interface PendingList {
   pending: PendingApproval[]
 }
 
-/** POST /v1/approvals/:requestId/decide */
+/** The votes of a request that needs more than one named operator. */
+export interface DecideQuorum {
+  required: number
+  approvals: number
+  approvedBy: string[]
+  remaining: number
+}
+
+/**
+ * POST /v1/approvals/:requestId/decide. `decided` is false when an approval
+ * counted towards a quorum that is not met yet: the request is still waiting
+ * (found by review: typed as always true, a tool took "one more operator
+ * needed" for "approved").
+ */
 export interface DecideResult {
-  decided: true
+  decided: boolean
   requestId: string
   approved: boolean
+  /** Who decided (named operators only). */
+  operator?: string
+  /** The votes, on quorum requests. */
+  quorum?: DecideQuorum
+  /** Quorum requests: false when this operator had already approved (the vote counted once). */
+  counted?: boolean
 }
 
 export interface HistoryResult {

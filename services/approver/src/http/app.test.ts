@@ -285,6 +285,23 @@ describe('the WebSocket feed', () => {
     expect((await fetch(`http://127.0.0.1:${port}/v1/approvals/pending`)).status).toBe(200)
   })
 
+  // Found by review: ws writes the 101 itself, and it went out without the headers every other answer has.
+  it('the feed handshake that succeeds carries the version and nosniff headers too', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const s = net.connect(port, '127.0.0.1')
+    await once(s, 'connect')
+    s.write(`GET /v1/approvals/ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`)
+    let raw = ''
+    s.on('data', (d) => (raw += d))
+    await until(() => raw.includes('\r\n\r\n'), 'the handshake answer')
+    s.destroy()
+    const head = raw.split('\r\n\r\n')[0]!
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols')
+    expect(head).toMatch(/\r\nx-service-version: 0\.1\.0(\r\n|$)/i)
+    expect(head).toMatch(/\r\nx-content-type-options: nosniff(\r\n|$)/i)
+  })
+
   it('a burst of audit rows between two polls reaches the feed whole, in order, none skipped', async () => {
     const a = await app()
     const port = await listen(a)

@@ -12,6 +12,7 @@ import { HttpError, installErrorHandling } from '@countersign/shared/http/errors
 import { installStrictJson } from '@countersign/shared/http/strictJson'
 import { installHostGuard } from '@countersign/shared/http/hostGuard'
 import { answerExpectation, answerHandshakeError, lowLevelErrorOptions } from '@countersign/shared/http/lowLevelErrors'
+import { responseHeaderLines } from '@countersign/shared/http/responseHeaders'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, markUnproven, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { answerConnect, upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
@@ -80,6 +81,9 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   await app.register(websocket, { options: { maxPayload: 4096 } })
   // A handshake ws refuses is answered in the spec's 400 shape, not ws's own text/html page.
   app.websocketServer.on('wsClientError', (err: Error, socket: Socket) => answerHandshakeError(err, socket))
+  // ws writes the 101 itself, past fastify's hooks: the version and nosniff headers go in here (found by
+  // review: the feed's handshake was the one answer without them, through the gateway too, which pipes it).
+  app.websocketServer.on('headers', (headers: string[]) => headers.push(...responseHeaderLines))
   // Only a WebSocket offer to the feed is upgraded; any other request with Upgrade (curl --http2's
   // "Upgrade: h2c") is served as plain HTTP/1.1, where the plugin would answer it as a failed handshake.
   upgradeOnlyWebSockets(app.server, ['/v1/approvals/ws'])
