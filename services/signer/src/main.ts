@@ -4,6 +4,7 @@
 // outbound connection (a system test checks /proc for it).
 import path from 'node:path'
 import {
+  CheckpointRefusedError,
   createRpcServer,
   defaultPolicyConfig,
   describeFailure,
@@ -75,8 +76,11 @@ async function main(): Promise<void> {
     log('PKCS#11 token opened', { token: config.pkcs11.tokenLabel, sessions: config.pkcs11.sessions, keys: hsm.keys().map((k) => ({ address: k.address, label: k.label })) })
   }
   const { db, wal } = openSignerDb(path.join(config.dataDir, 'signer.db'))
+  // Two kinds of trouble, told apart (found by review: a rewritten log was reported as a storage glitch).
   const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
-    log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
+    err instanceof CheckpointRefusedError
+      ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no signature is handed out until it is restored', { error: err.message })
+      : log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
   )
   log(auditKey.created ? 'audit key generated' : 'audit key loaded', {
     fingerprint: auditKey.fingerprint,

@@ -60,7 +60,9 @@ export interface AuditLog {
    * Appends a signed checkpoint sealing the chain's head, in the next commit
    * (with whatever else joins it); resolves once it is durable. Only on a
    * log opened with `checkpoints`. `append(e, { checkpoint: true })` seals the
-   * batch that carries `e` the same way.
+   * batch that carries `e` the same way, and rejects with
+   * CheckpointRefusedError when the seal was refused (the event itself is
+   * then in the log, unsealed).
    */
   checkpoint(): Promise<WrittenCheckpoint>
   /** The newest row (seq 0 and the genesis hash for an empty log). */
@@ -391,7 +393,14 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
       } catch (err) {
         return Promise.reject(err as Error)
       }
-      return enqueue(ready.prepared, appendOpts.checkpoint === true).then(() => ready.event)
+      if (!appendOpts.checkpoint) return enqueue(ready.prepared, false).then(() => ready.event)
+      // The event is committed either way; a batch the sealer refused to sign is not what was asked for.
+      // Found by review: the signer handed out signatures whose rows no checkpoint sealed, and a writer
+      // of audit.db could delete or rewrite them afterwards with verify none the wiser.
+      return enqueue(ready.prepared, true).then((written) => {
+        if (!written.checkpoint) throw new CheckpointRefusedError(`audit checkpoint refused: ${refusedBecause ?? 'not written'}`)
+        return ready.event
+      })
     },
     appendAll(inputs) {
       let ready: Array<ReturnType<typeof prepareEvent>>

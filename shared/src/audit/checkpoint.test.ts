@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { rewriteAuditRow, stripCheckpoints, tamperAudit, truncateAudit } from '../server/testing/auditTamper.js'
 import { seededRandom } from '../server/testing/seededRandom.js'
-import { openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
+import { CheckpointRefusedError, openAuditLog, type AuditLog, type WrittenCheckpoint } from './auditLog.js'
 import { auditKeyFingerprint, parseAuditPublicKey, signCheckpoint, type LatestCheckpoint } from './checkpoint.js'
 import { runAuditCli } from '../server/audit/cli.js'
 import { verifyAuditChain, type AuditProblem, type AuditVerification } from '../server/audit/verify.js'
@@ -183,7 +183,9 @@ describe('signed checkpoints', () => {
       expect(verifyAuditChain(s.file)).toMatchObject({ ok: true }) // the chain alone is consistent
       // The signer's next checkpoint (its timer, a signature): refused, nothing signed, signer.db's record unchanged.
       await expect(log!.checkpoint()).rejects.toThrow(/audit checkpoint refused: the row at seq 6, the last checkpoint the signer wrote, no longer has the hash it recorded/)
-      await log!.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })
+      // The event is written, and its append says it went unsealed: the signer hands out nothing on it.
+      await expect(log!.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })).rejects.toThrow(CheckpointRefusedError)
+      expect(log!.list({ limit: 1 })[0]).toMatchObject({ intentId: 'i-sig', event: 'signature_created' })
       expect(s.state.latest).toEqual(recorded)
       expect(s.written).toHaveLength(1)
       expect(s.refusals.length).toBeGreaterThanOrEqual(2)

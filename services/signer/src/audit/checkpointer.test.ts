@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { auditRowHashFromJcs, systemClock, type AuditLog } from '@countersign/shared'
+import { CheckpointRefusedError, auditRowHashFromJcs, systemClock, type AuditLog } from '@countersign/shared'
 import { verifyAuditChain } from '@countersign/shared/server'
 import { rewriteAuditRow, stripCheckpoints, tamperAudit } from '@countersign/shared/testing/auditTamper'
 import type { AuditCheckpoints } from '../store/auditCheckpoints.js'
@@ -61,9 +61,9 @@ describe("the signer's checkpoints over a log rewritten under it", () => {
       } finally {
         stop()
       }
-      await audit.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })
+      await expect(audit.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })).rejects.toThrow(CheckpointRefusedError)
       expect(errors).toEqual([
-        `audit.db was changed outside countersign: the row at seq ${good.seq}, the last checkpoint the signer wrote, no longer has the hash it recorded. No checkpoint is signed over it (events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
+        `audit.db was changed outside countersign: the row at seq ${good.seq}, the last checkpoint the signer wrote, no longer has the hash it recorded. No checkpoint is signed over it and no signature is handed out (sign calls are refused with audit_unsealed; events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
       ])
       expect(checkpoints.latest()).toEqual(good)
       expect(audit.list({ limit: 3 }).map((e) => e.event)).toEqual(['signature_created', 'policy_evaluated', 'policy_evaluated'])
@@ -109,7 +109,8 @@ describe('a checkpoint committed while the one before it is still being fsynced'
         }),
       )
       await signedA
-      await signedB
+      // B's event is written but its append is refused: the signer would not hand B out.
+      await expect(signedB).rejects.toThrow(CheckpointRefusedError)
       // The second checkpoint was refused: nothing sealed over the rewrite, and signer.db names A's checkpoint.
       expect(errors).toEqual([expect.stringMatching(/^audit\.db was changed outside countersign: the row at seq 4, the last checkpoint the signer wrote, no longer has the hash it recorded\. No checkpoint is signed over it/)])
       expect(checkpoints.latest()!.seq).toBe(4)

@@ -10,7 +10,8 @@ import type { AuditKey } from './auditKey.js'
  *
  * A new checkpoint is signed only over a log that still continues from the
  * last one recorded (AuditCheckpointer.anchor): a log rewritten under it gets
- * no signature, its events are still written, and the refusal is reported
+ * no signature, its events are still written, the signer hands out no
+ * signature meanwhile (signerCore: audit_unsealed), and the refusal is reported
  * once per reason (the poll retries every 500 ms) until the log is restored.
  */
 export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock, onError: (err: Error) => void): AuditCheckpointer {
@@ -33,8 +34,8 @@ export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock
       if (why === lastRefusal) return
       lastRefusal = why
       onError(
-        new Error(
-          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
+        new CheckpointRefusedError(
+          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it and no signature is handed out (sign calls are refused with audit_unsealed; events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
         ),
       )
     },

@@ -1,6 +1,7 @@
 // The signing boundary in-process: real SQLite files, real keys, real
 // signatures, an injected clock instead of sleeping.
 import { randomUUID } from 'node:crypto'
+import Database from 'better-sqlite3'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -339,6 +340,46 @@ describe('signer core', () => {
     await new Promise((r) => setImmediate(r))
     expect(await s.core.auditMissed()).toEqual({ late: 0, logged: 0 })
     expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === j.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true }) })])
+  })
+
+  // Found by review: while the seal was refused the signer still returned signatures, whose rows a writer
+  // of audit.db could then delete or rewrite, mend the chain, and pass verify.
+  it('a signature the signer cannot seal is not handed out, on its call or a repeat; once the log is mended it is audited late and returned', async () => {
+    const s = setup()
+    await s.core.sign(s.params(s.intent()))
+    // The attack: a row that does not hash, appended by another writer of audit.db (the triggers forbid only UPDATE and DELETE).
+    const raw = new Database(path.join(s.dir, 'audit.db'))
+    const { m } = raw.prepare('SELECT max(seq) AS m FROM audit_events').get() as { m: number }
+    raw.prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, 'forged', ?, 'i-forged', 'approval_granted', '{}', '', '')").run(m + 1, s.clock())
+    const b = s.intent()
+    expect(await s.reason(s.core.sign(s.params(b, { nonce: 1 })))).toBe('audit_unsealed')
+    expect(await s.reason(s.core.sign(s.params(b, { nonce: 1 })))).toBe('audit_unsealed')
+    const stored = s.db.prepare('SELECT tx_hash AS txHash FROM signatures WHERE intent_id = ?').get(b.id) as { txHash: string }
+    expect(s.events().filter((e) => e.event === 'signing_denied' && e.intentId === b.id).map((e) => e.data.reason)).toEqual(['audit_unsealed', 'audit_unsealed'])
+    // The attacker mends the chain and takes b's unsealed row with it, as the review did.
+    const trigger = (raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'audit_events_no_delete'").get() as { sql: string }).sql
+    raw.exec(`DROP TRIGGER audit_events_no_delete; DELETE FROM audit_events WHERE seq > ${m}; ${trigger};`)
+    raw.close()
+    // The repeat now finds no event for b: it writes one, late, sealed, and only then answers.
+    const again = await s.core.sign(s.params(b, { nonce: 1 }))
+    expect(again).toMatchObject({ txHash: stored.txHash, repeated: true })
+    expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === b.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true, txHash: stored.txHash }) })])
+    expect(verifyAuditChain(path.join(s.dir, 'audit.db'), { publicKey: s.signerAudit.key.publicKey, latest: s.signerAudit.checkpoints.latest() })).toMatchObject({ ok: true })
+  })
+
+  it("an event for the signature written by someone else, with other data, is not taken as the signature's record: the signer writes its own", async () => {
+    const s = setup()
+    const i = s.intent()
+    s.auditLink.down = true
+    await expect(s.core.sign(s.params(i))).rejects.toThrow(/simulated kill/)
+    s.auditLink.down = false
+    const stored = s.db.prepare('SELECT tx_hash AS txHash, signer_address AS signer FROM signatures WHERE intent_id = ?').get(i.id) as { txHash: string; signer: string }
+    // Another process on audit.db (a compromised gateway) writes the event first, naming another signer and token.
+    await s.deps.audit.append({ intentId: i.id, event: 'signature_created', data: { txRequestHash: s.bindingOf(i).txRequestHash, signerAddress: `0x${'ee'.repeat(20)}`, txHash: stored.txHash, nonce: 0, tokenId: randomUUID() } })
+    expect(await s.core.sign(s.params(i))).toMatchObject({ txHash: stored.txHash, repeated: true })
+    const created = s.events().filter((e) => e.event === 'signature_created' && e.intentId === i.id)
+    expect(created).toHaveLength(2)
+    expect(created.find((e) => e.data.late === true)?.data).toMatchObject({ signerAddress: stored.signer, tokenId: null })
   })
 
   it('a repeat of an intent whose first signature is still being audited answers after that event, and writes none of its own', async () => {

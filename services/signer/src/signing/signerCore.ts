@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import {
   AUDIT_CLOCK_SLACK_MS,
   BuildError,
+  CheckpointRefusedError,
   RpcError,
   RPC_INVALID_PARAMS,
   SIGNING_REFUSED,
@@ -99,6 +100,8 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   intent_conflict: 'this intent id was already signed for a different transaction',
   dev_key_on_remote_chain: "a development key may sign only for the signer's own development chain (SERVICE_SIGNER_DEV_CHAIN_ID)",
   key_unavailable: "this wallet's key is on a hardware token the signer cannot reach right now; nothing was signed, retry later",
+  audit_unsealed:
+    'audit.db was changed outside countersign and the signer will not seal it, so it hands out no signature (one may have been made and is held back); an operator must restore audit.db (countersign-audit verify says what changed)',
 }
 
 /**
@@ -173,26 +176,65 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   // slack before it: a signature's time (createRowTimes) runs ahead of the
   // wall clock that stamps its event by as much as the clock was stepped back.
   const eventKey = (event: string, intentId: string, txHash: unknown) => `${event} ${intentId} ${String(txHash)}`
-  function loggedSince(sinceMs: number): Set<string> {
+  function loggedSince(sinceMs: number): Map<string, Record<string, unknown>> {
     const events = audit.eventsSince(['signature_created', 'signature_replaced'], sinceMs - AUDIT_CLOCK_SLACK_MS)
-    return new Set(events.map((e) => eventKey(e.event, e.intentId, e.data.txHash)))
+    return new Map(events.map((e) => [eventKey(e.event, e.intentId, e.data.txHash), e.data]))
   }
 
-  /** Late events for signatures stored without one, unless the log has them after all. */
+  /**
+   * Late events for signatures stored without one, unless the log has them
+   * after all: an event that says what signer.db says, sealed by a checkpoint
+   * signed now. Found by review: while the seal was refused, a writer of
+   * audit.db could rewrite a signature's row, then mend the chain, and a
+   * repeat of the intent took the row as its record.
+   */
   async function auditLate(missed: StoredSignature[]): Promise<MissedAudits> {
     const counts = { late: 0, logged: 0 }
     if (missed.length === 0) return counts
     const logged = loggedSince(missed.reduce((min, s) => Math.min(min, s.createdAt), Infinity))
+    const found: StoredSignature[] = []
     for (const s of missed) {
-      if (logged.has(eventKey(eventOf(s), s.intentId, s.txHash))) {
-        markAuditedSoon(s)
-        counts.logged += 1
+      const data = logged.get(eventKey(eventOf(s), s.intentId, s.txHash))
+      if (data && sameSignatureData(data, s)) {
+        found.push(s)
       } else {
         await auditSignature(s, true)
         counts.late += 1
       }
     }
+    if (found.length > 0) {
+      await audit.checkpoint()
+      for (const s of found) markAuditedSoon(s)
+      counts.logged = found.length
+    }
     return counts
+  }
+
+  /** The stored signature's own fields against its event's (the event may be a late one). */
+  function sameSignatureData(data: Record<string, unknown>, s: StoredSignature): boolean {
+    const same = (a: unknown, b: string | null) => (typeof a === 'string' && b !== null ? a.toLowerCase() === b.toLowerCase() : a === b)
+    return (
+      same(data.txRequestHash, s.txRequestHash) &&
+      same(data.signerAddress, s.signerAddress) &&
+      data.nonce === s.nonce &&
+      same(data.tokenId, s.tokenId) &&
+      same(data.replacedTxHash ?? null, s.replacesTxHash)
+    )
+  }
+
+  /**
+   * Waits for a signature's event and signer.db's fsync before its reply.
+   * An event the signer could not seal (audit.db changed under it) is a
+   * refusal: the signature stays in signer.db, unreturned, until an operator
+   * restores the log, and its event is written again at the next start.
+   */
+  async function sealedBeforeReply(intentId: string, waits: Array<Promise<unknown> | undefined>): Promise<void> {
+    try {
+      await Promise.all(waits)
+    } catch (err) {
+      if (err instanceof CheckpointRefusedError) return refuse(intentId, 'audit_unsealed', { error: err.message })
+      throw err
+    }
   }
 
   function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
@@ -274,7 +316,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
           // The stored signature may be a commit whose fsync is still running.
-          await Promise.all([signatureAudited(prior), wal.durable()])
+          await sealedBeforeReply(intentId, [signatureAudited(prior), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -379,7 +421,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       switch (outcome.kind) {
         case 'repeat':
           if (outcome.prior.txRequestHash === txRequestHash) {
-            await Promise.all([signatureAudited(outcome.prior), wal.durable()])
+            await sealedBeforeReply(intentId, [signatureAudited(outcome.prior), wal.durable()])
             return fromStored(outcome.prior, true)
           }
           return refuse(intentId, 'intent_conflict', { txRequestHash })
@@ -395,7 +437,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       // every signature committed before it started; the reply waits for both.
       // (A power cut between the two can leave the event of a signature that
       // was never replied; never a replied signature without its record.)
-      await Promise.all([wal.durable(), auditSignature(record, false)])
+      await sealedBeforeReply(intentId, [wal.durable(), auditSignature(record, false)])
       stored += 1
       return fromStored(record, false)
     },
