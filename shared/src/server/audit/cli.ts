@@ -18,10 +18,12 @@ import { escapeForDisplay, escapeJsonForDisplay } from '../display/escape.js'
 const USAGE = `usage: countersign-audit verify [--data-dir DIR] [--db FILE] [--audit-key FILE] [--signer-db FILE] [--chain-only]
        countersign-audit tail [-n N] [--data-dir DIR | --db FILE]
 verify checks the hash chain, every checkpoint's signature against the
-signer's audit key (DIR/audit-key.pub), and that the log reaches the signer's
-latest checkpoint (DIR/signer.db); DIR is the signer's data directory. It
-first has SQLite check every page of audit.db and signer.db (integrity_check):
-a damaged file fails verify, named with SQLite's first findings.
+signer's audit key (DIR/audit-key.pub), that the log reaches the signer's
+latest checkpoint (DIR/signer.db), and that every signature signer.db keeps
+has its event in the log, sealed by a checkpoint; DIR is the signer's data
+directory. It first has SQLite check every page of audit.db and signer.db
+(integrity_check): a damaged file fails verify, named with SQLite's first
+findings.
 With --db FILE, name the key and signer.db (--audit-key, --signer-db) or the
 signer's data directory (--data-dir): verify never takes them from beside FILE.
 --chain-only checks the hash chain alone, which proves nothing against
@@ -49,6 +51,8 @@ const KIND_TEXT: Record<AuditProblemKind, string> = {
   sealed_rows_changed: 'sealed rows changed',
   anchor_mismatch: "not signer.db's latest checkpoint",
   truncated: 'log shorter than the last checkpoint',
+  unaudited_signature: 'unaudited signature',
+  signature_not_sealed: 'signature not sealed',
 }
 
 interface Io {
@@ -180,7 +184,8 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
     const after = result.rows - result.lastCheckpointSeq
     const last = result.lastCheckpointSeq > 0 ? `the last at seq ${result.lastCheckpointSeq}, ${after} events after it not yet covered` : 'none yet'
     // Which key vouched for the log, by the fingerprint checkpoint rows name it with.
-    const checkedWith = `checked with audit key ${auditKeyFingerprint(anchor.publicKey)} (${anchor.keyFile}) and the latest checkpoint in ${anchor.signerDbFile}`
+    const signatures = anchor.signatures ? ` and ${anchor.signatures.byKey.size} ${anchor.signatures.byKey.size === 1 ? 'signature' : 'signatures'}` : ''
+    const checkedWith = `checked with audit key ${auditKeyFingerprint(anchor.publicKey)} (${anchor.keyFile}) and the latest checkpoint${signatures} in ${anchor.signerDbFile}`
     io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last}); ${checkedWith}`)
     return 0
   }
@@ -226,7 +231,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.ar
 function recordedCheckpointSeq(keyFile: string, signerDbFile: string): number | null {
   if (!existsSync(keyFile) || !existsSync(signerDbFile)) return null
   try {
-    return loadAuditAnchor(keyFile, signerDbFile).latest?.seq ?? null
+    return loadAuditAnchor(keyFile, signerDbFile, { signatures: false }).latest?.seq ?? null
   } catch {
     return null
   }

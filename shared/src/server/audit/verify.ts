@@ -7,6 +7,7 @@ import { escapeForDisplay } from '../display/escape.js'
 import { databaseDamageProblem, databaseFileProblem } from './fileCheck.js'
 import { ROWS_WITH_TEXT_BYTES, rowContentProblem, textBytesProblem } from './rowChecks.js'
 import { auditTableProblem, currentAuditSchema, readSchema, schemaProblems } from './schemaCheck.js'
+import { createSignatureCheck, isSignatureEvent, type SignerSignatures } from './signatureCheck.js'
 
 /**
  * What kind of problem verify found. `bad_checkpoint`: a checkpoint row the
@@ -17,12 +18,28 @@ import { auditTableProblem, currentAuditSchema, readSchema, schemaProblems } fro
  * recorded. `truncated`: the log ends before it. `schema`: a trigger, view,
  * index or table that is not the audit log's, or an append-only trigger
  * missing (schemaCheck.ts). `damaged_file`: SQLite finds the file's pages
- * damaged, or cannot read it (fileCheck.ts).
+ * damaged, or cannot read it (fileCheck.ts). `unaudited_signature`: a
+ * signature signer.db keeps has no event in the log, or one whose data
+ * disagrees with it. `signature_not_sealed`: its event is there, but no valid
+ * checkpoint follows it (signatureCheck.ts).
  */
-export type AuditProblemKind = 'damaged_file' | 'schema' | 'broken_row' | 'bad_checkpoint' | 'sealed_rows_changed' | 'anchor_mismatch' | 'truncated'
+export type AuditProblemKind =
+  | 'damaged_file'
+  | 'schema'
+  | 'broken_row'
+  | 'bad_checkpoint'
+  | 'sealed_rows_changed'
+  | 'anchor_mismatch'
+  | 'truncated'
+  | 'unaudited_signature'
+  | 'signature_not_sealed'
 
 export interface AuditProblem {
-  /** The row it is about (for `truncated`, the first row missing from the end); null for the database's objects. */
+  /**
+   * The row it is about (for `truncated`, the first row missing from the end;
+   * for the signature kinds, the signature's event); null for the database's
+   * objects, and for a signature with no event in the log.
+   */
   seq: number | null
   kind: AuditProblemKind
   /** In words, for the operator. */
@@ -45,7 +62,11 @@ export type AuditVerification =
   | ({ ok: true } & Walked)
   | ({
       ok: false
-      /** The first MAX_LISTED_PROBLEMS problems, in the order found: the file, the database's objects, rows in seq order, then the log's end. */
+      /**
+       * The first MAX_LISTED_PROBLEMS problems, in the order found: the file,
+       * the database's objects, rows in seq order, the log's end, then
+       * signer.db's signatures in its table order.
+       */
       problems: AuditProblem[]
       /** Every problem found, listed or not. */
       problemCount: number
@@ -56,6 +77,12 @@ export interface AuditAnchor {
   publicKey: KeyObject
   /** The signer's latest checkpoint (signer.db); null when it has recorded none. */
   latest: LatestCheckpoint | null
+  /**
+   * The signatures signer.db keeps: each must have its event in the log,
+   * sealed by a valid checkpoint. null when signer.db has no signatures
+   * table; absent, not checked.
+   */
+  signatures?: SignerSignatures | null
 }
 
 /**
@@ -64,7 +91,9 @@ export interface AuditAnchor {
  * canonical JSON, and each stored hash must match the row as stored (see
  * rowChecks.ts). With an anchor, every checkpoint row must seal the row
  * before it with a valid signature of the signer's audit key, and the log
- * must reach the signer's latest checkpoint, unchanged. Before the walk,
+ * must reach the signer's latest checkpoint, unchanged; with signer.db's
+ * signatures, each must have its event, as signer.db records it, before a
+ * valid checkpoint (signatureCheck.ts). Before the walk,
  * SQLite must find the file's pages sound (fileCheck.ts), and the database
  * must hold only the audit log's own objects (schemaCheck.ts). A damaged file
  * is not walked: its rows are not what was written, and blaming them on an
@@ -82,6 +111,9 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
   const found = problemList()
   const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
+  const signatures = anchor?.signatures ? createSignatureCheck(anchor.signatures) : null
+  // seq of the newest checkpoint row found valid (it seals every row before it), 0 for none.
+  let lastValidCheckpointSeq = 0
   try {
     const damage = databaseFileProblem(db, file)
     if (damage !== null) {
@@ -113,7 +145,9 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
         // A row whose own content is broken is reported as such; its checkpoint fields mean nothing then.
         const checkpoint = anchor && content === null ? checkpointProblem(r, anchor.publicKey, fingerprint!) : null
         if (checkpoint !== null) at(checkpoint.kind, checkpoint.problem)
+        else if (anchor && content === null && link === null) lastValidCheckpointSeq = r.seq
       }
+      if (signatures && isSignatureEvent(r.event)) signatures.event(r)
       if (anchor?.latest && r.seq === anchor.latest.seq) {
         latestSeen = true
         if (r.hash !== anchor.latest.hash) {
@@ -126,6 +160,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     }
     const lastSeq = expectedSeq - 1
     for (const p of anchorEndProblems(anchor, { lastSeq, latestSeen, ...walked })) found.add(p)
+    if (signatures) for (const p of signatures.problems(lastValidCheckpointSeq)) found.add(p)
     if (found.count === 0) return { ok: true, ...walked }
     return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
   } catch (err) {
