@@ -89,6 +89,23 @@ describe('one data directory for all three processes', () => {
     expect((await del(stack, 'listed-skill')).status).toBe(401)
     expect((await del(stack, 'listed-skill', bearer(stack.operatorToken))).body).toEqual({ name: 'listed-skill', revoked: true })
   })
+
+  it("an operator's revoke of a listed publisher's skill holds: the same signed manifest again without a credential is 401, audited", async () => {
+    // Found by review: DELETE with the operator token, then the same signed manifest POSTed with no token answered 200 and the skill was back.
+    const signed = await manifestFor(skillsDir(), 'revoked-skill', listedKey)
+    expect((await stack.post('/v1/skills/register', signed)).status).toBe(200)
+    expect((await del(stack, 'revoked-skill', bearer(stack.operatorToken))).body).toEqual({ name: 'revoked-skill', revoked: true })
+    const again = await stack.post('/v1/skills/register', signed)
+    expect(again.status).toBe(401)
+    expect(again.body).toMatchObject({ registered: false, name: 'revoked-skill', manifestHash: '', error: 'operator_auth_required' })
+    expect(again.body.message).toMatch(/registering revoked-skill again with the manifest an operator revoked \(0x[0-9a-f]{64}\) needs the operator token/)
+    expect((await stack.get('/v1/skills/revoked-skill')).status).toBe(404)
+    const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
+    expect(events.find((e: { event: string }) => e.event === 'skill_registration_failed')).toMatchObject({ data: { skillName: 'revoked-skill', reason: 'operator_auth_required' } })
+    // The operator can bring it back.
+    const byOperator = await stack.post('/v1/skills/register', signed, bearer(stack.operatorToken))
+    expect(byOperator.status, JSON.stringify(byOperator.body)).toBe(200)
+  })
 })
 
 describe('one data directory per process (the systemd layout)', () => {

@@ -1,11 +1,13 @@
 // Runs inside the sandbox (bubblewrap + Node's permission model). It is ours,
 // not the skill's: it gives the skill its only way out — submitIntent over
 // the Unix socket the gateway bound at /run/countersign.sock — then imports
-// the skill's entry, calls run(input, api) and prints the result as the last
-// line of stdout.
+// the skill's entry, calls run(input, api) and writes the result, one JSON
+// line, on descriptor 4 (runSkill.ts RESULT_FD), never on stdout: whatever
+// the skill prints there cannot be taken for its result (found by review).
 import net from 'node:net'
 
 const SOCKET = '/run/countersign.sock'
+const RESULT_FD = 4
 let nextId = 1
 
 function call(method, params) {
@@ -40,5 +42,6 @@ if (typeof run !== 'function') {
   process.stderr.write(`skill entry ${entry} exports no run(input, api) function\n`)
   process.exit(2)
 }
-const result = await run(input, api)
-process.stdout.write('\n' + JSON.stringify({ result: result ?? null }) + '\n')
+const line = JSON.stringify({ result: (await run(input, api)) ?? null }) + '\n'
+// Opened only now, so that while the skill runs no handle of the process leads to it.
+new net.Socket({ fd: RESULT_FD, readable: false }).end(line)

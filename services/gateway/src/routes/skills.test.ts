@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import Database from 'better-sqlite3'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -6,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { AuditLog } from '@countersign/shared'
 import { makeTestGateway } from '../app.testkit.js'
 import { manifestHash, type SkillManifest, type UnsignedManifest } from '../skills/manifest.js'
+import { createSkillRegistry } from '../skills/registry.js'
 import { createScanPool } from '../skills/scan/pool.js'
 import { MAX_SKILL_BYTES, MAX_SKILL_FILE_BYTES } from '../skills/skillFiles.js'
 
@@ -114,6 +116,53 @@ describe('skill registration', () => {
     writeSkill('forged', { 'index.js': GOOD })
     const forged = { ...(await sign(manifest('forged', { 'index.js': GOOD }), stranger)), publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' } }
     expect((await register(forged, {})).json()).toMatchObject({ registered: false, error: 'signature_verification_failed' })
+  })
+
+  it("authority: an operator's revoke of a listed publisher's skill is not undone by registering the same signed manifest again without the token", async () => {
+    // Found by review: after DELETE (operator token), the same signed manifest POSTed with no credential answered 200 and the skill was back.
+    await setup({ skillPublishers: [publisher.address] })
+    writeSkill('greeter', { 'index.js': GOOD })
+    const m = await sign(manifest('greeter', { 'index.js': GOOD }))
+    expect((await register(m, {})).statusCode).toBe(200)
+    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: OPERATOR })).statusCode).toBe(200)
+
+    for (const headers of [{}, { authorization: 'Bearer wrong-token' }] as Array<Record<string, string>>) {
+      const again = await register(m, headers)
+      expect(again.statusCode).toBe(401)
+      expect(again.json()).toMatchObject({ registered: false, name: 'greeter', manifestHash: '', error: 'operator_auth_required' })
+      expect(again.json().message).toContain(`registering greeter again with the manifest an operator revoked (${manifestHash(manifest('greeter', { 'index.js': GOOD }))}) needs the operator token`)
+      expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'greeter', reason: 'operator_auth_required' } })
+    }
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).statusCode).toBe(404)
+    // Another signature over the same manifest is the same manifest.
+    const resigned = { ...m, signature: await publisher.signMessage({ message: { raw: manifestHash(manifest('greeter', { 'index.js': GOOD })) } }) }
+    expect((await register(resigned, {})).statusCode).toBe(401)
+    // A new manifest of that publisher (here: a changed file) is still authorised by its signature alone.
+    const changed = 'export function run() {\n  return 2\n}\n'
+    writeSkill('greeter', { 'index.js': changed })
+    expect((await register(await sign(manifest('greeter', { 'index.js': changed })), {})).statusCode).toBe(200)
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { skillName: 'greeter', authorisedBy: 'listed_publisher' } })
+    // The operator may bring the revoked one back, with the token.
+    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: OPERATOR })).statusCode).toBe(200)
+    writeSkill('greeter', { 'index.js': GOOD })
+    expect((await register(m)).statusCode).toBe(200)
+    expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { skillName: 'greeter', authorisedBy: 'operator_token' } })
+  })
+
+  it('a gateway.db made before revoked manifests were looked up keeps working, and its revocations count', async () => {
+    // The skills table as it was: its revoked rows already hold the manifest hash; opening it adds only an index.
+    const db = new Database(':memory:')
+    db.exec(`CREATE TABLE skills (id INTEGER PRIMARY KEY, name TEXT NOT NULL, manifest TEXT NOT NULL, manifest_hash TEXT NOT NULL,
+      publisher_address TEXT NOT NULL, registered_at INTEGER NOT NULL, revoked_at INTEGER);
+      CREATE UNIQUE INDEX skills_active_name ON skills (name) WHERE revoked_at IS NULL;
+      INSERT INTO skills (name, manifest, manifest_hash, publisher_address, registered_at, revoked_at) VALUES ('old', '{}', '0xrevoked', '0xp', 1, 2), ('live', '{}', '0xlive', '0xp', 1, NULL);`)
+    const registry = createSkillRegistry(db)
+    expect(registry.wasRevoked('0xrevoked')).toBe(true)
+    expect(registry.wasRevoked('0xlive')).toBe(false)
+    expect(registry.active('live')?.manifestHash).toBe('0xlive')
+    // Opening it again changes nothing.
+    expect(createSkillRegistry(db).wasRevoked('0xrevoked')).toBe(true)
+    db.close()
   })
 
   it('authority: with operator auth off at the approver, registration and revocation are open and audited as such', async () => {

@@ -5,7 +5,7 @@ import { describeClientError } from '@countersign/shared/http/errors'
 import { DuplicateJsonMemberError } from '@countersign/shared/http/strictJson'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { FastifyError, FastifyReply } from 'fastify'
-import { requireOperator, type OperatorAuthority, type OperatorGrant } from '../operatorAuthority.js'
+import { requireOperator, type OperatorAuthority, type OperatorCheck } from '../operatorAuthority.js'
 import { manifestHash, signatureMatchesPublisher, withoutSignature, type SkillManifest } from '../skills/manifest.js'
 import type { SkillRecord, SkillRegistry } from '../skills/registry.js'
 import { resolveImports } from '../skills/resolveImports.js'
@@ -90,7 +90,7 @@ export const registerSkillRouteSchema = {
       'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), skill_too_large (path: the declared file over the per-file limit, or the one that takes all files over the per-skill limit; message names the limit; it is not read), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
       skillErrorSchema,
     ),
-    401: described('operator_auth_required: no valid operator token and the publisher is not in SERVICE_SKILL_PUBLISHERS', skillErrorSchema),
+    401: described('operator_auth_required: no valid operator token, and the publisher is not in SERVICE_SKILL_PUBLISHERS or the manifest is one an operator revoked', skillErrorSchema),
     409: described('duplicate_skill', skillErrorSchema),
     503: described(approverUnavailable, skillErrorSchema),
   },
@@ -191,6 +191,21 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
     return reply.code(400).send({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [reason] })
   }
 
+  /**
+   * Who authorises a registration: a publisher listed in SERVICE_SKILL_PUBLISHERS by its signature (checked
+   * next), else the operator token. A manifest an operator revoked needs the token again, listed publisher
+   * or not: its signature stays valid, and anyone holding the signed manifest re-registered it without a
+   * credential, undoing the revocation (found by review).
+   */
+  async function authorise(manifest: SkillManifest, hash: string, authorization: string | undefined): Promise<OperatorCheck | { ok: true; grant: 'listed_publisher' }> {
+    const listed = opts.publishers.has(manifest.publisher.address.toLowerCase())
+    if (listed && !registry.wasRevoked(hash)) return { ok: true, grant: 'listed_publisher' }
+    const what = listed
+      ? `registering ${manifest.name} again with the manifest an operator revoked (${hash})`
+      : `registering a skill whose publisher ${manifest.publisher.address} is not in SERVICE_SKILL_PUBLISHERS`
+    return opts.operator.check(authorization, what)
+  }
+
   app.post('/v1/skills/register', { schema: registerSkillRouteSchema, attachValidation: true, errorHandler: unparsedBody, bodyLimit: MAX_MANIFEST_BODY_BYTES }, async (req, reply) => {
     const body = req.body
     const name = claimedName(body)
@@ -201,20 +216,14 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
     // 1. schema
     if (!validate(body)) return fail(400, 'schema_validation_failed', { validationErrors: listValidationErrors(validate.errors) })
     const manifest = body
-    // Authority: a listed publisher's signature (checked next), else the operator token.
-    let authorisedBy: OperatorGrant | 'listed_publisher'
-    if (opts.publishers.has(manifest.publisher.address.toLowerCase())) {
-      authorisedBy = 'listed_publisher'
-    } else {
-      const check = await opts.operator.check(req.headers.authorization, `registering a skill whose publisher ${manifest.publisher.address} is not in SERVICE_SKILL_PUBLISHERS`)
-      if (!check.ok) return fail(check.status, check.error, { message: check.message })
-      authorisedBy = check.grant
-    }
-    // 2. signature
-    if (!(await signatureMatchesPublisher(manifest))) return fail(400, 'signature_verification_failed', { message: `the signature does not recover ${manifest.publisher.address}` })
-    // 3. manifest hash
+    // Authority. The manifest hash (step 3) comes first: who may register a manifest an operator revoked depends on it.
     const unsigned = withoutSignature(manifest)
     const hash = manifestHash(unsigned)
+    const authority = await authorise(manifest, hash, req.headers.authorization)
+    if (!authority.ok) return fail(authority.status, authority.error, { message: authority.message })
+    const authorisedBy = authority.grant
+    // 2. signature
+    if (!(await signatureMatchesPublisher(manifest))) return fail(400, 'signature_verification_failed', { message: `the signature does not recover ${manifest.publisher.address}` })
     const duplicates = manifest.files.map((f) => f.path).filter((p, i, all) => all.indexOf(p) !== i)
     if (duplicates.length > 0) return fail(400, 'schema_validation_failed', { validationErrors: duplicates.map((p) => `files: ${p} is listed more than once`) })
     // 4. the folder (a real directory, no symlink anywhere), then file hashes

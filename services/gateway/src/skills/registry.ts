@@ -17,6 +17,8 @@ export interface SkillRegistry {
   add(record: SkillRecord): boolean
   /** false when no active skill has this name. */
   revoke(name: string, nowMs: number): boolean
+  /** Whether an operator revoked a skill registered with exactly this manifest (its manifestHash). */
+  wasRevoked(manifestHash: string): boolean
 }
 
 interface Row {
@@ -39,11 +41,14 @@ export function createSkillRegistry(db: Database.Database): SkillRegistry {
       revoked_at        INTEGER
     );
     CREATE UNIQUE INDEX IF NOT EXISTS skills_active_name ON skills (name) WHERE revoked_at IS NULL;
+    CREATE INDEX IF NOT EXISTS skills_manifest_hash ON skills (manifest_hash);
   `)
   const one = db.prepare<[string], Row>('SELECT * FROM skills WHERE name = ? AND revoked_at IS NULL')
   const all = db.prepare<[], Row>('SELECT * FROM skills WHERE revoked_at IS NULL ORDER BY name')
   const insert = db.prepare('INSERT INTO skills (name, manifest, manifest_hash, publisher_address, registered_at) VALUES (?, ?, ?, ?, ?)')
   const revoke = db.prepare('UPDATE skills SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL')
+  // Revoked rows are kept, so a gateway.db from before this question existed already knows its revocations.
+  const revokedHash = db.prepare<[string], { found: number }>('SELECT 1 AS found FROM skills WHERE manifest_hash = ? AND revoked_at IS NOT NULL LIMIT 1')
   const toRecord = (r: Row): SkillRecord => ({
     name: r.name,
     manifest: JSON.parse(r.manifest) as UnsignedManifest,
@@ -67,5 +72,6 @@ export function createSkillRegistry(db: Database.Database): SkillRegistry {
       }
     },
     revoke: (name, nowMs) => revoke.run(nowMs, name).changes === 1,
+    wasRevoked: (hash) => revokedHash.get(hash) !== undefined,
   }
 }

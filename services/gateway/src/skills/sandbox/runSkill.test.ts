@@ -2,7 +2,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { bwrapArgs, nodeBind, permissionFlag, PROBE_TMP, ProgramNotFoundError, programPath, SANDBOX_MAX_FILES, SANDBOX_NICENESS, sandboxArgs, sandboxCommand } from './runSkill.js'
+import { bwrapArgs, MAX_RESULT_DEPTH, nestingDepth, nodeBind, permissionFlag, PROBE_TMP, ProgramNotFoundError, programPath, resultOf, SANDBOX_MAX_FILES, SANDBOX_NICENESS, sandboxArgs, sandboxCommand } from './runSkill.js'
 
 const run = { skillRoot: '/srv/skills/s', entry: 'index.js', input: null, apiSocket: '/run/x.sock', limits: { memoryMb: 64, timeoutMs: 1000, allowSpawn: false, filesystem: false } }
 
@@ -21,6 +21,14 @@ describe('the sandbox on each supported Node', () => {
   it('this Node gets the flag it knows, right after the node binary', () => {
     const args = bwrapArgs(run)
     expect(args[args.indexOf(process.execPath, args.indexOf('--chdir')) + 1]).toBe(permissionFlag(process.versions.node))
+  })
+
+  it('node runs with code generation from strings disallowed, before the harness (found by review: the Function constructor reached without naming it)', () => {
+    const args = bwrapArgs(run)
+    const node = args.indexOf(process.execPath, args.indexOf('--chdir'))
+    const flag = args.indexOf('--disallow-code-generation-from-strings')
+    expect(flag).toBeGreaterThan(node)
+    expect(flag).toBeLessThan(args.lastIndexOf('/countersign/harness.mjs'))
   })
 
   it('a Node binary outside the system directories is bound read-only at its path, after the /tmp tmpfs', () => {
@@ -93,5 +101,24 @@ describe('sandboxCommand', () => {
       process.env.PATH = saved
     }
     expect(() => programPath(path.join(bin, 'gone'), bin)).toThrow(`${path.join(bin, 'gone')} is not an executable file`)
+  })
+})
+
+describe('the result', () => {
+  const nested = (depth: number) => `{"result":${'['.repeat(depth)}${']'.repeat(depth)}}`
+
+  it('nestingDepth counts arrays and objects over the text, not inside strings', () => {
+    expect(nestingDepth('{"result":null}')).toBe(1)
+    expect(nestingDepth('{"result":[{"a":[1]},[]]}')).toBe(4)
+    expect(nestingDepth('{"result":"[[[[{{\\"[[["}')).toBe(1)
+    expect(nestingDepth(nested(20_000))).toBe(20_001)
+  })
+
+  it(`resultOf gives the result up to ${MAX_RESULT_DEPTH} levels deep and null beyond (the answer could not be serialised), never throwing`, () => {
+    expect(resultOf('{"result":{"ok":1}}\n')).toEqual({ ok: 1 })
+    expect(resultOf(`${nested(MAX_RESULT_DEPTH)}\n`)).toHaveLength(1)
+    for (const depth of [MAX_RESULT_DEPTH + 1, 5000, 20_000]) expect(resultOf(nested(depth))).toBeNull()
+    expect(resultOf('')).toBeNull()
+    expect(resultOf('{"result":')).toBeNull()
   })
 })

@@ -1,12 +1,47 @@
-import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess, type ChildProcessByStdio, type StdioOptions } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { Readable, Writable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import { fileURLToPath } from 'node:url'
 import { SYSCALL_FILTER_FD, syscallFilter } from './syscallFilter.js'
 
 const HARNESS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../sandbox/harness.mjs')
+
+/** The end of a run's stderr it keeps (characters): the route answers with its last 2,000, the memory check reads it. */
 const MAX_OUTPUT = 64 * 1024
+
+/**
+ * The most a run may write to its stderr or its result channel (bytes). The
+ * gateway reads every byte of both; past this the run is stopped (error
+ * crash, stderr saying why) instead of being read until its timeout (found by
+ * review: with allowSpawn, `cat /dev/zero` kept the gateway reading for the
+ * whole timeout). It is also the largest result a run can return.
+ */
+export const MAX_STREAM_BYTES = 16 * MAX_OUTPUT
+
+/**
+ * The deepest result a run may return (arrays and objects within each other).
+ * A deeper one is refused (error crash, stderr saying why): serialising the
+ * answer recurses once per level, and a result 5,000 deep overflowed the
+ * stack, a 500 (found by review).
+ */
+export const MAX_RESULT_DEPTH = 64
+
+/**
+ * The harness writes the result, one JSON line, on this descriptor: a channel
+ * of its own (spawn's 'pipe'), passed through bwrap. It used to be the last
+ * line of stdout, where anything the skill printed could be taken for it,
+ * also in a run that then crashed (found by review). The skill's stdout is
+ * discarded. Child processes the skill starts do not inherit the descriptor
+ * (Node gives them their stdio only); the skill's own node process could
+ * write it with fs, which the scan refuses and which gives it nothing it
+ * could not return, and what a failed run wrote there is dropped.
+ */
+export const RESULT_FD = 4
+
+/** The result line's depth: the result's and the harness's `{"result": …}` around it. */
+const MAX_RESULT_LINE_DEPTH = MAX_RESULT_DEPTH + 1
 
 export interface SandboxLimits {
   memoryMb: number
@@ -31,6 +66,7 @@ export type SandboxFailure = 'timeout' | 'memory' | 'tasks' | 'crash'
 
 export interface SandboxResult {
   exitCode: number | null
+  /** What the harness wrote on RESULT_FD (resultOf reads it); empty when the run failed (`error`). */
   output: string
   durationMs: number
   error?: SandboxFailure
@@ -104,6 +140,9 @@ export function bwrapArgs(run: SandboxRun): string[] {
     ...(run.limits.filesystem ? ['--allow-fs-write=/tmp'] : []),
     ...(run.limits.allowSpawn ? ['--allow-child-process'] : []),
   ]
+  // eval and the Function constructor throw, however they were reached: a function prototype's keys walked at
+  // run time gave the scan nothing to see (found by review).
+  const noCodeFromStrings = '--disallow-code-generation-from-strings'
   return [
     ...sandboxArgs(tmpMountFor(run.limits), [
       ...nodeBind(node),
@@ -114,6 +153,7 @@ export function bwrapArgs(run: SandboxRun): string[] {
     '--chdir', '/skill',
     node,
     ...permission,
+    noCodeFromStrings,
     '--no-warnings',
     `--max-old-space-size=${Math.max(8, Math.floor(run.limits.memoryMb))}`,
     '/countersign/harness.mjs',
@@ -221,19 +261,30 @@ export function sandboxCommand(bwrap: string, args: string[]): [string, string[]
 
 /**
  * bwrap started with `args` (which hold sandboxArgs' `--seccomp 3`) and the
- * system-call filter written to its fd 3, at SANDBOX_NICENESS. Throws
+ * system-call filter written to its fd 3, at SANDBOX_NICENESS, stdout and
+ * stderr piped (the start-up probe reads its answer on stdout). Throws
  * NoSyscallFilterError where this machine's architecture has no filter
  * (nothing runs unfiltered), ProgramNotFoundError without bwrap or nice.
  */
 export function spawnSandbox(bwrap: string, args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+  return startSandbox(bwrap, args, ['ignore', 'pipe', 'pipe', 'pipe']) as unknown as ChildProcessByStdio<null, Readable, Readable>
+}
+
+/** A skill run's sandbox, as spawnSandbox's: stdout discarded, stderr piped, the result channel on RESULT_FD. */
+function spawnRun(bwrap: string, args: string[]): { child: ChildProcess; stderr: Readable; result: Readable } {
+  const child = startSandbox(bwrap, args, ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'])
+  return { child, stderr: child.stdio[2] as Readable, result: child.stdio[RESULT_FD] as Readable }
+}
+
+function startSandbox(bwrap: string, args: string[], stdio: StdioOptions): ChildProcess {
   const filter = syscallFilter()
   const [file, argv] = sandboxCommand(bwrap, args)
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
+  const child = spawn(file, argv, { stdio })
   const filterPipe = child.stdio[SYSCALL_FILTER_FD] as Writable
   // A bwrap that failed to start, or exited before reading, closes the pipe: its own exit reports that.
   filterPipe.on('error', () => undefined)
   filterPipe.end(filter)
-  return child as unknown as ChildProcessByStdio<null, Readable, Readable>
+  return child
 }
 
 /** The children of every thread of `pid`: a process started from a thread other than the main one is listed only under that thread (found by review: such a child held 400 MB unseen). */
@@ -295,27 +346,56 @@ function usageOf(pids: number[]): { residentKb: number; tasks: number } {
   return { residentKb, tasks }
 }
 
+/**
+ * One of a run's streams as it arrives: decoded as UTF-8 across reads (each
+ * read was decoded on its own, and a character split between two came back
+ * as U+FFFD, found by review), keeping its last `keep` characters. `over` is
+ * called once, when the stream has brought more than MAX_STREAM_BYTES; it is
+ * not read any further.
+ */
+function readStream(stream: Readable, keep: number, over: () => void): () => string {
+  const decoder = new StringDecoder('utf8')
+  let text = ''
+  let bytes = 0
+  stream.on('data', (chunk: Buffer) => {
+    bytes += chunk.length
+    if (bytes > MAX_STREAM_BYTES) {
+      stream.destroy()
+      over()
+      return
+    }
+    text += decoder.write(chunk)
+    if (text.length > 2 * keep) text = text.slice(-keep)
+  })
+  return () => (text + decoder.end()).slice(-keep)
+}
+
+/** Why a run's result line is refused (too deep to serialise), or null. */
+function resultRefusal(output: string): string | null {
+  if (nestingDepth(output) <= MAX_RESULT_LINE_DEPTH) return null
+  return `countersign: the result is nested more than ${MAX_RESULT_DEPTH} levels deep (arrays and objects); it was not returned`
+}
+
 export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
   const started = performance.now()
-  let child: ChildProcessByStdio<null, Readable, Readable>
+  let spawned: ReturnType<typeof spawnRun>
   try {
-    child = spawnSandbox(run.bwrap ?? 'bwrap', bwrapArgs(run))
+    spawned = spawnRun(run.bwrap ?? 'bwrap', bwrapArgs(run))
   } catch (err) {
     return Promise.resolve({ exitCode: null, output: '', durationMs: 0, error: 'crash', stderr: `cannot start the sandbox: ${(err as Error).message}` })
   }
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => {
-    if (stdout.length < MAX_OUTPUT) stdout += d
-  })
-  child.stderr.on('data', (d) => {
-    if (stderr.length < MAX_OUTPUT) stderr += d
-  })
+  const { child } = spawned
   let failure: SandboxFailure | undefined
-  const kill = (why: SandboxFailure) => {
+  // What the gateway says about the run, after the run's own stderr.
+  const notes: string[] = []
+  const kill = (why: SandboxFailure, note?: string) => {
+    if (!failure && note) notes.push(note)
     failure ??= why
     child.kill('SIGKILL')
   }
+  const tooMuch = (what: string) => () => kill('crash', `countersign: the run wrote more than ${MAX_STREAM_BYTES} bytes ${what}; it was stopped`)
+  const stderr = readStream(spawned.stderr, MAX_OUTPUT, tooMuch('to stderr'))
+  const result = readStream(spawned.result, MAX_STREAM_BYTES, tooMuch('as its result'))
   const timer = setTimeout(() => kill('timeout'), run.limits.timeoutMs)
   // The node runtime itself needs 40-55 MB resident (Node 24's harness with child_process loaded is near the
   // top: with 48 MB, a run whose /tmp was full was killed for memory at random, not refused a write); the limit
@@ -337,14 +417,48 @@ export function runSandboxed(run: SandboxRun): Promise<SandboxResult> {
     child.once('close', (code) => {
       clearTimeout(timer)
       clearInterval(watch)
-      if (!failure && /heap limit|JavaScript heap out of memory|Allocation failed/.test(stderr)) failure = 'memory'
+      const logs = stderr()
+      if (!failure && /heap limit|JavaScript heap out of memory|Allocation failed/.test(logs)) failure = 'memory'
       if (!failure && code !== 0) failure = 'crash'
-      resolve({ exitCode: code, output: stdout, durationMs: Math.round(performance.now() - started), stderr, ...(failure ? { error: failure } : {}) })
+      // Only a run that ended well has a result: what a failed one wrote there is not it.
+      let output = failure ? '' : result()
+      const refused = output ? resultRefusal(output) : null
+      if (refused) {
+        failure = 'crash'
+        notes.push(refused)
+        output = ''
+      }
+      resolve({
+        exitCode: code,
+        output,
+        durationMs: Math.round(performance.now() - started),
+        stderr: [logs, ...notes].filter(Boolean).join('\n'),
+        ...(failure ? { error: failure } : {}),
+      })
     })
   })
 }
 
-/** The skill's result: the JSON on the last line the harness printed. */
+/**
+ * How deeply `json` nests arrays and objects, counted over the text without
+ * parsing it (parsing or serialising a deep one is what recurses).
+ */
+export function nestingDepth(json: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x5d || c === 0x7d) depth--
+  }
+  return deepest
+}
+
 /** Resident memory the runtime itself may use on top of the manifest's memoryMb (docs/skills.md "Limits"). */
 export const RUNTIME_ALLOWANCE_MB = 64
 
@@ -357,8 +471,11 @@ export const RUNTIME_ALLOWANCE_MB = 64
  */
 export const MAX_RUN_TASKS = 40
 
+/** The skill's result: the JSON line the harness wrote on RESULT_FD (SandboxResult.output); null when there is none. */
 export function resultOf(output: string): unknown {
   const last = output.trim().split('\n').pop() ?? ''
+  // runSandboxed refuses a deeper one; any other caller gets nothing rather than a value no answer can carry.
+  if (nestingDepth(last) > MAX_RESULT_LINE_DEPTH) return null
   try {
     return (JSON.parse(last) as { result?: unknown }).result ?? null
   } catch {

@@ -395,6 +395,8 @@ class Analyser {
   /** `sym.key`, where a member of the global object is the global of that name. */
   private member(sym: string, key: string): string {
     if (sym === 'globalThis') return GLOBAL_OBJECT_NAMES.has(key) ? 'globalThis' : key
+    // `import * as p from 'node:process'`: p.default is process itself (found by review: p.default.env scanned clean).
+    if (sym === 'process' && key === 'default') return 'process'
     return `${sym}.${key}`
   }
 
@@ -644,17 +646,21 @@ class Analyser {
           return
         case 'ImportExpression':
           this.checkModuleArgument(node, node.source)
+          this.checkProcessHandedOut(node, node.source, "import('process') hands out process where the analyser cannot follow it")
           return
         case 'ImportDeclaration':
           this.checkSpecifier(node, node.source)
           this.checkProcessImports(node)
           return
         case 'ExportNamedDeclaration':
-          if (node.source) this.checkSpecifier(node, node.source)
-          else this.checkExportedNames(node)
+          if (node.source) {
+            this.checkSpecifier(node, node.source)
+            this.checkProcessHandedOut(node, node.source, 're-exporting process hands it to other files, where the analyser cannot follow it')
+          } else this.checkExportedNames(node)
           return
         case 'ExportAllDeclaration':
           this.checkSpecifier(node, node.source)
+          this.checkProcessHandedOut(node, node.source, 're-exporting process hands it to other files, where the analyser cannot follow it')
           return
         case 'Literal':
           if (typeof node.value === 'string') {
@@ -943,6 +949,19 @@ class Analyser {
         this.report(spec, rule, `${sym === 'globalThis' ? 'the global object' : sym} is exported as ${this.snippet(spec)}`)
       }
     }
+  }
+
+  /**
+   * `import('node:process')` and `export … from 'node:process'` give the
+   * process object to code that reads it as `m.default`, `m[key]` or another
+   * file's import, none of which is tracked as process (found by review:
+   * `(await import('node:process')).default.getBuiltinModule(…)` and
+   * `….env` scanned clean). Only static imports and require are followed;
+   * these are refused. A non-constant specifier is dynamic_import already.
+   */
+  private checkProcessHandedOut(node: Node, source: Node, explanation: string): void {
+    const spec = this.foldStrict(source)
+    if (spec !== null && normaliseSpecifier(spec) === 'process') this.report(node, 'process_env', explanation)
   }
 
   /** `import { env } from 'node:process'` and friends. */

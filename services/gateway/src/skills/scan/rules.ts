@@ -42,7 +42,7 @@ export const RULE_DESCRIPTIONS: Readonly<Record<RuleId, string>> = {
   dynamic_import:
     'require/import() whose argument is not a string constant, require used as a value, module.* other than exports, process.mainModule, top-level arguments (the CommonJS wrapper arguments include require)',
   network: 'fetch, XMLHttpRequest, WebSocket, EventSource, navigator.sendBeacon, in any spelling',
-  process_env: 'process.env in any spelling, process.report, process used as a value, computed access on process',
+  process_env: 'process.env in any spelling, process.report, process used as a value, computed access on process, import() or re-export (export … from) of process',
   process_binding: 'process.binding, process._linkedBinding, process.dlopen',
   file_write: 'calls named like file writes/removals (writeFile, appendFile, createWriteStream, rm, unlink, mkdir, ...) on any object, open() with a write flag',
   obfuscation_escapes: 'string literals made mostly of \\x/\\u/octal escapes, escaped identifiers',
