@@ -6,14 +6,12 @@
 import { createHash } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
+import { hashSkillFolder } from '../services/gateway/dist/cli/skill.js'
 import { tempDataDir } from './support/processes.js'
+import { signTestManifest, testPublisher } from './support/skills.js'
 import { Stack } from './support/stack.js'
 
-const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
-const publisher = privateKeyToAccount(publisherKey)
 
 function writeFiles(dir: string, files: Record<string, string>): void {
   for (const [p, text] of Object.entries(files)) {
@@ -23,17 +21,7 @@ function writeFiles(dir: string, files: Record<string, string>): void {
 }
 
 async function manifest(name: string, files: Array<{ path: string; sha256: string }>, sandbox = { memoryMb: 64, timeoutMs: 10_000, allowSpawn: false }) {
-  return signManifest(
-    {
-      version: '1',
-      name,
-      publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
-      permissions: { actions: ['transfer_native'], chains: [8453], network: false, filesystem: false },
-      sandbox,
-      files,
-    } as never,
-    publisherKey,
-  )
+  return signTestManifest(name, files, { sandbox })
 }
 
 const BENIGN = 'export function run(input) {\n  return { echo: input }\n}\n'
@@ -195,7 +183,7 @@ describe('a machine without bubblewrap', () => {
   beforeAll(async () => {
     // PATH without bwrap: what a fresh machine without the Debian package looks like to the gateway.
     const emptyBin = tempDataDir()
-    stack = new Stack({ env: { PATH: emptyBin, SERVICE_SKILL_PUBLISHERS: publisher.address } })
+    stack = new Stack({ env: { PATH: emptyBin, SERVICE_SKILL_PUBLISHERS: testPublisher.address } })
     await stack.startSigner()
     await stack.startGateway()
   }, 60_000)

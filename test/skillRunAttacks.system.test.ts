@@ -4,16 +4,13 @@
 // would refuse the attack before it runs, against the sandbox runner itself.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRpcServer, type RpcServer } from '@countersign/shared'
-import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
 import { MAX_RESULT_DEPTH, MAX_STREAM_BYTES, runSandboxed, resultOf, type SandboxLimits } from '../services/gateway/src/skills/sandbox/runSkill.js'
 import { tempDataDir } from './support/processes.js'
+import { writeTestSkill } from './support/skills.js'
 import { Stack } from './support/stack.js'
 
-const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
-const publisher = privateKeyToAccount(publisherKey)
 /** The sandbox's whole environment (bwrap --clearenv --setenv PATH): what process.env would give away. */
 const SANDBOX_PATH = '/usr/bin:/bin'
 
@@ -27,20 +24,7 @@ describe('skill runs against the running stack (review)', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200)
   }
   async function register(name: string, source: string) {
-    const dir = path.join(stack.dataDir, 'skills', name)
-    mkdirSync(dir, { recursive: true })
-    writeFileSync(path.join(dir, 'index.js'), source)
-    const manifest = await signManifest(
-      {
-        version: '1',
-        name,
-        publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
-        permissions: { actions: ['transfer_native'], chains: [8453], network: false, filesystem: false },
-        sandbox,
-        files: hashSkillFolder(dir),
-      } as never,
-      publisherKey,
-    )
+    const manifest = await writeTestSkill(path.join(stack.dataDir, 'skills'), name, source, { sandbox })
     return stack.post('/v1/skills/register', manifest, { authorization: `Bearer ${stack.operatorToken}` })
   }
   const run = (name: string, input: unknown = null) => stack.post(`/v1/skills/${name}/run`, { input })

@@ -1,39 +1,23 @@
 // Skills end to end: registered through the API with a signed manifest, run
 // under bubblewrap by the real gateway, their intents going through policy
 // and the approval queue like any agent's.
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseEther, type Address } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
 import { anvilAccounts, startAnvil, type Anvil } from './support/anvil.js'
 import { waitFor } from './support/processes.js'
 import { importKey, Stack } from './support/stack.js'
 import { BOB, intentFor } from './support/intents.js'
+import { writeTestSkill } from './support/skills.js'
 
-const publisherKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
-const publisher = privateKeyToAccount(publisherKey)
 const WALLET = anvilAccounts[0].address as Address
 let anvil: Anvil
 let stack: Stack
 let skillsDir: string
 
 async function publish(name: string, source: string, permissions = { actions: ['transfer_native'], chains: [8453] }, sandbox = { memoryMb: 64, timeoutMs: 8000, allowSpawn: false }) {
-  const dir = path.join(skillsDir, name)
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(path.join(dir, 'index.js'), source)
-  const manifest = await signManifest(
-    {
-      version: '1',
-      name,
-      publisher: { name: 'Acme Skills', address: publisher.address, contact: 'ops@acme.example' },
-      permissions: { ...permissions, network: false, filesystem: false },
-      sandbox,
-      files: hashSkillFolder(dir),
-    } as never,
-    publisherKey,
-  )
+  const manifest = await writeTestSkill(skillsDir, name, source, { permissions, sandbox })
   const r = await stack.post('/v1/skills/register', manifest, { authorization: `Bearer ${stack.operatorToken}` })
   expect(r.status, JSON.stringify(r.body)).toBe(200)
 }
