@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   // Two kinds of trouble, told apart (found by review: a rewritten log was reported as a storage glitch).
   const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
     err instanceof CheckpointRefusedError
-      ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no signature is handed out until it is restored', { error: err.message })
+      ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no checkpoint is signed over it', { error: err.message })
       : log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
   )
   log(auditKey.created ? 'audit key generated' : 'audit key loaded', {

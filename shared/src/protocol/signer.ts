@@ -100,7 +100,6 @@ export type SigningRefusal =
   | 'intent_conflict'
   | 'dev_key_on_remote_chain'
   | 'key_unavailable'
-  | 'audit_unsealed'
 
 export interface SigningRefusalData {
   reason: SigningRefusal

@@ -19,12 +19,6 @@ describe('signerFailure', () => {
     expect(SIGNER_NOT_REACHED).toMatch(/nothing was signed/)
   })
 
-  it('a signer that will not seal the audit log (audit.db changed under it) is unavailable, saying so: nothing reached the chain', () => {
-    const e = signerFailure(new RpcError(SIGNING_REFUSED, 'audit.db was changed outside countersign', { reason: 'audit_unsealed' }))
-    expect(e?.statusCode).toBe(503)
-    expect(e?.body).toEqual({ error: 'signer_unavailable', message: 'audit_unsealed: audit.db was changed outside countersign' })
-  })
-
   it('refusals keep their own mapping; anything else is not the signer', () => {
     expect(signerFailure(new RpcError(SIGNING_REFUSED, 'no token', { reason: 'missing_approval_token', txRequestHash: '0xab' }))?.statusCode).toBe(403)
     expect(signerFailure(new RpcError(-32603, 'internal error'))).toBeNull()

@@ -43,10 +43,6 @@ export function signerFailure(err: unknown): HttpError | null {
     case 'key_unavailable':
       // The key's hardware token is unreachable for now: like an unreachable signer, nothing was signed and a retry may succeed.
       return new HttpError(503, simpleErrorBody('signer_unavailable', `key_unavailable: ${err.message}`))
-    case 'audit_unsealed':
-      // The signer will not hand out a signature it cannot seal in the audit log; an operator must restore
-      // audit.db. Nothing reaches the chain; the same intent is answered once the log is mended.
-      return new HttpError(503, simpleErrorBody('signer_unavailable', `audit_unsealed: ${err.message}`))
     case 'intent_conflict':
       return new HttpError(409, simpleErrorBody('intent_conflict', err.message))
     default:

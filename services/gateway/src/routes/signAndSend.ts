@@ -51,7 +51,7 @@ export const signAndSendRouteSchema = {
     409: described('intent_conflict: the intent id was signed for another transaction, or an approval request holds it for a different body (until that request and its token expire; nothing is signed)', simpleErrorSchema),
     502: noRpcOrRpcError,
     503: described(
-      "signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet's key is on a PKCS#11 token the signer cannot reach now, or (message starting audit_unsealed:) audit.db was changed outside countersign and the signer hands out no signature until an operator restores it; or the signer did not answer in time (the signature may or may not exist). Retrying the same intent is always safe: signing is idempotent",
+      "signer_unavailable: the signer is not reachable, or (message starting key_unavailable:) the wallet's key is on a PKCS#11 token the signer cannot reach now; or the signer did not answer in time (the signature may or may not exist). Retrying the same intent is always safe: signing is idempotent",
       simpleErrorSchema,
     ),
   },

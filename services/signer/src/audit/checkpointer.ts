@@ -10,8 +10,8 @@ import type { AuditKey } from './auditKey.js'
  *
  * A new checkpoint is signed only over a log that still continues from the
  * last one recorded (AuditCheckpointer.anchor): a log rewritten under it gets
- * no signature, its events are still written, the signer hands out no
- * signature meanwhile (signerCore: audit_unsealed), and the refusal is reported
+ * no signature, its events are still written (signatures too: see
+ * signerCore's unsealedIsWritten), and the refusal is reported
  * once per reason (the poll retries every 500 ms) until the log is restored.
  */
 export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock: Clock, onError: (err: Error) => void): AuditCheckpointer {
@@ -35,7 +35,7 @@ export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock
       lastRefusal = why
       onError(
         new CheckpointRefusedError(
-          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it and no signature is handed out (sign calls are refused with audit_unsealed; events are still written); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
+          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
         ),
       )
     },

@@ -32,7 +32,7 @@ import { keyRingOf } from './keyRing.js'
 import { signingKeyOf } from './secp256k1.js'
 import { openSignerAudit } from '../audit/signerAudit.js'
 import { checkpointSignatureValid } from '@countersign/shared'
-import { verifyAuditChain } from '@countersign/shared/server'
+import { loadAuditAnchor, verifyAuditChain } from '@countersign/shared/server'
 import { createSignerCore, type SignerCoreDeps } from './signerCore.js'
 
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
@@ -342,9 +342,10 @@ describe('signer core', () => {
     expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === j.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true }) })])
   })
 
-  // Found by review: while the seal was refused the signer still returned signatures, whose rows a writer
-  // of audit.db could then delete or rewrite, mend the chain, and pass verify.
-  it('a signature the signer cannot seal is not handed out, on its call or a repeat; once the log is mended it is audited late and returned', async () => {
+  // Found by review: while the seal was refused, a writer of audit.db could delete or rewrite a signature's
+  // row, mend the chain, and verify passed. Signing goes on (refusing it left no way back: see
+  // unsealedIsWritten); verify now holds every signature signer.db keeps against the log.
+  it('a signature whose row was erased before any seal covered it is handed out, and verify reports it as unaudited', async () => {
     const s = setup()
     await s.core.sign(s.params(s.intent()))
     // The attack: a row that does not hash, appended by another writer of audit.db (the triggers forbid only UPDATE and DELETE).
@@ -352,19 +353,17 @@ describe('signer core', () => {
     const { m } = raw.prepare('SELECT max(seq) AS m FROM audit_events').get() as { m: number }
     raw.prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, 'forged', ?, 'i-forged', 'approval_granted', '{}', '', '')").run(m + 1, s.clock())
     const b = s.intent()
-    expect(await s.reason(s.core.sign(s.params(b, { nonce: 1 })))).toBe('audit_unsealed')
-    expect(await s.reason(s.core.sign(s.params(b, { nonce: 1 })))).toBe('audit_unsealed')
-    const stored = s.db.prepare('SELECT tx_hash AS txHash FROM signatures WHERE intent_id = ?').get(b.id) as { txHash: string }
-    expect(s.events().filter((e) => e.event === 'signing_denied' && e.intentId === b.id).map((e) => e.data.reason)).toEqual(['audit_unsealed', 'audit_unsealed'])
+    const signed = await s.core.sign(s.params(b, { nonce: 1 }))
+    expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === b.id)).toHaveLength(1)
     // The attacker mends the chain and takes b's unsealed row with it, as the review did.
     const trigger = (raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'audit_events_no_delete'").get() as { sql: string }).sql
     raw.exec(`DROP TRIGGER audit_events_no_delete; DELETE FROM audit_events WHERE seq > ${m}; ${trigger};`)
     raw.close()
-    // The repeat now finds no event for b: it writes one, late, sealed, and only then answers.
-    const again = await s.core.sign(s.params(b, { nonce: 1 }))
-    expect(again).toMatchObject({ txHash: stored.txHash, repeated: true })
-    expect(s.events().filter((e) => e.event === 'signature_created' && e.intentId === b.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ late: true, txHash: stored.txHash }) })])
-    expect(verifyAuditChain(path.join(s.dir, 'audit.db'), { publicKey: s.signerAudit.key.publicKey, latest: s.signerAudit.checkpoints.latest() })).toMatchObject({ ok: true })
+    await new Promise((r) => setImmediate(r)) // b's audited flag, set a turn after its event
+    expect(await s.core.sign(s.params(b, { nonce: 1 }))).toMatchObject({ txHash: signed.txHash, repeated: true })
+    const verified = verifyAuditChain(path.join(s.dir, 'audit.db'), loadAuditAnchor(path.join(s.dir, 'audit-key.pub'), path.join(s.dir, 'signer.db')))
+    if (verified.ok) throw new Error('verify passed a log without the signature\'s event')
+    expect(verified.problems).toEqual([expect.objectContaining({ kind: 'unaudited_signature', problem: expect.stringContaining(signed.txHash) })])
   })
 
   it("an event for the signature written by someone else, with other data, is not taken as the signature's record: the signer writes its own", async () => {

@@ -100,8 +100,6 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   intent_conflict: 'this intent id was already signed for a different transaction',
   dev_key_on_remote_chain: "a development key may sign only for the signer's own development chain (SERVICE_SIGNER_DEV_CHAIN_ID)",
   key_unavailable: "this wallet's key is on a hardware token the signer cannot reach right now; nothing was signed, retry later",
-  audit_unsealed:
-    'audit.db was changed outside countersign and the signer will not seal it, so it hands out no signature (one may have been made and is held back); an operator must restore audit.db (countersign-audit verify says what changed)',
 }
 
 /**
@@ -184,9 +182,9 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   /**
    * Late events for signatures stored without one, unless the log has them
    * after all: an event that says what signer.db says, sealed by a checkpoint
-   * signed now. Found by review: while the seal was refused, a writer of
-   * audit.db could rewrite a signature's row, then mend the chain, and a
-   * repeat of the intent took the row as its record.
+   * signed now (when the seal is not refused). Found by review: another
+   * writer of audit.db could write a signature's event with other data, and
+   * a repeat of the intent took that row as its record.
    */
   async function auditLate(missed: StoredSignature[]): Promise<MissedAudits> {
     const counts = { late: 0, logged: 0 }
@@ -203,7 +201,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       }
     }
     if (found.length > 0) {
-      await audit.checkpoint()
+      await audit.checkpoint().catch(unsealedIsWritten)
       for (const s of found) markAuditedSoon(s)
       counts.logged = found.length
     }
@@ -223,18 +221,17 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
   }
 
   /**
-   * Waits for a signature's event and signer.db's fsync before its reply.
-   * An event the signer could not seal (audit.db changed under it) is a
-   * refusal: the signature stays in signer.db, unreturned, until an operator
-   * restores the log, and its event is written again at the next start.
+   * A seal refused because audit.db was changed outside countersign: the
+   * checkpointer has raised the alarm, the event itself is committed and
+   * durable, and signing goes on. Refusing to sign instead was tried and
+   * undone (found by the review of that change): a backup of audit.db never
+   * holds the last checkpoint, so nothing could end the outage, and any
+   * writer of audit.db could stop every signature. countersign-audit verify
+   * holds every signature signer.db keeps against the log, so an event
+   * deleted or rewritten before a later seal is still reported.
    */
-  async function sealedBeforeReply(intentId: string, waits: Array<Promise<unknown> | undefined>): Promise<void> {
-    try {
-      await Promise.all(waits)
-    } catch (err) {
-      if (err instanceof CheckpointRefusedError) return refuse(intentId, 'audit_unsealed', { error: err.message })
-      throw err
-    }
+  const unsealedIsWritten = (err: unknown): void => {
+    if (!(err instanceof CheckpointRefusedError)) throw err
   }
 
   function auditSignature(s: StoredSignature, late: boolean): Promise<void> {
@@ -256,12 +253,11 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
     const data = { txRequestHash: s.txRequestHash, signerAddress: s.signerAddress, txHash: s.txHash, nonce: s.nonce, tokenId: s.tokenId, ...(late ? { late: true } : {}) }
     // A replacement names both transactions: the one that can never be mined and the one that replaces it.
     const replaced = s.replacesTxHash ? signatures.replaced(s.replacesTxHash) : undefined
-    await audit.append(
-      s.replacesTxHash
-        ? { intentId: s.intentId, event: eventOf(s), data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
-        : { intentId: s.intentId, event: eventOf(s), data },
-      { checkpoint: true }, // sealed by a signed checkpoint before the same fsync (DESIGN §6 "audit anchoring")
-    )
+    const event = s.replacesTxHash
+      ? { intentId: s.intentId, event: eventOf(s), data: { ...data, replacedTxHash: s.replacesTxHash, replacedNonce: replaced?.nonce ?? null } }
+      : { intentId: s.intentId, event: eventOf(s), data }
+    // Sealed by a signed checkpoint before the same fsync (DESIGN §6 "audit anchoring"), unless the seal is refused.
+    await audit.append(event, { checkpoint: true }).catch(unsealedIsWritten)
     markAuditedSoon(s)
   }
 
@@ -316,7 +312,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         if (prior.txRequestHash !== txRequestHash) return refuse(intentId, 'intent_conflict', { txRequestHash })
         if (!isReplacement(p, prior)) {
           // The stored signature may be a commit whose fsync is still running.
-          await sealedBeforeReply(intentId, [signatureAudited(prior), wal.durable()])
+          await Promise.all([signatureAudited(prior), wal.durable()])
           return fromStored(prior, true)
         }
         replacing = prior
@@ -421,7 +417,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       switch (outcome.kind) {
         case 'repeat':
           if (outcome.prior.txRequestHash === txRequestHash) {
-            await sealedBeforeReply(intentId, [signatureAudited(outcome.prior), wal.durable()])
+            await Promise.all([signatureAudited(outcome.prior), wal.durable()])
             return fromStored(outcome.prior, true)
           }
           return refuse(intentId, 'intent_conflict', { txRequestHash })
@@ -437,7 +433,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       // every signature committed before it started; the reply waits for both.
       // (A power cut between the two can leave the event of a signature that
       // was never replied; never a replied signature without its record.)
-      await sealedBeforeReply(intentId, [wal.durable(), auditSignature(record, false)])
+      await Promise.all([wal.durable(), auditSignature(record, false)])
       stored += 1
       return fromStored(record, false)
     },
