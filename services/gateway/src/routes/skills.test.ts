@@ -130,23 +130,24 @@ describe('skill registration', () => {
       const again = await register(m, headers)
       expect(again.statusCode).toBe(401)
       expect(again.json()).toMatchObject({ registered: false, name: 'greeter', manifestHash: '', error: 'operator_auth_required' })
-      expect(again.json().message).toContain(`registering greeter again with the manifest an operator revoked (${manifestHash(manifest('greeter', { 'index.js': GOOD }))}) needs the operator token`)
+      expect(again.json().message).toContain(`registering greeter again after an operator revoked it (manifest ${manifestHash(manifest('greeter', { 'index.js': GOOD }))}) needs the operator token`)
       expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: 'greeter', reason: 'operator_auth_required' } })
     }
     expect((await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).statusCode).toBe(404)
     // Another signature over the same manifest is the same manifest.
     const resigned = { ...m, signature: await publisher.signMessage({ message: { raw: manifestHash(manifest('greeter', { 'index.js': GOOD })) } }) }
     expect((await register(resigned, {})).statusCode).toBe(401)
-    // A new manifest of that publisher (here: a changed file) is still authorised by its signature alone.
+    // Found by the review of that fix: another manifest the publisher signed for the name (other limits, here
+    // a longer timeout, the same files) brought it back too. The name needs the operator until one registers it.
+    const longer = await sign(manifest('greeter', { 'index.js': GOOD }, { sandbox: { memoryMb: 64, timeoutMs: 20_000, allowSpawn: false } }))
+    expect((await register(longer, {})).statusCode).toBe(401)
     const changed = 'export function run() {\n  return 2\n}\n'
     writeSkill('greeter', { 'index.js': changed })
-    expect((await register(await sign(manifest('greeter', { 'index.js': changed })), {})).statusCode).toBe(200)
-    expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { skillName: 'greeter', authorisedBy: 'listed_publisher' } })
-    // The operator may bring the revoked one back, with the token.
-    expect((await gw.app.inject({ method: 'DELETE', url: '/v1/skills/greeter', headers: OPERATOR })).statusCode).toBe(200)
-    writeSkill('greeter', { 'index.js': GOOD })
-    expect((await register(m)).statusCode).toBe(200)
+    expect((await register(await sign(manifest('greeter', { 'index.js': changed })), {})).statusCode).toBe(401)
+    // The operator may bring it back, with the token; after that the publisher's signature serves again.
+    expect((await register(await sign(manifest('greeter', { 'index.js': changed })))).statusCode).toBe(200)
     expect(events()[0]).toMatchObject({ event: 'skill_registered', data: { skillName: 'greeter', authorisedBy: 'operator_token' } })
+    expect((await gw.app.inject({ method: 'GET', url: '/v1/skills/greeter' })).statusCode).toBe(200)
   })
 
   it('a gateway.db made before revoked manifests were looked up keeps working, and its revocations count', async () => {
@@ -159,6 +160,9 @@ describe('skill registration', () => {
     const registry = createSkillRegistry(db)
     expect(registry.wasRevoked('0xrevoked')).toBe(true)
     expect(registry.wasRevoked('0xlive')).toBe(false)
+    expect(registry.nameRevoked('old')).toBe(true)
+    expect(registry.nameRevoked('live')).toBe(false)
+    expect(registry.nameRevoked('never')).toBe(false)
     expect(registry.active('live')?.manifestHash).toBe('0xlive')
     // Opening it again changes nothing.
     expect(createSkillRegistry(db).wasRevoked('0xrevoked')).toBe(true)

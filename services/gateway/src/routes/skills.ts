@@ -90,7 +90,7 @@ export const registerSkillRouteSchema = {
       'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), skill_too_large (path: the declared file over the per-file limit, or the one that takes all files over the per-skill limit; message names the limit; it is not read), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
       skillErrorSchema,
     ),
-    401: described('operator_auth_required: no valid operator token, and the publisher is not in SERVICE_SKILL_PUBLISHERS or the manifest is one an operator revoked', skillErrorSchema),
+    401: described('operator_auth_required: no valid operator token, and the publisher is not in SERVICE_SKILL_PUBLISHERS or an operator revoked the skill's name or manifest', skillErrorSchema),
     409: described('duplicate_skill', skillErrorSchema),
     503: described(approverUnavailable, skillErrorSchema),
   },
@@ -193,15 +193,16 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
 
   /**
    * Who authorises a registration: a publisher listed in SERVICE_SKILL_PUBLISHERS by its signature (checked
-   * next), else the operator token. A manifest an operator revoked needs the token again, listed publisher
-   * or not: its signature stays valid, and anyone holding the signed manifest re-registered it without a
-   * credential, undoing the revocation (found by review).
+   * next), else the operator token. A name an operator revoked needs the token again, listed publisher or
+   * not, until an operator has registered it again: the signature of the revoked manifest stays valid, and
+   * anyone holding it re-registered the skill without a credential (found by review); so could anyone with
+   * another manifest the publisher signed for that name and those files (found by the review of that fix).
    */
   async function authorise(manifest: SkillManifest, hash: string, authorization: string | undefined): Promise<OperatorCheck | { ok: true; grant: 'listed_publisher' }> {
     const listed = opts.publishers.has(manifest.publisher.address.toLowerCase())
-    if (listed && !registry.wasRevoked(hash)) return { ok: true, grant: 'listed_publisher' }
+    if (listed && !registry.wasRevoked(hash) && !registry.nameRevoked(manifest.name)) return { ok: true, grant: 'listed_publisher' }
     const what = listed
-      ? `registering ${manifest.name} again with the manifest an operator revoked (${hash})`
+      ? `registering ${manifest.name} again after an operator revoked it (manifest ${hash})`
       : `registering a skill whose publisher ${manifest.publisher.address} is not in SERVICE_SKILL_PUBLISHERS`
     return opts.operator.check(authorization, what)
   }

@@ -19,6 +19,8 @@ export interface SkillRegistry {
   revoke(name: string, nowMs: number): boolean
   /** Whether an operator revoked a skill registered with exactly this manifest (its manifestHash). */
   wasRevoked(manifestHash: string): boolean
+  /** Whether the newest registration of this name was revoked (and none came after it). */
+  nameRevoked(name: string): boolean
 }
 
 interface Row {
@@ -49,6 +51,7 @@ export function createSkillRegistry(db: Database.Database): SkillRegistry {
   const revoke = db.prepare('UPDATE skills SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL')
   // Revoked rows are kept, so a gateway.db from before this question existed already knows its revocations.
   const revokedHash = db.prepare<[string], { found: number }>('SELECT 1 AS found FROM skills WHERE manifest_hash = ? AND revoked_at IS NOT NULL LIMIT 1')
+  const newestOfName = db.prepare<[string], { revoked_at: number | null }>('SELECT revoked_at FROM skills WHERE name = ? ORDER BY id DESC LIMIT 1')
   const toRecord = (r: Row): SkillRecord => ({
     name: r.name,
     manifest: JSON.parse(r.manifest) as UnsignedManifest,
@@ -73,5 +76,6 @@ export function createSkillRegistry(db: Database.Database): SkillRegistry {
     },
     revoke: (name, nowMs) => revoke.run(nowMs, name).changes === 1,
     wasRevoked: (hash) => revokedHash.get(hash) !== undefined,
+    nameRevoked: (name) => (newestOfName.get(name)?.revoked_at ?? null) !== null,
   }
 }
