@@ -90,7 +90,7 @@ export const registerSkillRouteSchema = {
       'schema_validation_failed, signature_verification_failed, symlink_refused or skill_folder_refused (with path), skill_too_large (path: the declared file over the per-file limit, or the one that takes all files over the per-skill limit; message names the limit; it is not read), file_hash_mismatch, static_scan_failed, skill_has_no_entry, or undeclared_import (a file the entry can load is not in files: undeclaredFiles, importProblems)',
       skillErrorSchema,
     ),
-    401: described('operator_auth_required: no valid operator token, and the publisher is not in SERVICE_SKILL_PUBLISHERS or an operator revoked the skill's name or manifest', skillErrorSchema),
+    401: described('operator_auth_required: no valid operator token, and the publisher is not in SERVICE_SKILL_PUBLISHERS or an operator revoked the skill name or its manifest', skillErrorSchema),
     409: described('duplicate_skill', skillErrorSchema),
     503: described(approverUnavailable, skillErrorSchema),
   },
