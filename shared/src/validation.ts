@@ -16,6 +16,16 @@ const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsM
 export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /**
+ * A UUID in its canonical text, from either case. RFC 4122 UUIDs are
+ * case-insensitive on input (Swift's uuidString and macOS uuidgen write upper
+ * case): the gateway accepts both on its HTTP API and turns them into this
+ * before anything compares, hashes, stores or forwards them (found by review:
+ * an upper-case id was a 400). Behind the gateway (the signer, the approver's
+ * socket) only the canonical text is accepted, as before.
+ */
+export const canonicalUuid = (uuid: string): string => uuid.toLowerCase()
+
+/**
  * The one ajv configuration every process validates with: strict schemas, no
  * coercion, no silent removal of unknown properties, all errors collected.
  */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -242,10 +243,15 @@ describe('POST /v1/tx/build', () => {
       expectValidationShape(res)
     })
 
-    it('a text/plain body is a 400: it is not a JSON object', async () => {
+    it('a text/plain body is a 415 in the same shape as any other type that is not JSON, on every body route (found by review: a 400 "body must be object")', async () => {
       gw = await makeTestGateway()
-      const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'text/plain' }, payload: 'transfer 5 USDC' })
-      expect(expectValidationShape(res)).toBe('body must be object')
+      const form = await gw.app.inject({ method: 'POST', url: '/v1/tx/build', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1' })
+      expect(form.statusCode).toBe(415)
+      for (const url of ['/v1/tx/build', '/v1/tx/preflight', '/v1/tx/approve-request', '/v1/tx/sign-and-send', `/v1/approvals/${randomUUID()}/decide`]) {
+        const res = await gw.app.inject({ method: 'POST', url, headers: { 'content-type': 'text/plain' }, payload: 'transfer 5 USDC' })
+        expect(res.statusCode, url).toBe(415)
+        expect(res.json(), url).toEqual(form.json())
+      }
     })
 
     it('an unsupported content type is a 415 with a clear message', async () => {
@@ -339,6 +345,12 @@ describe('GET /v1/approvals/history', () => {
     ['abc', 20],
     ['', 20],
     ['2.7', 2],
+    // Found by review: numbers beyond the finite ones got the default of 20.
+    ['Infinity', 100],
+    ['1e400', 100],
+    ['-Infinity', 1],
+    ['-1e400', 1],
+    ['NaN', 20],
   ])('clamps limit=%s to %i', async (limit, expected) => {
     gw = await makeTestGateway({ policy: { maxTxPerHour: 1000 } })
     for (let n = 0; n < 60; n++) await post(gw, '/v1/tx/build', makeIntent({ nowMs: gw.clock() }))

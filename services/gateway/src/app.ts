@@ -194,7 +194,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       const denied = deps.audit.append({
         intentId: intent.id,
         event: 'approve_request_created',
-        data: { decision: 'deny', reasons: [reason], reasonCodes: [overPolicy && report.gasCost.withinLimit ? 'gas_cost_exceeds_policy' : 'gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
+        // The preflight that found the cost scored the risk too: riskScore is one of this event's fields (SPEC Events; found by review).
+        data: { decision: 'deny', riskScore: report.riskScore, reasons: [reason], reasonCodes: [overPolicy && report.gasCost.withinLimit ? 'gas_cost_exceeds_policy' : 'gas_cost_exceeds_max'], gasCostWei: report.gasCost.costWei, maxGasWei: report.gasCost.maxGasWei, txRequestHash: built.txRequestHash },
       })
       await settleAll([recorded, denied])
       throw new HttpError(403, policyDeniedBody([reason]))

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { makeTestGateway } from './app.testkit.js'
 import type { RouteOptions } from 'fastify'
 import { txIntentSchema } from '@countersign/shared'
+import { responseChecker } from '../../../test/support/contract.js'
 import { buildOpenApiDocument, documentedRoutes } from './openapi.js'
+import { txIntentInputSchema } from './routes/intentInput.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 let gw: Awaited<ReturnType<typeof makeTestGateway>> | undefined
@@ -79,22 +81,41 @@ describe('OpenAPI document', () => {
     expect(operatorOnly.sort()).toEqual(['delete /v1/skills/:name', 'post /v1/approvals/:requestId/decide'])
     expect([...guarded]).toEqual(['delete /v1/skills/:name'])
     // Every response a route declares is in the document, and besides them only
-    // what the HTTP layer answers before a route runs: 414 where there is a
-    // path parameter, 413 and 415 where there is a body.
+    // what the HTTP layer answers before a route runs: 403 (the Host guard) on
+    // every route, 414 where there is a path parameter, 413 and 415 where there is a body.
     const doc = buildOpenApiDocument()
     for (const { method, path: p, schema } of documentedRoutes) {
       const operation = (doc.paths[p] as Record<string, { responses: Record<string, { description: string }> }>)[method]!
-      const beforeTheRoute = [...(schema.params ? ['414'] : []), ...(schema.body ? ['413', '415'] : [])]
+      const beforeTheRoute = ['403', ...(schema.params ? ['414'] : []), ...(schema.body ? ['413', '415'] : [])]
       expect(Object.keys(operation.responses).sort(), `${method} ${p}`).toEqual([...new Set([...Object.keys(schema.response), ...beforeTheRoute])].sort())
+    }
+  })
+
+  it('documents the Host guard\'s 403 host_not_allowed on every route, in a schema its body matches (found by review: undocumented)', async () => {
+    const doc = buildOpenApiDocument()
+    expect(doc.info.description).toContain('403 host_not_allowed')
+    const contract = responseChecker(doc as unknown as Parameters<typeof responseChecker>[0])
+    gw = await makeTestGateway()
+    for (const { method, path: p } of documentedRoutes) {
+      const url = p.replace('{hash}', `0x${'ab'.repeat(32)}`).replace(/\{(\w+)\}/g, 'x')
+      const res = await gw.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { host: 'evil.example' }, ...(method === 'post' ? { payload: {} } : {}) })
+      expect(res.statusCode, `${method} ${p}`).toBe(403)
+      expect(res.json(), `${method} ${p}`).toMatchObject({ error: 'host_not_allowed' })
+      contract.check(method, p, { status: res.statusCode, body: res.json(), contentType: res.headers['content-type'] as string })
     }
   })
 
   it('shows the TxIntent and the error bodies by reference, as the routes use them', () => {
     const doc = buildOpenApiDocument()
-    expect(doc.components.schemas.TxIntent).toEqual(txIntentSchema)
+    // The TxIntent the routes take: the shared schema but for an id in either case (found by review: upper case was a 400).
+    expect(doc.components.schemas.TxIntent).toEqual(txIntentInputSchema)
+    expect(doc.components.schemas.TxIntent).toEqual({ ...txIntentSchema, properties: { ...txIntentSchema.properties, id: expect.objectContaining({ pattern: expect.stringContaining('[0-9a-fA-F]{8}') }) } })
     const build = doc.paths['/v1/tx/build']!.post!
     expect(build.requestBody?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TxIntent' })
-    expect(build.responses['403']).toEqual({ description: 'Policy denied', content: { 'application/json': { schema: { $ref: '#/components/schemas/PolicyError' } } } })
+    expect(build.responses['403']).toEqual({
+      description: expect.stringMatching(/^Policy denied; or host_not_allowed: /),
+      content: { 'application/json': { schema: { anyOf: [{ $ref: '#/components/schemas/PolicyError' }, { $ref: '#/components/schemas/SimpleError' }] } } },
+    })
     expect(doc.components.schemas.PolicyError).toMatchObject({ required: ['error', 'decision', 'reasons', 'policyVersion'] })
     const send = doc.paths['/v1/tx/sign-and-send']!.post!
     expect(send.requestBody?.content['application/json'].schema).toMatchObject({ properties: { intent: { $ref: '#/components/schemas/TxIntent' } } })

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import { isDeepStrictEqual } from 'node:util'
-import { SERVICE_VERSION, policyFileSchema, skillManifestSchema, txIntentSchema, txRequestSchema } from '@countersign/shared'
+import { SERVICE_VERSION, createAjv, policyFileSchema, skillManifestSchema, txRequestSchema } from '@countersign/shared'
 import {
   approvalFeedRouteSchema,
   approvalRequestSchema,
@@ -15,11 +15,13 @@ import {
   webhookDeliveriesRouteSchema,
 } from '@countersign/shared/http/approvalsContract'
 import { httpErrorSchema, policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
+import { hostNotAllowedBody } from '@countersign/shared/http/hostGuard'
 import type { SecurityRequirements } from '@countersign/shared/http/schemaParts'
 import { approveRequestRouteSchema } from './routes/approveRequest.js'
 import { buildRouteSchema } from './routes/build.js'
 import { balanceRouteSchema, receiptRouteSchema } from './routes/chainReads.js'
 import { intentTxRouteSchema } from './routes/intentTx.js'
+import { txIntentInputSchema } from './routes/intentInput.js'
 import { policyDecisionSchema } from './routes/contractParts.js'
 import { healthRouteSchema } from './routes/health.js'
 import { preflightRouteSchema } from './routes/preflight.js'
@@ -76,7 +78,8 @@ export const documentedRoutes: ReadonlyArray<{ method: Method; path: string; sch
 
 /** Named schemas: wherever one appears in a route schema, the document refers to it. */
 const components: Record<string, object> = {
-  TxIntent: txIntentSchema,
+  // As the routes take it: the id in either case (the signer's own schema takes lower case only).
+  TxIntent: txIntentInputSchema,
   SkillManifest: skillManifestSchema,
   ValidationError: validationErrorSchema,
   SimpleError: simpleErrorSchema,
@@ -159,6 +162,25 @@ function beforeTheRoute(schema: RouteSchema): Record<number, object> {
   return answers
 }
 
+/**
+ * The Host guard (hostGuard.ts) answers every route, before anything else
+ * runs, with 403 host_not_allowed in the simple error shape: undocumented, a
+ * client reading the document did not know to expect it (found by review).
+ * A route with a 403 of its own documents both bodies under the one status.
+ */
+const HOST_NOT_ALLOWED = 'host_not_allowed: the Host header is not localhost, a loopback address or the bind address (DNS-rebinding guard, before the route runs)'
+
+function withHostRefusal(response: Record<number, object>): Record<number, object> {
+  const own = response[403] as { description?: string } | undefined
+  if (!own) return { ...response, 403: { ...simpleErrorSchema, description: HOST_NOT_ALLOWED } }
+  const description = `${own.description ?? STATUS_CODES[403]}; or ${HOST_NOT_ALLOWED}`
+  const schema = withoutDescription(own)
+  // A 403 schema that already admits {error, message} (sign-and-send's, the simple error itself) only gains the sentence.
+  if (createAjv().compile(schema)(hostNotAllowedBody('evil.example', '127.0.0.1'))) return { ...response, 403: { ...schema, description } }
+  const branches = 'anyOf' in schema && Object.keys(schema).length === 1 ? (schema.anyOf as object[]) : [schema]
+  return { ...response, 403: { description, anyOf: [...branches, simpleErrorSchema] } }
+}
+
 /** One route's OpenAPI operation, from its route schema. */
 export function operationOf(schema: RouteSchema) {
   const params = [...parameters('path', schema.params), ...parameters('query', schema.querystring)]
@@ -168,7 +190,7 @@ export function operationOf(schema: RouteSchema) {
     ...(schema.security ? { security: schema.security } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: documented(schema.body) } } } } : {}),
-    responses: responses({ ...beforeTheRoute(schema), ...schema.response }),
+    responses: responses(withHostRefusal({ ...beforeTheRoute(schema), ...schema.response })),
   }
 }
 
@@ -181,7 +203,7 @@ export function buildOpenApiDocument() {
       title: 'countersign',
       version: SERVICE_VERSION,
       description:
-        'A signing service for AI agents: declarative intents in; policy, simulation, human approval and an isolated signer before anything is signed. Every response carries X-Service-Version and X-Content-Type-Options: nosniff.',
+        'A signing service for AI agents: declarative intents in; policy, simulation, human approval and an isolated signer before anything is signed. Every response carries X-Service-Version and X-Content-Type-Options: nosniff. Every route answers 403 host_not_allowed ({error, message}) to a request whose Host header is not localhost, a loopback address or the address the service is bound to (a guard against DNS rebinding), before anything else runs.',
     },
     servers: [{ url: 'http://127.0.0.1:3100' }],
     components: {

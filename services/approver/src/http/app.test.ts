@@ -111,6 +111,26 @@ describe('approver HTTP', () => {
     expect(Object.keys(res.json()).sort()).toEqual(['error', 'message', 'statusCode'])
   })
 
+  it('decide with a text/plain body is 415, as with any other type that is not JSON (found by review: a 400 "body must be object")', async () => {
+    const a = await app()
+    const url = `/v1/approvals/${randomUUID()}/decide`
+    const headers = { authorization: `Bearer ${TOKEN}` }
+    const plain = await a.http.inject({ method: 'POST', url, payload: '{"approved":true}', headers: { ...headers, 'content-type': 'text/plain' } })
+    const form = await a.http.inject({ method: 'POST', url, payload: 'approved=true', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(plain.statusCode).toBe(415)
+    expect(plain.json()).toEqual(form.json())
+    expect(plain.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'content type not supported; send application/json' })
+  })
+
+  it('history clamps limit into 1..100 as the gateway does, Infinity and 1e400 to 100, -Infinity to 1, NaN to the default 20 (found by review: 20 for all of them)', async () => {
+    const a = await app()
+    for (let n = 0; n < 120; n++) await audit!.append({ intentId: 'system', event: 'skill_revoked', data: { skillName: `s${n}` } })
+    const count = async (limit: string) => ((await a.http.inject({ method: 'GET', url: `/v1/approvals/history?limit=${limit}` })).json() as { events: unknown[] }).events.length
+    for (const [limit, expected] of [['Infinity', 100], ['1e400', 100], ['-Infinity', 1], ['-1e400', 1], ['NaN', 20], ['', 20], ['7.9', 7], ['0', 1]] as const) {
+      expect(await count(limit), limit).toBe(expected)
+    }
+  })
+
   it('SERVICE_OPERATOR_AUTH=off restores open decide', async () => {
     const a = await app(null)
     const t = await a.request()

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { createAjv, type AuditLog, type Clock } from '@countersign/shared'
-import { approvalFeedRouteSchema, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, originNotAllowedBody, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
+import { approvalFeedRouteSchema, clampHistoryLimit, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, originNotAllowedBody, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
 import { HttpError, installErrorHandling } from '@countersign/shared/http/errors'
@@ -60,12 +60,6 @@ export const WS_UNAUTHORISED = 4401
 const REFUSED_FEED_CLOSE_MS = 1000
 /** RFC 6455 1011: the server met a condition that kept it from serving the feed. */
 export const WS_INTERNAL_ERROR = 1011
-
-export function clampHistoryLimit(raw: unknown): number {
-  if (typeof raw !== 'string' || raw.trim() === '') return 20
-  const n = Number(raw)
-  return Number.isFinite(n) ? Math.min(100, Math.max(1, Math.trunc(n))) : 20
-}
 
 export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyInstance> {
   const { service, audit, clock } = deps

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { approverMethods, createAjv, noPreflight, requestApprovalParamsSchema, RpcError, RpcUnavailableError, signerMethods, type AuditLog, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent, WALLET } from '@countersign/shared/testing/intents'
 import { makeTestGateway } from '../app.testkit.js'
+import { startJsonRpcNode, type JsonRpcNode } from '../chain/jsonRpcNode.testkit.js'
 import type { RunPreflight } from './approveRequest.js'
 
 type Gw = Awaited<ReturnType<typeof makeTestGateway>>
@@ -104,6 +105,36 @@ describe('POST /v1/tx/approve-request: audit commits', () => {
       expect(res.statusCode).toBe(500)
       expect(res.body).not.toContain(TOKEN)
     })
+  })
+})
+
+describe('POST /v1/tx/approve-request: a gas cost above constraints.maxGasWei, found by the chain preflight', () => {
+  let node: JsonRpcNode
+  /** A node on which a native transfer simulates at 21000 gas, with a base fee of 1 gwei and no GasPriceOracle. */
+  beforeAll(async () => {
+    const block = { number: '0x10', hash: `0x${'12'.repeat(32)}`, parentHash: `0x${'34'.repeat(32)}`, timestamp: '0x6740a0c0', baseFeePerGas: '0x3b9aca00', gasLimit: '0x1c9c380', gasUsed: '0x0', transactions: [] }
+    const answers: Record<string, unknown> = {
+      eth_chainId: '0x2105',
+      eth_simulateV1: [{ calls: [{ status: '0x1', gasUsed: '0x5208', returnData: '0x', logs: [] }] }],
+      eth_getBlockByNumber: block,
+      eth_maxPriorityFeePerGas: '0x1',
+      eth_getCode: '0x',
+    }
+    node = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
+  })
+  afterAll(() => node.close())
+
+  it('is 403 before any operator is asked, and its approve_request_created carries the preflight\'s riskScore (found by review: it had none)', async () => {
+    gw = await makeTestGateway({ rpcUrls: { 8453: node.url }, policy: { requireApprovalAbove: { valueWei: '1' } } })
+    const intent = makeIntent({ action: actions.native(), maxGasWei: '1000', nowMs: gw.clock() })
+    const res = await gw.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+    expect(res.statusCode, res.body).toBe(403)
+    expect(res.json()).toMatchObject({ error: 'policy_denied', reasons: [expect.stringMatching(/^estimated gas cost \d+ wei .* exceeds constraints.maxGasWei 1000 wei$/)] })
+    const events = gw.audit.list({ limit: 10, intentId: intent.id })
+    const preflight = events.find((e) => e.event === 'preflight_completed')!
+    const created = events.find((e) => e.event === 'approve_request_created')!
+    expect(preflight.data.riskScore).toEqual(expect.any(Number))
+    expect(created.data).toMatchObject({ decision: 'deny', riskScore: preflight.data.riskScore, reasonCodes: ['gas_cost_exceeds_max'], maxGasWei: '1000' })
   })
 })
 
@@ -231,7 +262,8 @@ describe('POST /v1/tx/approve-request: only for a wallet the signer holds a key 
     expect(asked).toEqual({ requestApproval: 0, accounts: 1, preflight: 0 })
     const intentId = g.audit.list({ limit: 5 })[0]!.intentId
     expect(g.audit.list({ limit: 5, intentId }).map((e) => [e.event, e.data])).toEqual([
-      ['approve_request_created', { intentId, decision: 'deny', reasons: [`the signer holds no key for wallet ${MADE_UP}`], reasonCodes: ['no_signer_key'] }],
+      // riskScore null, not missing (found by review): SPEC lists it among this event's fields, and no preflight ran.
+      ['approve_request_created', { intentId, decision: 'deny', riskScore: null, reasons: [`the signer holds no key for wallet ${MADE_UP}`], reasonCodes: ['no_signer_key'] }],
     ])
 
     const held = await approveRequest(g, WALLET)

@@ -7,7 +7,6 @@ import {
   approverMethods,
   fitApprovalParams,
   isAggregatorIntent,
-  txIntentSchema,
   normalizeIntent,
   type ApprovalOutcome,
   type ApprovalRefusalData,
@@ -36,13 +35,14 @@ import { replacementReason, requireApprovalToReplace, type SentTxFates } from '.
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
+import { txIntentInputSchema } from './intentInput.js'
 
 /** SPEC "Approval result", and the decline body (403) of an operator's no, an expiry or a withdrawal. */
 export const approveRequestRouteSchema = {
   operationId: 'approveRequest',
   description:
     'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers).',
-  body: txIntentSchema,
+  body: txIntentInputSchema,
   response: {
     200: described(
       'Approved (or no approval needed: approvalRequired false and no token)',
@@ -153,7 +153,8 @@ async function requireSignerKey(wallets: SignerWallets, audit: AuditLog, intent:
   }
   if (held) return
   const reason = noSignerKeyReason(wallet)
-  await audit.append({ intentId: intent.id, event: 'approve_request_created', data: { decision: 'deny', reasons: [reason], reasonCodes: ['no_signer_key'] } })
+  // riskScore is one of this event's fields (SPEC Events) on every path: null here, where no preflight ran, not missing (found by review).
+  await audit.append({ intentId: intent.id, event: 'approve_request_created', data: { decision: 'deny', riskScore: null, reasons: [reason], reasonCodes: ['no_signer_key'] } })
   throw new HttpError(403, policyDeniedBody([reason]))
 }
 

@@ -1,4 +1,4 @@
-import { txIntentSchema, txRequestSchema, normalizeIntent, type AuditLog } from '@countersign/shared'
+import { txRequestSchema, normalizeIntent, type AuditLog } from '@countersign/shared'
 import { policyDeniedBody, policyDeniedSchema, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { closed, described, str } from '@countersign/shared/http/schemaParts'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
@@ -6,6 +6,7 @@ import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import type { PolicyGate } from '../pipeline/policyGate.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
 import { txHashSchema } from './contractParts.js'
+import { txIntentInputSchema } from './intentInput.js'
 
 export interface BuildRouteOptions {
   audit: AuditLog
@@ -16,7 +17,7 @@ export interface BuildRouteOptions {
 
 export const buildRouteSchema = {
   operationId: 'build',
-  body: txIntentSchema,
+  body: txIntentInputSchema,
   response: {
     200: described('Built', closed({ intentId: str, txRequestHash: txHashSchema, description: str, txRequest: txRequestSchema })),
     400: validationErrorSchema,

@@ -1,16 +1,17 @@
-import { toChecksumAddress, typedSchema, uuidSchema, type Address } from '@countersign/shared'
+import { canonicalUuid, toChecksumAddress, typedSchema, type Address } from '@countersign/shared'
 import { simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
 import { bool, closed, described, int, str } from '@countersign/shared/http/schemaParts'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { SentTxs } from '../store/sentTxs.js'
 import { addressSchema, txHashSchema } from './contractParts.js'
+import { uuidInputSchema } from './intentInput.js'
 
 export const intentTxParamsSchema = typedSchema<{ intentId: string }>()({
   type: 'object',
   additionalProperties: false,
   required: ['intentId'],
-  properties: { intentId: uuidSchema },
+  properties: { intentId: uuidInputSchema },
 })
 
 /**
@@ -43,7 +44,8 @@ export const intentTxRouteSchema = {
 
 export const intentTxRoutes: TypedRoutes<{ sentTxs: SentTxs }> = async (app, { sentTxs }) => {
   app.get('/v1/intents/:intentId/tx', { schema: intentTxRouteSchema }, async (req) => {
-    const { intentId } = req.params
+    // Stored as the intent routes made it, in lower case: the id in the case the client wrote it finds it too.
+    const intentId = canonicalUuid(req.params.intentId)
     const sent = sentTxs.byIntent(intentId)
     if (!sent) {
       throw new HttpError(404, simpleErrorBody('intent_not_signed', `countersign holds no signed transaction for intent ${intentId}: it was not sent yet, was refused, or is still being signed`))

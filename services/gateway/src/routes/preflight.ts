@@ -1,5 +1,5 @@
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
-import { txIntentSchema, normalizeIntent, type BuiltTx, type TxIntent } from '@countersign/shared'
+import { normalizeIntent, type BuiltTx, type TxIntent } from '@countersign/shared'
 import { balanceDiffSchema, riskFactorSchema } from '@countersign/shared/http/approvalsContract'
 import { validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { bool, closed, described, int, nullableInt, nullableStr, str, strings } from '@countersign/shared/http/schemaParts'
@@ -8,6 +8,7 @@ import type { ChainClients } from '../chain/chainClients.js'
 import { rpcFailure } from '../chain/chainClients.js'
 import type { PreflightReport } from '../preflight/runPreflight.js'
 import { noRpcOrRpcError } from './contractParts.js'
+import { txIntentInputSchema } from './intentInput.js'
 
 export interface PreflightRouteOptions {
   buildIntent: IntentBuilder
@@ -44,7 +45,7 @@ export const preflightReportSchema = closed({
 
 export const preflightRouteSchema = {
   operationId: 'preflight',
-  body: txIntentSchema,
+  body: txIntentInputSchema,
   response: {
     200: described('Simulated and scored (a reverting transaction is a 200 with simulationSuccess false)', preflightReportSchema),
     400: validationErrorSchema,

@@ -1,5 +1,5 @@
 import {
-  signAndSendBodySchema,
+  canonicalUuid,
   signerMethods,
   normalizeIntent,
   specOf,
@@ -38,12 +38,13 @@ import { signerFailure } from '../pipeline/signerErrors.js'
 import type { KnownRecipients } from '../store/knownRecipients.js'
 import type { SentTxs } from '../store/sentTxs.js'
 import { noRpcOrRpcError, txHashSchema } from './contractParts.js'
+import { signAndSendInputSchema } from './intentInput.js'
 
 export const signAndSendRouteSchema = {
   operationId: 'signAndSend',
   description:
     'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one.',
-  body: signAndSendBodySchema,
+  body: signAndSendInputSchema,
   response: {
     200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
     400: validationErrorSchema,
@@ -152,7 +153,8 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     const intent = normalizeIntent(req.body.intent)
     // Another body under the id of an intent an operator is deciding (or decided) is never signed: first come would own the id.
     opts.reserved.refuseAnotherBody(intent)
-    const { approvalTokenId } = req.body
+    // The token as the signer knows it (it mints lower case, and takes nothing else): a client may have written it in upper case.
+    const approvalTokenId = req.body.approvalTokenId === undefined ? undefined : canonicalUuid(req.body.approvalTokenId)
     const chain = chains.get(intent.chain.chainId)
     const built = await opts.buildIntent(intent)
     req.phases?.mark('build')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { throughResponseSchema } from '../testing/serialise.js'
-import { decideRouteSchema, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema } from './approvalsContract.js'
+import { clampHistoryLimit, decideRouteSchema, historyRouteSchema, pendingRouteSchema, webhookDeliveriesRouteSchema } from './approvalsContract.js'
 
 // A response schema is what fastify serialises with: a field it does not
 // list never reaches the dashboard, the terminal client or an agent. Each
@@ -77,5 +77,33 @@ describe('the approver route schemas drop nothing the approver sends', () => {
   it('a field a schema does not list is dropped: why every field must be listed', async () => {
     const plain = { decided: true, requestId: 'r-1', approved: true, unlisted: 'x' }
     expect(await throughResponseSchema(decideRouteSchema.response, 200, plain)).toEqual({ decided: true, requestId: 'r-1', approved: true })
+  })
+})
+
+describe('clampHistoryLimit', () => {
+  it.each([
+    ['7', 7],
+    ['2.7', 2],
+    ['0', 1],
+    ['-5', 1],
+    ['1000', 100],
+    // Found by review: numbers beyond the finite ones got the default of 20.
+    ['Infinity', 100],
+    ['+Infinity', 100],
+    ['1e400', 100],
+    ['-Infinity', 1],
+    ['-1e400', 1],
+    // No number at all: the default.
+    ['NaN', 20],
+    ['abc', 20],
+    ['', 20],
+    ['  ', 20],
+  ])('reads %j as %i', (raw, expected) => {
+    expect(clampHistoryLimit(raw)).toBe(expected)
+  })
+
+  it('is the default for no value and for a value given twice (an array)', () => {
+    expect(clampHistoryLimit(undefined)).toBe(20)
+    expect(clampHistoryLimit(['5', '6'])).toBe(20)
   })
 })

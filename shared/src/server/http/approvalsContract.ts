@@ -124,6 +124,27 @@ export const decideRouteSchema = {
   },
 }
 
+/** SPEC: limit defaults to 20. */
+export const HISTORY_DEFAULT_LIMIT = 20
+const HISTORY_MIN_LIMIT = 1
+const HISTORY_MAX_LIMIT = 100
+
+/**
+ * SPEC: `limit` is clamped into 1..100, and these lists answer no errors, so
+ * any value gives a limit: a number is clamped (a fraction truncated), what is
+ * no number at all (missing, empty, "abc", NaN, given twice) is the default.
+ * The gateway's history, the approver's history and its webhook deliveries
+ * read it here, so they cannot disagree.
+ */
+export function clampHistoryLimit(raw: unknown): number {
+  if (typeof raw !== 'string' || raw.trim() === '') return HISTORY_DEFAULT_LIMIT
+  const n = Number(raw)
+  if (Number.isNaN(n)) return HISTORY_DEFAULT_LIMIT
+  // Infinity, -Infinity and what overflows to them (1e400) are numbers too, clamped like any other: they were
+  // read as no number and got the default of 20 (found by review).
+  return Math.min(HISTORY_MAX_LIMIT, Math.max(HISTORY_MIN_LIMIT, Math.trunc(n)))
+}
+
 /** Any value is accepted (the history and delivery lists answer no errors); clampHistoryLimit reads what it can. */
 export const limitQuerySchema = typedSchema<{ limit?: unknown }>()({
   type: 'object',

@@ -40,4 +40,18 @@ describe('installStrictJson', () => {
     expect((await post('identity', '{"a":1}')).json()).toEqual({ got: { a: 1 } })
     await a.close()
   })
+
+  it('a text/plain body is 415 like any other type that is not JSON (found by review: fastify parsed it to a string, a 400 "body must be object")', async () => {
+    const a = await app()
+    const post = (contentType: string, payload: string) => a.inject({ method: 'POST', url: '/echo', headers: { 'content-type': contentType }, payload })
+    const form = await post('application/x-www-form-urlencoded', 'a=1')
+    expect(form.statusCode).toBe(415)
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'TEXT/PLAIN']) {
+      const res = await post(type, '{"a":1}')
+      expect(res.statusCode, type).toBe(415)
+      expect(res.json(), type).toEqual(form.json())
+    }
+    expect(form.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'content type not supported; send application/json' })
+    await a.close()
+  })
 })

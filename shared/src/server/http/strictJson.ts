@@ -14,9 +14,13 @@ export class DuplicateJsonMemberError extends HttpError {
  * application/json bodies parsed as fastify does by default (the same
  * poisoning rules and errors), and refused with 400 in the validation shape
  * when an object has a member twice ("amount":"1","amount":"999" is a
- * transfer of 999 to JSON.parse, of 1 to whatever keeps the first).
+ * transfer of 999 to JSON.parse, of 1 to whatever keeps the first). No other
+ * media type is read: fastify's text/plain parser is removed too.
  */
 export function installStrictJson(app: FastifyInstance): void {
+  // A text/plain body reached the route as a string and was refused with 400 "body must be object", where every
+  // other non-JSON type gets the 415 the OpenAPI document promises (found by review).
+  app.removeContentTypeParser('text/plain')
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
