@@ -84,6 +84,12 @@ describe('2xx answers that are not the service’s', () => {
     expect(await client.preflight(makeIntent())).toEqual(body)
   })
 
+  it('pendingFor finds an intent given with an upper-case id: the service lists ids lower-cased', async () => {
+    const id = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
+    const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, { pending: [{ requestId: 'r1', summary: { intentId: id } }] })) })
+    expect((await client.pendingFor(id.toUpperCase()))?.requestId).toBe('r1')
+  })
+
   it('pendingFor on a page without its list is an UnexpectedResponseError, not a TypeError', async () => {
     const client = new CountersignClient({ url: await gateway((_q, res) => json(res, 200, {})) })
     await expect(client.pendingFor('x')).rejects.toBeInstanceOf(UnexpectedResponseError)

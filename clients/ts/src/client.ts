@@ -202,10 +202,11 @@ export class CountersignClient {
     return this.request('GET', '/v1/approvals/pending', undefined, { ...o, check: pendingListShape })
   }
 
-  /** The pending approval request of one intent, if it is waiting. */
+  /** The pending approval request of one intent, if it is waiting; the id in either case (the service lists it lower-cased). */
   async pendingFor(intentId: string, o?: CallOptions): Promise<PendingApproval | undefined> {
     const { pending } = await this.pending(o)
-    return pending.find((p) => p.summary.intentId === intentId)
+    const wanted = intentId.toLowerCase()
+    return pending.find((p) => p.summary.intentId?.toLowerCase() === wanted)
   }
 
   /**
