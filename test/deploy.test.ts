@@ -352,13 +352,14 @@ describe('the gateway unit and the skill sandbox', () => {
       let r: SpawnSyncReturns<string>
       try {
         const [file, argv] = sandboxCommand('bwrap', args)
-        r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, file, ...argv], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd] })
+        // The harness writes its result on fd 4 (RESULT_FD), as runSandboxed reads it.
+        r = spawnSync('strace', ['-f', '-qq', '-o', traceFile, file, ...argv], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe', filterFd, 'pipe'] })
       } finally {
         closeSync(filterFd)
       }
       if (r.error) throw new Error(`cannot run strace: ${r.error.message}${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? ' (Debian package "strace")' : ''}`)
       expect(r.status, r.stderr).toBe(0)
-      expect(r.stdout.trim().split('\n').pop()).toBe('{"result":42}')
+      expect(String(r.output[4]).trim()).toBe('{"result":42}')
       const trace = readFileSync(traceFile, 'utf8').split('\n')
 
       const callsOf = (lines: string[]) => new Set(lines.map((l) => /^\d+\s+([a-z0-9_]+)\(/.exec(l)?.[1]).filter((c): c is string => c !== undefined))

@@ -98,7 +98,7 @@ describe('one data directory for all three processes', () => {
     const again = await stack.post('/v1/skills/register', signed)
     expect(again.status).toBe(401)
     expect(again.body).toMatchObject({ registered: false, name: 'revoked-skill', manifestHash: '', error: 'operator_auth_required' })
-    expect(again.body.message).toMatch(/registering revoked-skill again with the manifest an operator revoked \(0x[0-9a-f]{64}\) needs the operator token/)
+    expect(again.body.message).toMatch(/registering revoked-skill again after an operator revoked it \(manifest 0x[0-9a-f]{64}\) needs the operator token/)
     expect((await stack.get('/v1/skills/revoked-skill')).status).toBe(404)
     const events = (await stack.get('/v1/approvals/history?limit=5')).body.events
     expect(events.find((e: { event: string }) => e.event === 'skill_registration_failed')).toMatchObject({ data: { skillName: 'revoked-skill', reason: 'operator_auth_required' } })
