@@ -124,7 +124,7 @@ describe('signed checkpoints', () => {
     expect(sig!.event).toBe('signature_created')
     expect(cp).toMatchObject({ event: 'checkpoint', intentId: 'system', data: { seq: 4 } })
     expect(s.written).toEqual([{ seq: 5, hash: log!.head().hash, sealed: { seq: 4, hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) } }])
-    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5 })
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5, reanchors: [] })
   })
 
   it('appends made while a commit is in flight share one checkpoint (one per commit batch)', async () => {

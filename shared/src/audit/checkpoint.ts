@@ -27,6 +27,27 @@ export interface CheckpointData {
   signature: string
 }
 
+/**
+ * The event the signer writes when an operator re-anchors the log
+ * (countersign-keys audit-reanchor): the log no longer reached the signer's
+ * recorded checkpoint (restored from a backup, or cut by someone who could
+ * write it), and the operator had the signer take the log as it stands. A
+ * checkpoint follows it in the same commit. Its intentId is `system`.
+ */
+export const REANCHOR_EVENT = 'audit_reanchored'
+
+/** What an audit_reanchored row's data holds. */
+export interface ReanchorData {
+  /** signer.db's checkpoint before the re-anchor (seq and hash of the checkpoint row), null when it had none. */
+  previousCheckpoint: LatestCheckpoint | null
+  /** The log's newest row when it was verified for the re-anchor. */
+  logHead: { seq: number; hash: string }
+  /** What verify found then, by kind (AuditProblemKind), every one counted. */
+  problems: Record<string, number>
+  /** Signatures signer.db keeps whose events the log had lost, written again after this row, each marked late. */
+  lateSignatures: number
+}
+
 /** The signer's latest checkpoint as it keeps it in signer.db. */
 export interface LatestCheckpoint {
   /** seq of the checkpoint row itself. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditEvent, Clock } from '../types.js'
-import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, type CheckpointData } from './checkpoint.js'
+import { CHECKPOINT_EVENT, CHECKPOINT_INTENT_ID, REANCHOR_EVENT, type CheckpointData, type ReanchorData } from './checkpoint.js'
 import { AuditDataError, canonicalPlainJson } from './plainJson.js'
 import type { PreparedEvent } from './writer.js'
 
@@ -32,13 +32,25 @@ export interface StampedEvent {
  * The event name `checkpoint` is refused: verify reads every row of that name
  * as one of the signer's signed checkpoints, and one written by anyone else
  * (any process can append) would stand in the log as a bad checkpoint. The
- * sealer makes its event with prepareCheckpointEvent.
+ * sealer makes its event with prepareCheckpointEvent. So is
+ * `audit_reanchored`: only the signer's `countersign-keys audit-reanchor`
+ * writes it (prepareReanchorEvent), always sealed by a checkpoint in the
+ * same commit, and no other process may put one in the log that reads as
+ * the signer's.
  */
 export function prepareEvent(input: AuditAppend, clock: Clock): StampedEvent {
   if (input.event === CHECKPOINT_EVENT) {
     throw new AuditDataError(`audit event name ${CHECKPOINT_EVENT} is reserved for the signer's signed checkpoints: append the event under another name`)
   }
+  if (input.event === REANCHOR_EVENT) {
+    throw new AuditDataError(`audit event name ${REANCHOR_EVENT} is reserved for the signer's audit-reanchor command: append the event under another name`)
+  }
   return stamp(input, clock)
+}
+
+/** The signer's record that it re-anchored the log (countersign-keys audit-reanchor); the checkpoint after it seals it. */
+export function prepareReanchorEvent(reanchor: ReanchorData, clock: Clock): StampedEvent {
+  return stamp({ intentId: CHECKPOINT_INTENT_ID, event: REANCHOR_EVENT, data: { ...reanchor } }, clock)
 }
 
 /** The sealer's event (auditLog.ts): a checkpoint row sealing the chain's head, signed with the signer's audit key. */

@@ -5,4 +5,5 @@
 export * from './display/index.js'
 export * from './audit/verify.js'
 export * from './audit/anchor.js'
+export { createSignatureCheck, type SignerSignature, type SignerSignatures } from './audit/signatureCheck.js'
 export type * from './wire.js'

@@ -35,7 +35,7 @@ export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock
       lastRefusal = why
       onError(
         new CheckpointRefusedError(
-          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory and restore audit.db from a backup`,
+          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory, restore audit.db from a backup if rows were rewritten, then with the signer stopped run countersign-signer audit-reanchor`,
         ),
       )
     },

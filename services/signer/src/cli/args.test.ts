@@ -36,6 +36,13 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--label'], ['label'])).toThrow('--label needs a value')
     expect(() => parseOptions(['stray'], ['label'])).toThrow(UsageError)
   })
+
+  it('takes a flag without a value, and refuses one given a value or twice', () => {
+    expect(parseOptions(['--yes', '--data-dir', '/x'], ['data-dir', 'yes'], ['yes'])).toEqual({ yes: '', 'data-dir': '/x' })
+    expect(parseOptions(['--data-dir', '/x'], ['data-dir', 'yes'], ['yes'])).toEqual({ 'data-dir': '/x' })
+    expect(() => parseOptions(['--yes=no'], ['yes'], ['yes'])).toThrow('--yes takes no value')
+    expect(() => parseOptions(['--yes', '--yes'], ['yes'], ['yes'])).toThrow('--yes is given twice')
+  })
 })
 
 describe('parseIndex', () => {

@@ -21,8 +21,11 @@ export function secretInArgv(argv: readonly string[]): string | null {
   return null
 }
 
-/** `--name value` and `--name=value` options, each at most once, only the allowed names. */
-export function parseOptions(args: readonly string[], allowed: readonly string[]): Record<string, string> {
+/**
+ * `--name value` and `--name=value` options, each at most once, only the
+ * allowed names; a name in `flags` takes no value (`--yes`) and maps to ''.
+ */
+export function parseOptions(args: readonly string[], allowed: readonly string[], flags: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = {}
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
@@ -34,6 +37,11 @@ export function parseOptions(args: readonly string[], allowed: readonly string[]
       throw new UsageError(`unknown option ${printable}${allowed.length ? ` (this command takes ${allowed.map((a) => `--${a}`).join(', ')})` : ''}`)
     }
     if (name in out) throw new UsageError(`--${name} is given twice`)
+    if (flags.includes(name)) {
+      if (eq !== -1) throw new UsageError(`--${name} takes no value`)
+      out[name] = ''
+      continue
+    }
     let value: string | undefined
     if (eq !== -1) value = arg.slice(eq + 1)
     else value = args[++i]

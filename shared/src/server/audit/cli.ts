@@ -55,6 +55,13 @@ const KIND_TEXT: Record<AuditProblemKind, string> = {
   signature_not_sealed: 'signature not sealed',
 }
 
+/** The OK line's note of re-anchors: the log passed, but it once lost the signer's checkpoint. */
+function reanchored(seqs: readonly number[]): string {
+  if (seqs.length === 0) return ''
+  const times = seqs.length === 1 ? 'once' : `${seqs.length} times`
+  return `; re-anchored by an operator ${times}, the last at seq ${seqs.at(-1)} (the log had lost the signer's checkpoint then: countersign-audit tail shows the audit_reanchored event)`
+}
+
 interface Io {
   out: (s: string) => void
   err: (s: string) => void
@@ -186,7 +193,7 @@ function verify(file: string, anchor: CheckedAnchor | undefined, io: Io): number
     // Which key vouched for the log, by the fingerprint checkpoint rows name it with.
     const signatures = anchor.signatures ? ` and ${anchor.signatures.byKey.size} ${anchor.signatures.byKey.size === 1 ? 'signature' : 'signatures'}` : ''
     const checkedWith = `checked with audit key ${auditKeyFingerprint(anchor.publicKey)} (${anchor.keyFile}) and the latest checkpoint${signatures} in ${anchor.signerDbFile}`
-    io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last}); ${checkedWith}`)
+    io.out(`audit chain OK: ${result.rows} events, ${result.checkpoints} signed checkpoints (${last}); ${checkedWith}${reanchored(result.reanchors)}`)
     return 0
   }
   // One line a problem, each complete in itself (for grep and alerts), then how many in all.

@@ -11,6 +11,7 @@ import { createBatchWriter, openAuditDb } from '../../audit/writer.js'
 import { rewriteAuditRow, tamperAudit } from '../testing/auditTamper.js'
 import { loadAuditAnchor } from './anchor.js'
 import { runAuditCli } from './cli.js'
+import { createSignatureCheck, readSignerSignatures } from './signatureCheck.js'
 import { verifyAuditChain } from './verify.js'
 
 let log: AuditLog | undefined
@@ -250,7 +251,9 @@ describe("verify cross-checks the log with signer.db's signatures", () => {
       rows: expect.any(Number),
       checkpoints: 3,
       lastCheckpointSeq: expect.any(Number),
+      reanchors: [],
       problemCount: 1,
+      kinds: { unaudited_signature: 1 },
       problems: [
         {
           seq: null,
@@ -478,3 +481,25 @@ describe("a signer.db whose signatures cannot be read is an unreadable anchor, a
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
+
+describe('createSignatureCheck().unmatched(): what a re-anchor writes again', () => {
+  it('yields each kept signature with no event that matches it (missing, or rewritten), and none that has one', async () => {
+    const s = signerStack()
+    const kept = newSig()
+    const missing = newSig()
+    const rewritten = newSig()
+    await s.sign(kept)
+    await s.sign(missing, { event: null })
+    await s.sign(rewritten, { event: { ...eventData(rewritten), nonce: 99_999 } })
+    await s.stop()
+    const signatures = readSignerSignatures(s.signerDb)!
+    const check = createSignatureCheck(signatures)
+    const db = new Database(s.file, { readonly: true })
+    try {
+      for (const r of db.prepare<[], { seq: number; event: string; intent_id: string; data: string }>('SELECT seq, event, intent_id, data FROM audit_events ORDER BY seq').iterate()) check.event(r)
+    } finally {
+      db.close()
+    }
+    expect([...check.unmatched()].map((u) => u.txHash)).toEqual([missing.txHash, rewritten.txHash])
+  })
+})

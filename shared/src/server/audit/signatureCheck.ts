@@ -153,6 +153,8 @@ export interface SignatureCheck {
   event(r: { seq: number; event: unknown; intent_id: unknown; data: unknown }): void
   /** After the walk: a problem for each kept signature without a matching event, or whose event no valid checkpoint follows. */
   problems(lastValidCheckpointSeq: number): Generator<AuditProblem>
+  /** After the walk: each kept signature with no event that matches it (missing, or only ones that disagree), in signer.db's order. */
+  unmatched(): Generator<SignerSignature>
 }
 
 /**
@@ -200,6 +202,9 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
           yield missing(signature)
         }
       }
+    },
+    *unmatched() {
+      for (const [key, signature] of signatures.byKey) if (!seen.get(key)?.matched) yield signature
     },
   }
 }

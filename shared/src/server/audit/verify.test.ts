@@ -134,7 +134,7 @@ describe('verify hashes the data text as stored, and only its canonical form pas
 
   it('an untouched log verifies', async () => {
     const s = await sealedDecisions()
-    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5 })
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 5, checkpoints: 1, lastCheckpointSeq: 5, reanchors: [] })
   })
 })
 
@@ -165,7 +165,7 @@ describe('verify walks on past a problem and reports them all', () => {
     log = undefined
     const fingerprint = auditKeyFingerprint(s.anchor().publicKey)
     const bogus = { seq: 6, kind: 'bad_checkpoint', problem: `it names key x, not the audit key ${fingerprint}: this checkpoint row is not one the signer wrote (forged, or its fields edited)` }
-    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: false, rows: 9, checkpoints: 3, lastCheckpointSeq: 9, problemCount: 1, problems: [bogus] })
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: false, rows: 9, checkpoints: 3, lastCheckpointSeq: 9, reanchors: [], problemCount: 1, kinds: { bad_checkpoint: 1 }, problems: [bogus] })
     // A rewrite after the bogus row, every later hash recomputed: found at the checkpoint that sealed it.
     rewriteAuditRow(s.file, 7, (d) => ({ ...d, allowed: false }))
     expect(verifyAuditChain(s.file, s.anchor())).toMatchObject({
@@ -304,7 +304,7 @@ describe("verify checks the database's objects against the audit log's own", () 
     await log.append({ intentId: 'i-1', event: 'policy_evaluated', data: { allowed: true } })
     await log.close()
     log = undefined
-    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 1, checkpoints: 0, lastCheckpointSeq: 0 })
+    expect(verifyAuditChain(file)).toEqual({ ok: true, rows: 1, checkpoints: 0, lastCheckpointSeq: 0, reanchors: [] })
   })
 
   it("the UNIQUE index on id is accepted only with the first version's table", () => {
@@ -430,7 +430,7 @@ describe('verify asks SQLite whether the file itself is sound before it walks th
   it('a sound log of many pages verifies OK', async () => {
     const s = await manyPagesLog()
     expect(pagesOf(s.file, 'audit_events').filter((p) => p.pagetype === 'internal').length).toBeGreaterThan(0)
-    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 303, checkpoints: 3, lastCheckpointSeq: 303 })
+    expect(verifyAuditChain(s.file, s.anchor())).toEqual({ ok: true, rows: 303, checkpoints: 3, lastCheckpointSeq: 303, reanchors: [] })
     expect(cli(['verify', '--db', s.file, '--chain-only'])).toEqual({ code: 0, lines: ['audit chain OK: 303 events (hash chain only: checkpoints and truncation not checked)'] })
   })
 
@@ -446,7 +446,9 @@ describe('verify asks SQLite whether the file itself is sound before it walks th
       rows: 0,
       checkpoints: 0,
       lastCheckpointSeq: 0,
+      reanchors: [],
       problemCount: 1,
+      kinds: { damaged_file: 1 },
       problems: [
         {
           seq: null,

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, REANCHOR_EVENT, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { escapeForDisplay } from '../display/escape.js'
@@ -56,6 +56,13 @@ interface Walked {
   checkpoints: number
   /** seq of the newest checkpoint row, 0 when there is none. */
   lastCheckpointSeq: number
+  /**
+   * seq of each audit_reanchored row (countersign-signer audit-reanchor): the
+   * log once lost the signer's checkpoint and an operator had the signer take
+   * it as it stood. Reported even when verify passes, so that nobody reads an
+   * OK as "never cut".
+   */
+  reanchors: number[]
 }
 
 export type AuditVerification =
@@ -70,6 +77,8 @@ export type AuditVerification =
       problems: AuditProblem[]
       /** Every problem found, listed or not. */
       problemCount: number
+      /** How many of each kind were found, listed or not. */
+      kinds: Partial<Record<AuditProblemKind, number>>
     } & Walked)
 
 export interface AuditAnchor {
@@ -110,7 +119,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
   const db = new Database(file, { readonly: true, fileMustExist: true })
   const fingerprint = anchor ? auditKeyFingerprint(anchor.publicKey) : null
   const found = problemList()
-  const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0 }
+  const walked: Walked = { rows: 0, checkpoints: 0, lastCheckpointSeq: 0, reanchors: [] }
   const signatures = anchor?.signatures ? createSignatureCheck(anchor.signatures) : null
   // seq of the newest checkpoint row found valid (it seals every row before it), 0 for none.
   let lastValidCheckpointSeq = 0
@@ -118,7 +127,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     const damage = databaseFileProblem(db, file)
     if (damage !== null) {
       found.add({ seq: null, kind: 'damaged_file', problem: `${damage} (its rows were not read)` })
-      return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+      return { ok: false, problems: found.listed, problemCount: found.count, kinds: found.kinds, ...walked }
     }
     const schema = readSchema(db)
     const current = currentAuditSchema()
@@ -127,7 +136,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     const tableProblem = auditTableProblem(schema, current)
     if (tableProblem !== null) {
       found.add({ seq: null, kind: 'schema', problem: `${tableProblem} (its rows were not read)` })
-      return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+      return { ok: false, problems: found.listed, problemCount: found.count, kinds: found.kinds, ...walked }
     }
     const rows = db.prepare<[], AuditRow & Record<string, unknown>>(ROWS_WITH_TEXT_BYTES).iterate()
     let expectedSeq = 1
@@ -147,6 +156,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
         if (checkpoint !== null) at(checkpoint.kind, checkpoint.problem)
         else if (anchor && content === null && link === null) lastValidCheckpointSeq = r.seq
       }
+      if (r.event === REANCHOR_EVENT) walked.reanchors.push(r.seq)
       if (signatures && isSignatureEvent(r.event)) signatures.event(r)
       if (anchor?.latest && r.seq === anchor.latest.seq) {
         latestSeen = true
@@ -162,7 +172,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     for (const p of anchorEndProblems(anchor, { lastSeq, latestSeen, ...walked })) found.add(p)
     if (signatures) for (const p of signatures.problems(lastValidCheckpointSeq)) found.add(p)
     if (found.count === 0) return { ok: true, ...walked }
-    return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+    return { ok: false, problems: found.listed, problemCount: found.count, kinds: found.kinds, ...walked }
   } catch (err) {
     // The check above reads every page, so this is a file damaged since, or
     // damage integrity_check does not see: a verdict all the same, not a stack trace.
@@ -170,7 +180,7 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
     if (damage === null) throw err
     const where = walked.rows > 0 ? `after ${walked.rows} rows were read and checked` : 'before any row was read'
     found.add({ seq: null, kind: 'damaged_file', problem: `${damage} (reading failed ${where})` })
-    return { ok: false, problems: found.listed, problemCount: found.count, ...walked }
+    return { ok: false, problems: found.listed, problemCount: found.count, kinds: found.kinds, ...walked }
   } finally {
     db.close()
   }
@@ -234,15 +244,18 @@ function anchorEndProblems(anchor: AuditAnchor | undefined, end: Walked & { last
 }
 
 /** Keeps the first MAX_LISTED_PROBLEMS problems and counts them all: a log rewritten throughout has one a row. */
-function problemList(): { add(p: AuditProblem): void; readonly listed: AuditProblem[]; readonly count: number } {
+function problemList(): { add(p: AuditProblem): void; readonly listed: AuditProblem[]; readonly count: number; readonly kinds: Partial<Record<AuditProblemKind, number>> } {
   const listed: AuditProblem[] = []
+  const kinds: Partial<Record<AuditProblemKind, number>> = {}
   let count = 0
   return {
     add(p) {
       count += 1
+      kinds[p.kind] = (kinds[p.kind] ?? 0) + 1
       if (listed.length < MAX_LISTED_PROBLEMS) listed.push(p)
     },
     listed,
+    kinds,
     get count() {
       return count
     },
