@@ -132,6 +132,8 @@ describe('audit.db restored from an older backup', () => {
     expect(dry.code).toBe(1)
     expect(dry.out).toMatch(/plan: take the log as it stands .* write audit_reanchored, 3 signature event\(s\) the log lost/)
     expect(dry.out).toMatch(/nothing written: run again with --yes/)
+    // The rows the signer never sealed (the one signature made over the restored log) are named before anything is written.
+    expect(dry.out).toMatch(/rows \d+ to \d+ come after the log's last checkpoint: no checkpoint vouches for them/)
     expect(auditRows().length).toBe(rowsBefore)
     expect(recordedCheckpoint()).toEqual(before)
 
@@ -142,7 +144,16 @@ describe('audit.db restored from an older backup', () => {
 
     const rows = auditRows()
     const marker = rows.find((r) => r.event === 'audit_reanchored')!
-    expect(marker.data).toMatchObject({ previousCheckpoint: before, lateSignatures: 3, problems: { truncated: 1, unaudited_signature: 3, signature_not_sealed: 1 } })
+    const duringSeq = rows.find((r) => r.event === 'signature_created' && r.data.txHash === during[0])!.seq
+    expect(marker.data).toMatchObject({
+      previousCheckpoint: before,
+      lateSignatures: 3,
+      problems: { truncated: 1, unaudited_signature: 3, signature_not_sealed: 1 },
+      unsealedRows: { from: expect.any(Number), to: marker.seq - 1 },
+    })
+    const unsealed = marker.data.unsealedRows as { from: number; to: number }
+    expect(unsealed.from).toBeLessThanOrEqual(duringSeq)
+    expect(rows.slice(0, unsealed.from - 1).at(-1)!.event).toBe('checkpoint')
     for (const txHash of lost) {
       const event = rows.find((r) => r.event === 'signature_created' && r.data.txHash === txHash)!
       expect(event.data).toMatchObject({ late: true, signerAddress: WALLET.toLowerCase() })

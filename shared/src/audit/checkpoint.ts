@@ -46,6 +46,14 @@ export interface ReanchorData {
   problems: Record<string, number>
   /** Signatures signer.db keeps whose events the log had lost, written again after this row, each marked late. */
   lateSignatures: number
+  /**
+   * The rows no checkpoint had sealed when the log was re-anchored (after the
+   * last checkpoint in it, up to logHead), null for none. The re-anchor's
+   * checkpoint seals them as found: nothing vouched for them before, so
+   * whoever could write audit.db may have written or rewritten them (a
+   * restore and a rewrite with the later checkpoints removed look the same).
+   */
+  unsealedRows: { from: number; to: number } | null
 }
 
 /** The signer's latest checkpoint as it keeps it in signer.db. */

@@ -141,16 +141,25 @@ function reanchor(dataDir: string, write: boolean, out: (line: string) => void, 
     }
     const late = lostSignatures(files.audit, anchor.signatures ?? null)
     const previous = anchor.latest
+    // Every checkpoint in the log is valid here (anything else was refused above): the rows after the last one were never sealed.
+    const unsealedRows = verifiedHead.seq > verdict.lastCheckpointSeq ? { from: verdict.lastCheckpointSeq + 1, to: verifiedHead.seq } : null
     out(
       `plan: take the log as it stands (${verdict.rows} events, head at seq ${verifiedHead.seq}) in place of signer.db's checkpoint` +
         `${previous ? ` at seq ${previous.seq}` : ' (none recorded)'}: write audit_reanchored, ${late.length} signature event(s) the log lost (marked late), ` +
         `and a checkpoint sealing them, then record that checkpoint in signer.db`,
     )
+    if (unsealedRows) {
+      out(
+        `  rows ${unsealedRows.from} to ${unsealedRows.to} come after the log's last checkpoint: no checkpoint vouches for them, and the re-anchor seals them as they ` +
+          `stand. A restored backup and a log rewritten with its later checkpoints removed look the same here: compare them with your backup ` +
+          `(countersign-audit tail) before --yes. Signature events among them are checked against signer.db above.`,
+      )
+    }
     if (!write) {
       out('nothing written: run again with --yes to write it')
       return 1
     }
-    const written = writeReanchor(files, dataDir, { verifiedHead, previous, problems: Object.fromEntries(kinds), late }, clock)
+    const written = writeReanchor(files, dataDir, { verifiedHead, previous, problems: Object.fromEntries(kinds), late, unsealedRows }, clock)
     out(`written: audit_reanchored at seq ${written.reanchorSeq}, ${late.length} late signature event(s), checkpoint at seq ${written.checkpoint.seq}, recorded in signer.db`)
     const after = verifyAuditChain(files.audit, loadAuditAnchor(files.publicKey, files.signerDb))
     if (after.ok) {
@@ -201,6 +210,7 @@ interface ReanchorPlan {
   previous: { seq: number; hash: string } | null
   problems: Record<string, number>
   late: SignerSignature[]
+  unsealedRows: { from: number; to: number } | null
 }
 
 /**
@@ -225,7 +235,7 @@ function writeReanchor(
     const signatures = createSignatures(signerDb)
     const events: PreparedEvent[] = [
       prepareReanchorEvent(
-        { previousCheckpoint: plan.previous, logHead: plan.verifiedHead, problems: plan.problems, lateSignatures: plan.late.length },
+        { previousCheckpoint: plan.previous, logHead: plan.verifiedHead, problems: plan.problems, lateSignatures: plan.late.length, unsealedRows: plan.unsealedRows },
         clock,
       ).prepared,
       ...plan.late.map((s) => prepareEvent(lateSignatureEvent(s, signatures.replaced.bind(signatures)), clock).prepared),
