@@ -49,6 +49,32 @@ if (refusal) {
 }
 if (loaded.length) say(`.env: ${loaded.join(', ')}`)
 
+/**
+ * Secrets only one process reads. The others start without them: before, every
+ * process got the whole environment, so the gateway (which runs skills) held
+ * the signer's passphrase and the approver's operator token, and the signer
+ * the aggregator's API key.
+ * @type {Record<string, readonly string[]>}
+ */
+const SECRETS_OF = {
+  signer: ['SERVICE_DEMO_PASSPHRASE', 'SERVICE_PASSPHRASE_FILE', 'SERVICE_PKCS11_PIN_FILE'],
+  approver: ['SERVICE_OPERATOR_TOKEN', 'SERVICE_WEBHOOK_SECRET', 'SERVICE_WEBHOOK_SECRET_FILE'],
+  gateway: ['AGGREGATOR_API_KEY'],
+}
+
+/**
+ * The environment of the Procfile's process `name`: the launcher's, less the
+ * other processes' secrets, and for the signer its own dev-chain setting.
+ * @param {string} name
+ * @param {Record<string, string | undefined>} base
+ * @param {Record<string, string>} signerOnly
+ */
+function processEnv(name, base, signerOnly) {
+  const out = { ...base }
+  for (const [owner, names] of Object.entries(SECRETS_OF)) if (owner !== name) for (const n of names) delete out[n]
+  return name === 'signer' ? { ...out, ...signerOnly } : out
+}
+
 const processes = readProcfile(path.join(root, 'Procfile'))
 const width = Math.max(...processes.map((p) => p.name.length), 'countersign'.length)
 /** @type {Map<string, import('node:child_process').ChildProcess>} */
@@ -166,7 +192,7 @@ if (isDevMode(env)) {
 
 for (const { name, command } of processes) {
   if (stopping) break
-  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env: name === 'signer' ? { ...env, ...signerEnv } : env, stdio: ['inherit', 'pipe', 'pipe'] })
+  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { cwd: root, env: processEnv(name, env, signerEnv), stdio: ['inherit', 'pipe', 'pipe'] })
   watch(name, child)
   prefix(name, child.stdout, process.stdout)
   prefix(name, child.stderr, process.stderr)

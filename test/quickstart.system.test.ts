@@ -161,6 +161,13 @@ describe('a bad setting', () => {
   })
 })
 
+/** One secret of each process's own. */
+const SECRETS = {
+  SERVICE_DEMO_PASSPHRASE: 'quickstart signer passphrase',
+  SERVICE_OPERATOR_TOKEN: 'quickstart-operator-token-0123456789abcdef',
+  AGGREGATOR_API_KEY: 'quickstart-aggregator-key',
+}
+
 describe('with an RPC URL configured', () => {
   it('runs the three services only: no dev chain, no dev key', async () => {
     const { startAnvil } = await import('./support/anvil.js')
@@ -168,7 +175,7 @@ describe('with an RPC URL configured', () => {
     const dir = tempDataDir()
     const ports = { SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()) }
     const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_RPC_URL_8453: chain.rpcUrl, ...ports },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SERVICE_DATA_DIR: dir, SERVICE_RPC_URL_8453: chain.rpcUrl, ...ports, ...SECRETS },
       cwd: repoRoot,
     })
     killOnExit(child)
@@ -182,6 +189,16 @@ describe('with an RPC URL configured', () => {
       expect(existsSync(path.join(dir, 'dev-keystore'))).toBe(false)
       expect(existsSync(path.join(dir, 'dev-chain.json'))).toBe(false)
       expect(out).toContain('keystore is empty')
+      // Each process holds only its own secrets: before, all three got the launcher's whole environment.
+      const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
+      const environOf = (service: string) => {
+        const pid = kids.find((k) => readFileSync(`/proc/${k}/cmdline`, 'utf8').includes(`services/${service}/dist/main.js`))
+        expect(pid, `the ${service}'s pid among ${kids.join(', ')}`).toBeDefined()
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((kv) => Object.keys(SECRETS).includes(kv.split('=')[0]!))
+      }
+      expect(environOf('signer')).toEqual([`SERVICE_DEMO_PASSPHRASE=${SECRETS.SERVICE_DEMO_PASSPHRASE}`])
+      expect(environOf('approver')).toEqual([`SERVICE_OPERATOR_TOKEN=${SECRETS.SERVICE_OPERATOR_TOKEN}`])
+      expect(environOf('gateway')).toEqual([`AGGREGATOR_API_KEY=${SECRETS.AGGREGATOR_API_KEY}`])
     } finally {
       child.kill('SIGINT')
       await new Promise((r) => child.once('exit', r))
