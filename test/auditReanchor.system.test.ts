@@ -10,17 +10,18 @@
 // and a checkpoint seals the log as it stands. A log whose rows were changed
 // in place is refused. The real signer process, its CLI and verify.
 import { execFile } from 'node:child_process'
-import { copyFileSync, rmSync } from 'node:fs'
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTransaction, createRpcClient, defaultRouterTable, SIGNER_SOCKET, type SignResult } from '@countersign/shared'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { buildTransaction, canonicalize, createRpcClient, defaultRouterTable, openAuditLog, SIGNER_SOCKET, type SignResult } from '@countersign/shared'
+import { rewriteAuditRow, stripCheckpoints, tamperAudit } from '@countersign/shared/testing/auditTamper'
 import type { Address } from 'viem'
 import { anvilAccounts } from './support/anvil.js'
 import { BOB, intentFor } from './support/intents.js'
-import { repoRoot } from './support/processes.js'
-import { importKey, Stack } from './support/stack.js'
+import { repoRoot, spawnService } from './support/processes.js'
+import { entries, importKey, Stack } from './support/stack.js'
 
 const run = promisify(execFile)
 const owner = anvilAccounts[4]!
@@ -83,34 +84,65 @@ function recordedCheckpoint(): { seq: number; hash: string } | undefined {
   }
 }
 
-beforeAll(async () => {
+/** A signer of its own for each test, on a fresh data directory. */
+beforeEach(async () => {
   stack = new Stack({ policy: { maxTxPerHour: 100_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } } })
+  nonce = 0
   expect(await importKey(stack.dataDir, owner.privateKey)).toBe(WALLET)
   await stack.startSigner()
 }, 120_000)
 
-afterAll(async () => {
+afterEach(async () => {
   await stack?.stop()
 })
+
+/**
+ * Starts the signer with its sockets' listen callbacks held back 300 ms (a
+ * busy host): a start checkpoint refused meanwhile was an unhandled
+ * rejection, and the process died (found by review).
+ */
+async function startSignerSlowListen(): Promise<void> {
+  const preload = path.join(stack.dataDir, 'slow-listen.mjs')
+  writeFileSync(
+    preload,
+    [
+      "import net from 'node:net'",
+      'const listen = net.Server.prototype.listen',
+      'net.Server.prototype.listen = function (...args) {',
+      "  const done = typeof args.at(-1) === 'function' ? args.pop() : undefined",
+      '  return listen.call(this, ...args, () => setTimeout(() => done?.(), 300))',
+      '}',
+    ].join('\n'),
+  )
+  stack.signer = spawnService('signer', entries.signer, { ...stack.env, NODE_OPTIONS: `--import ${preload}` })
+  await stack.signer.waitForLine(/signer ready/, 20_000)
+}
 
 describe('audit.db restored from an older backup', () => {
   it('the signer starts and signs with the seal refused; the operator re-anchors it; verify passes and the signer seals again', async () => {
     await sign(2)
+    // Another process's event, not sealed yet when the backup is taken.
+    const other = openAuditLog(file('audit.db'))
+    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice' } })
+    await other.close()
     const backup = path.join(stack.dataDir, 'audit-backup.db')
     // SQLite's online backup, as docs/operations.md has it, while the signer runs.
     const live = new Database(file('audit.db'), { readonly: true })
     await live.backup(backup)
     live.close()
+    const backupHead = auditRows().at(-1)!.seq
     const lost = await sign(3)
     await stack.signer.stop()
     const before = recordedCheckpoint()!
-
-    for (const suffix of ['-wal', '-shm']) rmSync(file(`audit.db${suffix}`), { force: true })
-    copyFileSync(backup, file('audit.db'))
+    const restore = () => {
+      for (const suffix of ['-wal', '-shm']) rmSync(file(`audit.db${suffix}`), { force: true })
+      copyFileSync(backup, file('audit.db'))
+    }
+    restore()
     expect(auditRows().at(-1)!.seq).toBeLessThan(before.seq)
 
     // Before: "countersign signer: CheckpointRefusedError: audit checkpoint refused: the row at seq N … is gone", exit 1.
-    await stack.startSigner()
+    await startSignerSlowListen()
     expect(stack.signer.output()).toMatch(/AUDIT LOG TAMPERED/)
     expect(stack.signer.output()).toMatch(/audit log not sealed at start: signing goes on/)
     const during = await sign(1)
@@ -125,36 +157,43 @@ describe('audit.db restored from an older backup', () => {
     const running = await reanchor('--yes')
     expect(running.code).toBe(1)
     expect(running.out).toMatch(/another signer is running on the data directory/)
-
     await stack.signer.stop()
+
+    // What the signer appended over the restored log sits where it had sealed other rows: a re-anchor cannot tell that
+    // from a rewrite, and refuses it. The operator restores again and re-anchors before anything appends.
+    const appended = await reanchor('--yes')
+    expect(appended.code).toBe(1)
+    expect(appended.out).toMatch(/refused: row \d+ is not the row the signer sealed at that seq .*events were appended after an older backup was restored/s)
+    expect(recordedCheckpoint()).toEqual(before)
+    restore()
+
     const rowsBefore = auditRows().length
     const dry = await reanchor()
     expect(dry.code).toBe(1)
-    expect(dry.out).toMatch(/plan: take the log as it stands .* write audit_reanchored, 3 signature event\(s\) the log lost/)
+    expect(dry.out).toMatch(/plan: take the log as it stands .* write audit_reanchored, 4 signature event\(s\) the log lost/)
     expect(dry.out).toMatch(/nothing written: run again with --yes/)
-    // The rows the signer never sealed (the one signature made over the restored log) are named before anything is written.
-    expect(dry.out).toMatch(/rows \d+ to \d+ come after the log's last checkpoint: no checkpoint vouches for them/)
+    // The row no checkpoint of the signer's vouches for (the other process's event) is named before anything is written.
+    expect(dry.out).toMatch(new RegExp(`rows ${backupHead} to ${backupHead} come after every row a checkpoint of the signer's vouches for`))
     expect(auditRows().length).toBe(rowsBefore)
     expect(recordedCheckpoint()).toEqual(before)
 
     const done = await reanchor('--yes')
-    expect(done.out).toMatch(/written: audit_reanchored at seq \d+, 3 late signature event\(s\), checkpoint at seq \d+, recorded in signer.db/)
+    expect(done.out).toMatch(/written: audit_reanchored at seq \d+, 4 late signature event\(s\), checkpoint at seq \d+, recorded in signer.db/)
     expect(done.out).toMatch(/audit chain OK/)
     expect(done.code).toBe(0)
 
     const rows = auditRows()
     const marker = rows.find((r) => r.event === 'audit_reanchored')!
-    const duringSeq = rows.find((r) => r.event === 'signature_created' && r.data.txHash === during[0])!.seq
+    expect(marker.seq).toBe(backupHead + 1)
     expect(marker.data).toMatchObject({
       previousCheckpoint: before,
-      lateSignatures: 3,
-      problems: { truncated: 1, unaudited_signature: 3, signature_not_sealed: 1 },
-      unsealedRows: { from: expect.any(Number), to: marker.seq - 1 },
+      lateSignatures: 4,
+      problems: { truncated: 1, unaudited_signature: 4 },
+      unsealedRows: { from: backupHead, to: backupHead },
+      key: expect.any(String),
+      signature: expect.any(String),
     })
-    const unsealed = marker.data.unsealedRows as { from: number; to: number }
-    expect(unsealed.from).toBeLessThanOrEqual(duringSeq)
-    expect(rows.slice(0, unsealed.from - 1).at(-1)!.event).toBe('checkpoint')
-    for (const txHash of lost) {
+    for (const txHash of [...lost, ...during]) {
       const event = rows.find((r) => r.event === 'signature_created' && r.data.txHash === txHash)!
       expect(event.data).toMatchObject({ late: true, signerAddress: WALLET.toLowerCase() })
       expect(event.seq).toBeGreaterThan(marker.seq)
@@ -176,7 +215,6 @@ describe('audit.db restored from an older backup', () => {
     await stack.signer.stop()
     const again = await reanchor('--yes')
     expect(again).toEqual({ code: 0, out: expect.stringMatching(/nothing to re-anchor/) })
-    await stack.startSigner()
   }, 120_000)
 
   it('refuses a log whose rows were changed in place, and writes nothing', async () => {
@@ -198,5 +236,91 @@ describe('audit.db restored from an older backup', () => {
     expect(refused.out).toMatch(/refused: \d+ broken_row.*Restore audit.db from a backup/s)
     expect(auditRows().length).toBe(rowsBefore)
     expect(recordedCheckpoint()).toEqual(recorded)
+  }, 60_000)
+})
+
+/** The seq of the first row after `seq` named `event`. */
+const firstAfter = (seq: number, event: string) => auditRows().find((r) => r.seq > seq && r.event === event)!.seq
+
+describe('what a writer of audit.db cannot get sealed through a re-anchor (review)', () => {
+  it('rows the signer had sealed, rewritten with every hash recomputed and the checkpoints after them cut, are refused', async () => {
+    // Another process's event (as the approver writes one), sealed by the checkpoint of the signature after it.
+    const other = openAuditLog(file('audit.db'))
+    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice', amountWei: '5' } })
+    await other.close()
+    await sign(2)
+    await stack.signer.stop()
+    const granted = auditRows().find((r) => r.event === 'approval_granted')!.seq
+    const sealedBy = firstAfter(granted, 'checkpoint')
+    rewriteAuditRow(file('audit.db'), granted, (d) => ({ ...d, approver: 'mallory', amountWei: '999999999' }))
+    tamperAudit(file('audit.db'), (db) => db.prepare('DELETE FROM audit_events WHERE seq >= ?').run(sealedBy))
+    const recorded = recordedCheckpoint()
+    const rowsBefore = auditRows().length
+
+    // Before: "written: audit_reanchored …", and verify passed over approver mallory.
+    const refused = await reanchor('--yes')
+    expect(refused.code).toBe(1)
+    expect(refused.out).toMatch(new RegExp(`refused: row ${sealedBy - 1} is not the row the signer sealed at that seq`))
+    expect(auditRows().length).toBe(rowsBefore)
+    expect(recordedCheckpoint()).toEqual(recorded)
+    expect((await verify()).code).toBe(1)
+  }, 60_000)
+
+  it('a log with every checkpoint stripped out (renumbered and re-hashed) is refused', async () => {
+    await sign(3)
+    await stack.signer.stop()
+    stripCheckpoints(file('audit.db'))
+    const refused = await reanchor('--yes')
+    expect(refused.code).toBe(1)
+    expect(refused.out).toMatch(/refused: row \d+ is not the row the signer sealed at that seq/)
+    expect(auditRows().some((r) => r.event === 'audit_reanchored')).toBe(false)
+  }, 60_000)
+
+  it('a signature event rewritten before a seal is refused, not written again beside the rewrite', async () => {
+    await sign(2)
+    await stack.signer.stop()
+    const target = auditRows().find((r) => r.event === 'signature_created')!
+    // Rewritten with its hashes recomputed, then the log cut before the checkpoint that sealed it.
+    rewriteAuditRow(file('audit.db'), target.seq, (d) => ({ ...d, nonce: 4242 }))
+    tamperAudit(file('audit.db'), (db) => db.prepare('DELETE FROM audit_events WHERE seq > ?').run(target.seq))
+    const refused = await reanchor('--yes')
+    expect(refused.code).toBe(1)
+    expect(refused.out).toMatch(/refused: 1 signature event\(s\) in the log disagree with signer.db/)
+    expect(auditRows().some((r) => r.event === 'audit_reanchored')).toBe(false)
+  }, 60_000)
+
+  it('an audit_reanchored row put into the file directly is reported by verify, not counted as an operator re-anchor', async () => {
+    await sign(1)
+    await stack.signer.stop()
+    const head = auditRows().at(-1)!.seq
+    const forged = { previousCheckpoint: null, logHead: { seq: head, hash: '0x' }, problems: {}, lateSignatures: 0, unsealedRows: null, key: 'x', signature: 'x', intentId: 'system' }
+    tamperAudit(
+      file('audit.db'),
+      (db) =>
+        db
+          .prepare("INSERT INTO audit_events (seq, id, timestamp, intent_id, event, data, prev_hash, hash) VALUES (?, 'forged', ?, 'system', 'audit_reanchored', ?, '', '')")
+          .run(head + 1, Date.now(), canonicalize(forged)),
+      head + 1,
+    )
+    const result = await verify()
+    expect(result.code).toBe(1)
+    expect(result.out).toMatch(new RegExp(`audit chain BROKEN at seq ${head + 1} \\(bad checkpoint signature\\): this audit_reanchored row is not one the signer wrote`))
+    expect(result.out).not.toMatch(/re-anchored by an operator/)
+  }, 60_000)
+
+  it('files it cannot read are named in a sentence, not a stack trace', async () => {
+    await stack.signer.stop()
+    rmSync(file('audit-key.pub'))
+    const noKey = await reanchor('--yes')
+    expect(noKey.code).toBe(1)
+    expect(noKey.out).toMatch(/the audit key's public half is not at .*audit-key\.pub/)
+    await stack.startSigner() // writes audit-key.pub again
+    await stack.signer.stop()
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file(`audit.db${suffix}`), { force: true })
+    writeFileSync(file('audit.db'), '')
+    const empty = await reanchor('--yes')
+    expect(empty.code).toBe(1)
+    expect(empty.out).toMatch(/audit\.db cannot be read as countersign's audit log \(no such table: audit_events\)/)
+    expect(empty.out).not.toMatch(/\n\s+at /)
   }, 60_000)
 })

@@ -115,23 +115,27 @@ async function main(): Promise<void> {
   // Seal whatever the log holds now (events other processes appended while
   // the signer was down), then keep sealing it as it grows. Serving does not
   // wait for it: a signature brings its own checkpoint.
-  const startCheckpoint = audit.checkpoint()
-  await signerServer.listen()
-  await grantServer.listen()
   // A log that no longer continues from signer.db's checkpoint (restored from a backup, or changed by
   // another writer of audit.db) gets no seal, and the signer starts all the same, as it signs on when a
   // seal is refused later: refusing to start made any writer of audit.db able to stop the signer, and a
   // restored log ended it for good (found by review). The checkpointer has logged AUDIT LOG TAMPERED.
-  try {
-    const sealed = await startCheckpoint
-    log('audit checkpoint', { seq: sealed.seq, sealed: sealed.sealed.seq })
-  } catch (err) {
-    if (!(err instanceof CheckpointRefusedError)) throw err
-    log('audit log not sealed at start: signing goes on; stop the signer and run countersign-audit verify, then countersign-signer audit-reanchor (docs/operations.md, "Audit re-anchoring")', {
-      level: 'error',
-      error: err.message,
-    })
-  }
+  // Handled from the start: a refusal that settled while the sockets were still opening was an
+  // unhandled rejection, and ended the process (found by review).
+  const startCheckpoint = audit.checkpoint().then(
+    (sealed) => log('audit checkpoint', { seq: sealed.seq, sealed: sealed.sealed.seq }),
+    (err: unknown) => {
+      if (!(err instanceof CheckpointRefusedError)) throw err
+      log('audit log not sealed at start: signing goes on; stop the signer and run countersign-audit verify, then countersign-signer audit-reanchor (docs/operations.md, "Audit re-anchoring")', {
+        level: 'error',
+        error: err.message,
+      })
+    },
+  )
+  // Any other failure still ends the start, after the sockets, as before.
+  startCheckpoint.catch(() => undefined)
+  await signerServer.listen()
+  await grantServer.listen()
+  await startCheckpoint
   const stopCheckpoints = startCheckpointTimer(audit, checkpoints, clock, (err) => log('audit checkpoint failed; retrying', { error: err.message }))
   const stopSweep = startTokenSweep(() => tokens.sweep(clock()), TOKEN_SWEEP_MS, (err) => log('approval token sweep failed; retrying', { error: err.message }))
 

@@ -9,6 +9,7 @@
 // synchronously, inside the audit write transaction, with nothing added to
 // the signer's dependencies (services/signer/src/dependencies.test.ts).
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
+import { canonicalize } from '../canonical/jcs.js'
 import { OperatorError } from '../operatorError.js'
 
 /** The event name of a checkpoint row; its intentId is `system`. */
@@ -36,8 +37,8 @@ export interface CheckpointData {
  */
 export const REANCHOR_EVENT = 'audit_reanchored'
 
-/** What an audit_reanchored row's data holds. */
-export interface ReanchorData {
+/** What an audit_reanchored row says (its data, less the signature over it: ReanchorData). */
+export interface ReanchorFacts {
   /** signer.db's checkpoint before the re-anchor (seq and hash of the checkpoint row), null when it had none. */
   previousCheckpoint: LatestCheckpoint | null
   /** The log's newest row when it was verified for the re-anchor. */
@@ -54,6 +55,40 @@ export interface ReanchorData {
    * restore and a rewrite with the later checkpoints removed look the same).
    */
   unsealedRows: { from: number; to: number } | null
+}
+
+/**
+ * An audit_reanchored row's data: the facts, signed with the audit key like a
+ * checkpoint (another message prefix), so that a row of that name put in the
+ * log by anyone else is reported, not counted as an operator's re-anchor.
+ */
+export interface ReanchorData extends ReanchorFacts {
+  /** Fingerprint of the audit key (auditKeyFingerprint). */
+  key: string
+  /** Ed25519 signature of reanchorMessage(facts), base64url. */
+  signature: string
+}
+
+/** The bytes a re-anchor signs: its own prefix, then the facts as canonical JSON. */
+export function reanchorMessage(facts: ReanchorFacts): Buffer {
+  const { previousCheckpoint, logHead, problems, lateSignatures, unsealedRows } = facts
+  return Buffer.from(`countersign audit reanchor v1\n${canonicalize({ previousCheckpoint, logHead, problems, lateSignatures, unsealedRows })}`, 'utf8')
+}
+
+export function signReanchor(privateKey: KeyObject, fingerprint: string, facts: ReanchorFacts): ReanchorData {
+  return { ...facts, key: fingerprint, signature: sign(null, reanchorMessage(facts), privateKey).toString('base64url') }
+}
+
+/** Whether an audit_reanchored row's data (parsed) is one the holder of `publicKey` signed. */
+export function reanchorSignatureValid(publicKey: KeyObject, fingerprint: string, data: unknown): boolean {
+  if (typeof data !== 'object' || data === null) return false
+  const d = data as Partial<ReanchorData>
+  if (d.key !== fingerprint || typeof d.signature !== 'string') return false
+  try {
+    return verify(null, reanchorMessage(d as ReanchorFacts), publicKey, Buffer.from(d.signature, 'base64url'))
+  } catch {
+    return false
+  }
 }
 
 /** The signer's latest checkpoint as it keeps it in signer.db. */

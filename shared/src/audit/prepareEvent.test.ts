@@ -14,7 +14,7 @@ const bogus = { intentId: 'system', event: CHECKPOINT_EVENT, data: { seq: 0, hea
 
 describe('the event name audit_reanchored is reserved for the signer\'s re-anchor command', () => {
   it('prepareEvent refuses it (verify reports each one as a re-anchor); prepareReanchorEvent makes it, under system', async () => {
-    const forged = { intentId: 'system', event: REANCHOR_EVENT, data: { previousCheckpoint: null, logHead: { seq: 1, hash: '0x' }, problems: {}, lateSignatures: 0, unsealedRows: null } }
+    const forged = { intentId: 'system', event: REANCHOR_EVENT, data: { previousCheckpoint: null, logHead: { seq: 1, hash: '0x' }, problems: {}, lateSignatures: 0, unsealedRows: null, key: 'k', signature: 's' } }
     expect(() => prepareEvent(forged, clock)).toThrow("audit event name audit_reanchored is reserved for the signer's audit-reanchor command")
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cs-reserved-'))
     const log = openAuditLog(path.join(dir, 'audit.db'))

@@ -15,6 +15,12 @@ export interface AuditCheckpoints {
    */
   reanchor(cp: WrittenCheckpoint, nowMs: number): void
   latest(): RecordedCheckpoint | null
+  /**
+   * The newest row of the log at or below `seq` that a recorded checkpoint
+   * vouches for: a row one sealed (its head) or a checkpoint row itself, with
+   * the hash it had. null when none is recorded that far down.
+   */
+  newestVouchedAtOrBelow(seq: number): { seq: number; hash: string; writtenAt: number } | null
 }
 
 interface Row {
@@ -33,6 +39,12 @@ export function createAuditCheckpoints(db: Database.Database): AuditCheckpoints 
        head_hash = excluded.head_hash, written_at = excluded.written_at
      WHERE excluded.seq > ${SIGNER_CHECKPOINT_TABLE}.seq`,
   )
+  // Keyed by the sealed row: a re-anchor drops the rows of a timeline the log no longer holds (reanchor), so one seq names one row.
+  const remember = db.prepare('INSERT OR REPLACE INTO audit_checkpoint_history (head_seq, head_hash, seq, hash, written_at) VALUES (?, ?, ?, ?, ?)')
+  const forgetAbove = db.prepare('DELETE FROM audit_checkpoint_history WHERE head_seq >= ? OR seq >= ?')
+  type Vouched = { seq: number; hash: string; written_at: number }
+  const newestHead = db.prepare<[number], Vouched>('SELECT head_seq AS seq, head_hash AS hash, written_at FROM audit_checkpoint_history WHERE head_seq <= ? ORDER BY head_seq DESC LIMIT 1')
+  const newestRow = db.prepare<[number], Vouched>('SELECT seq, hash, written_at FROM audit_checkpoint_history WHERE seq <= ? ORDER BY seq DESC LIMIT 1')
   const replace = db.prepare(
     `INSERT OR REPLACE INTO ${SIGNER_CHECKPOINT_TABLE} (id, seq, hash, head_seq, head_hash, written_at) VALUES (1, ?, ?, ?, ?, ?)`,
   )
@@ -40,9 +52,24 @@ export function createAuditCheckpoints(db: Database.Database): AuditCheckpoints 
   return {
     record(cp, nowMs) {
       upsert.run(cp.seq, cp.hash, cp.sealed.seq, cp.sealed.hash, nowMs)
+      remember.run(cp.sealed.seq, cp.sealed.hash, cp.seq, cp.hash, nowMs)
     },
     reanchor(cp, nowMs) {
+      // What was recorded at and past the new checkpoint's rows belongs to rows the log no longer holds.
+      forgetAbove.run(cp.sealed.seq, cp.sealed.seq)
       replace.run(cp.seq, cp.hash, cp.sealed.seq, cp.sealed.hash, nowMs)
+      remember.run(cp.sealed.seq, cp.sealed.hash, cp.seq, cp.hash, nowMs)
+    },
+    newestVouchedAtOrBelow(seq) {
+      // The latest checkpoint's own record too: a signer.db from before the history has only that one.
+      const latest = get.get()
+      const candidates: Vouched[] = [newestHead.get(seq), newestRow.get(seq)].filter((v): v is Vouched => v !== undefined)
+      if (latest) {
+        if (latest.seq <= seq) candidates.push({ seq: latest.seq, hash: latest.hash, written_at: latest.written_at })
+        if (latest.head_seq <= seq) candidates.push({ seq: latest.head_seq, hash: latest.head_hash, written_at: latest.written_at })
+      }
+      const newest = candidates.reduce<Vouched | null>((a, b) => (a === null || b.seq > a.seq ? b : a), null)
+      return newest && { seq: newest.seq, hash: newest.hash, writtenAt: newest.written_at }
     },
     latest() {
       const r = get.get()

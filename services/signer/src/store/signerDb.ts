@@ -75,6 +75,16 @@ export function openSignerDb(file: string): SignerDb {
       head_hash   TEXT    NOT NULL,
       written_at  INTEGER NOT NULL
     );
+    -- Every checkpoint recorded, by the row it sealed: a re-anchor takes a
+    -- log only if the newest of these rows it still holds is unchanged
+    -- (cli/auditReanchor.ts). One row a checkpoint.
+    CREATE TABLE IF NOT EXISTS audit_checkpoint_history (
+      head_seq    INTEGER PRIMARY KEY,
+      head_hash   TEXT    NOT NULL,
+      seq         INTEGER NOT NULL,
+      hash        TEXT    NOT NULL,
+      written_at  INTEGER NOT NULL
+    );
   `)
   // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()

@@ -503,3 +503,27 @@ describe('createSignatureCheck().unmatched(): what a re-anchor writes again', ()
     expect([...check.unmatched()].map((u) => u.txHash)).toEqual([missing.txHash, rewritten.txHash])
   })
 })
+
+describe('a rewritten signature event stays reported when a matching one follows (review)', () => {
+  it('the signer writing the event again, late, after a rewrite does not make verify pass over the rewrite; rewritten() names it', async () => {
+    const s = signerStack()
+    const a = newSig()
+    await s.sign(a, { event: { ...eventData(a), nonce: 4242 } })
+    await s.auditLate(a)
+    await s.stop()
+    expect(s.verify()).toMatchObject({
+      ok: false,
+      problemCount: 1,
+      problems: [{ kind: 'unaudited_signature', problem: expect.stringContaining(`disagrees with signer.db's record of that signature on nonce`) }],
+    })
+    const check = createSignatureCheck(readSignerSignatures(s.signerDb)!)
+    const db = new Database(s.file, { readonly: true })
+    try {
+      for (const r of db.prepare<[], { seq: number; event: string; intent_id: string; data: string }>('SELECT seq, event, intent_id, data FROM audit_events ORDER BY seq').iterate()) check.event(r)
+    } finally {
+      db.close()
+    }
+    expect([...check.rewritten()].map((r) => r.txHash)).toEqual([a.txHash])
+    expect([...check.unmatched()]).toEqual([])
+  })
+})

@@ -144,7 +144,12 @@ export function readSignerSignatures(db: Database.Database): SignerSignatures | 
 interface Seen {
   /** The first event that matches signer.db's record in every field. */
   matched: { seq: number; event: string } | null
-  /** The first event of its intent and txHash that does not, and the fields it disagrees on. */
+  /**
+   * The first event of its intent and txHash that does not, and the fields it
+   * disagrees on, whether or not another event matches: a matching event
+   * written later (the signer's late one, or a re-anchor's) does not make the
+   * rewritten one go away (found by review).
+   */
   mismatch: { seq: number; event: string; fields: string[] } | null
 }
 
@@ -155,6 +160,8 @@ export interface SignatureCheck {
   problems(lastValidCheckpointSeq: number): Generator<AuditProblem>
   /** After the walk: each kept signature with no event that matches it (missing, or only ones that disagree), in signer.db's order. */
   unmatched(): Generator<SignerSignature>
+  /** After the walk: each kept signature with an event that disagrees with it, matching event or not. */
+  rewritten(): Generator<SignerSignature>
 }
 
 /**
@@ -186,25 +193,26 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
         s = { matched: null, mismatch: null }
         seen.set(key, s)
       }
-      if (s.matched) return
       const fields = disagreements(signature, event, d)
-      if (fields.length === 0) s.matched = { seq: r.seq, event }
-      else if (!s.mismatch) s.mismatch = { seq: r.seq, event, fields }
+      if (fields.length === 0) s.matched ??= { seq: r.seq, event }
+      else s.mismatch ??= { seq: r.seq, event, fields }
     },
     *problems(lastValidCheckpointSeq) {
       for (const [key, signature] of signatures.byKey) {
         const s = seen.get(key)
+        if (s?.mismatch) yield disagreeing(signature, s.mismatch)
         if (s?.matched) {
           if (s.matched.seq > lastValidCheckpointSeq) yield notSealed(signature, s.matched, lastValidCheckpointSeq)
-        } else if (s?.mismatch) {
-          yield disagreeing(signature, s.mismatch)
-        } else {
+        } else if (!s?.mismatch) {
           yield missing(signature)
         }
       }
     },
     *unmatched() {
       for (const [key, signature] of signatures.byKey) if (!seen.get(key)?.matched) yield signature
+    },
+    *rewritten() {
+      for (const [key, signature] of signatures.byKey) if (seen.get(key)?.mismatch) yield signature
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, REANCHOR_EVENT, type LatestCheckpoint } from '../../audit/checkpoint.js'
+import { auditKeyFingerprint, CHECKPOINT_EVENT, checkpointSignatureValid, readCheckpointData, REANCHOR_EVENT, reanchorSignatureValid, type LatestCheckpoint } from '../../audit/checkpoint.js'
 import { GENESIS_HASH, type AuditRow } from '../../audit/schema.js'
 import { assertDatabaseFile } from '../../files/privateFiles.js'
 import { escapeForDisplay } from '../display/escape.js'
@@ -12,7 +12,7 @@ import { createSignatureCheck, isSignatureEvent, type SignerSignatures } from '.
 /**
  * What kind of problem verify found. `bad_checkpoint`: a checkpoint row the
  * signer did not write as it stands (no checkpoint fields, another key, a
- * signature that does not verify). `sealed_rows_changed`: a checkpoint the
+ * signature that does not verify), or an audit_reanchored row it did not sign. `sealed_rows_changed`: a checkpoint the
  * signer did sign, for rows that are no longer what it sealed.
  * `anchor_mismatch`: the log does not hold signer.db's latest checkpoint as
  * recorded. `truncated`: the log ends before it. `schema`: a trigger, view,
@@ -156,7 +156,11 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
         if (checkpoint !== null) at(checkpoint.kind, checkpoint.problem)
         else if (anchor && content === null && link === null) lastValidCheckpointSeq = r.seq
       }
-      if (r.event === REANCHOR_EVENT) walked.reanchors.push(r.seq)
+      if (r.event === REANCHOR_EVENT && content === null) {
+        // Counted only when the signer signed it: anyone who can write the file can put a row of that name in it (found by review).
+        if (!anchor || reanchorSignatureValid(anchor.publicKey, fingerprint!, JSON.parse(r.data))) walked.reanchors.push(r.seq)
+        else at('bad_checkpoint', 'this audit_reanchored row is not one the signer wrote (its signature does not verify with the audit key): it was put into the file directly, or its fields edited')
+      }
       if (signatures && isSignatureEvent(r.event)) signatures.event(r)
       if (anchor?.latest && r.seq === anchor.latest.seq) {
         latestSeen = true
