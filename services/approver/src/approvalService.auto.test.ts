@@ -336,6 +336,9 @@ describe('signing an intent again after its transaction was lost (requestApprova
     expect(requested).toHaveLength(2)
     expect(requested[1]!.data).toMatchObject({ requestId: again.outcome.requestId, replacing: LOST })
     expect(requested[0]!.data).not.toHaveProperty('replacing')
+    // The token is minted for that replacement: the signer takes it for that one and for nothing else.
+    expect(s.grants[1]!.params).toMatchObject({ replacing: LOST })
+    expect(s.grants[0]!.params).not.toHaveProperty('replacing')
 
     // The same replacement asked again (a client's retry) gets the approval given for it; no third token.
     expect(await replacing(s, LOST)).toEqual(again)

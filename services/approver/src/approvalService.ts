@@ -83,6 +83,20 @@ export const MAX_UNRECORDED_EVENTS = 10_000
  * signer now refuses. An approval given for this same replacement, and any
  * refusal, still answer it.
  */
+/**
+ * What the signer mints a token for: the transaction, the exact intent shown
+ * to the operator, and the lost transaction the card said it replaces, if
+ * any (the signer then accepts the token for that replacement only).
+ */
+function grantBinding(entry: PendingRequest): GrantParams {
+  return {
+    txRequestHash: entry.summary.txRequestHash as Hex,
+    intentHash: entry.intentHash as Hex,
+    intentId: entry.intent.id,
+    ...(entry.replacing ? { replacing: entry.replacing as Hex } : {}),
+  }
+}
+
 function supersededByReplacement(decided: { outcome: ApprovalOutcome; replacing: string | null }, replacing: string | undefined): boolean {
   if (replacing === undefined || !decided.outcome.approved) return false
   return decided.replacing?.toLowerCase() !== replacing.toLowerCase()
@@ -187,7 +201,7 @@ export function createApprovalService(deps: {
       let grant: GrantResult
       try {
         // Bound to the transaction and to the exact intent shown to the operator.
-        grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
+        grant = await granter.grant(grantBinding(entry))
         await granter.durable()
       } catch (err) {
         pending.restore(entry)
@@ -338,7 +352,7 @@ export function createApprovalService(deps: {
     try {
       let grant: GrantResult
       try {
-        grant = await granter.grant({ txRequestHash: summary.txRequestHash as Hex, intentHash: entry.intentHash as Hex, intentId: intent.id })
+        grant = await granter.grant(grantBinding(entry))
       } catch (err) {
         // Nothing was written: the request did not happen.
         throw signerUnavailable(err)

@@ -59,6 +59,12 @@ export interface GrantParams {
   /** keccak256(JCS(intent)) as the approver computed it; the signer recomputes it from the intent it is asked to sign. */
   intentHash: Hex
   intentId: string
+  /**
+   * The txHash of the lost transaction the operator approved replacing (the
+   * request's `replacing`, shown on the card); absent for a first signature.
+   * The token then authorises that replacement and nothing else.
+   */
+  replacing?: Hex
 }
 
 /**
@@ -133,6 +139,7 @@ export const grantParamsSchema = {
     txRequestHash: txHashSchema,
     intentHash: txHashSchema,
     intentId: uuidSchema,
+    replacing: txHashSchema,
   },
 } as const
 

@@ -92,7 +92,7 @@ function setup(opts: { policy?: Partial<PolicyConfig>; dev?: boolean; keys?: boo
     ...extra,
   })
   const bindingOf = (i: TxIntent) => ({ txRequestHash: buildTransaction(i, routers).txRequestHash, intentHash: intentHash(i) })
-  const grant = async (i: TxIntent) => (await core.grantApproval({ ...bindingOf(i), intentId: i.id })).approvalTokenId
+  const grant = async (i: TxIntent, replacing?: Hex) => (await core.grantApproval({ ...bindingOf(i), intentId: i.id, ...(replacing ? { replacing } : {}) })).approvalTokenId
   const reason = (p: Promise<unknown>) =>
     p.then(
       () => 'signed',
@@ -199,9 +199,9 @@ describe('signer core', () => {
       const b1 = await s.core.sign(s.params(b, { nonce: 3 }))
       expect(b1.txHash).toBe(a1.txHash)
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash, approvalTokenId: await s.grant(a) }))
+      const a2 = await s.core.sign(s.params(a, { nonce: 5, replaces: a1.txHash, approvalTokenId: await s.grant(a, a1.txHash) }))
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash, approvalTokenId: await s.grant(b) }))
+      const b2 = await s.core.sign(s.params(b, { nonce: 6, replaces: b1.txHash, approvalTokenId: await s.grant(b, b1.txHash) }))
       expect([a2.repeated, b2.repeated]).toEqual([false, false])
       expect(b2.nonce).toBe(6)
       expect(s.events().filter((e) => e.event === 'signature_replaced').map((e) => e.intentId).sort()).toEqual([a.id, b.id].sort())
@@ -216,7 +216,7 @@ describe('signer core', () => {
       expect(await s.core.sign(s.params(i, { nonce: 5, replaces: `0x${'ab'.repeat(32)}` }))).toEqual({ ...first, repeated: true })
       expect(await s.core.sign(s.params(i, { nonce: 3, replaces: first.txHash }))).toEqual({ ...first, repeated: true })
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
+      const second = await s.core.sign(s.params(i, { nonce: 5, replaces: first.txHash, approvalTokenId: await s.grant(i, first.txHash) }))
       expect(second).toMatchObject({ intentId: i.id, nonce: 5, repeated: false })
       expect(second.txHash).not.toBe(first.txHash)
       expect(parseTransaction(second.signedTx)).toMatchObject({ nonce: 5, to: parseTransaction(first.signedTx).to, data: parseTransaction(first.signedTx).data })
@@ -229,7 +229,7 @@ describe('signer core', () => {
       // A replacement cut off from its audit event is audited late as a replacement.
       s.auditLink.down = true
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash, approvalTokenId: await s.grant(i) }))).rejects.toThrow(/simulated kill/)
+      await expect(s.core.sign(s.params(i, { nonce: 11, replaces: second.txHash, approvalTokenId: await s.grant(i, second.txHash) }))).rejects.toThrow(/simulated kill/)
       s.auditLink.down = false
       expect(await s.core.auditMissed()).toEqual({ late: 1, logged: 0 })
       expect(s.events()[0]).toMatchObject({ event: 'signature_replaced', data: { late: true, nonce: 11, replacedTxHash: second.txHash } })
@@ -247,8 +247,30 @@ describe('signer core', () => {
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: token, replaces: first.txHash })))).toBe('invalid_approval_token')
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, replaces: first.txHash })))).toBe('missing_approval_token')
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: await s.grant(i), replaces: first.txHash }))
+      const again = await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: await s.grant(i, first.txHash), replaces: first.txHash }))
       expect(again).toMatchObject({ nonce: 1, repeated: false })
+    })
+
+    it('takes only a token minted to replace that very signature: a second approval of the intent on an ordinary card does not pay twice (review)', async () => {
+      // The review's attack: the intent was signed and mined; approve-request asked an operator again on a card that
+      // named no lost transaction, and a lying gateway spent that approval on a replacement.
+      const s = setup()
+      const i = s.intent({ action: actions.native('1000') })
+      const first = await s.core.sign(s.params(i, { nonce: 0, approvalTokenId: await s.grant(i) }))
+      s.advance(1)
+      const ordinary = await s.grant(i)
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: ordinary, replaces: first.txHash })))).toBe('invalid_approval_token')
+      expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'invalid_approval_token', problem: 'purpose_mismatch' } })
+      // Nor one minted to replace another transaction.
+      const other = await s.grant(i, `0x${'cd'.repeat(32)}`)
+      expect(await s.reason(s.core.sign(s.params(i, { nonce: 1, approvalTokenId: other, replaces: first.txHash })))).toBe('invalid_approval_token')
+      // A token minted for a replacement pays for no first signature either.
+      const j = s.intent({ action: actions.native('1000') })
+      const forReplacing = await s.grant(j, `0x${'ef'.repeat(32)}`)
+      expect(await s.reason(s.core.sign(s.params(j, { nonce: 2, approvalTokenId: forReplacing })))).toBe('invalid_approval_token')
+      // Neither token was consumed by the refusals: the ordinary one still signs what it was given for (the stored signature).
+      expect(await s.core.sign(s.params(i, { nonce: 1, approvalTokenId: ordinary }))).toEqual({ ...first, repeated: true })
+      expect(s.tokens.check(ordinary, s.bindingOf(i), s.clock())).toBeNull()
     })
 
     it('needs an operator even when policy asks none (the signer cannot see the chain: a node or gateway that calls a mined transaction lost gets no second one alone)', async () => {
@@ -260,7 +282,7 @@ describe('signer core', () => {
       // Nothing was replaced: the stored transaction is still the answer.
       expect(await s.core.sign(s.params(i, { nonce: 4 }))).toEqual({ ...first, repeated: true })
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      const approved = await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: await s.grant(i) }))
+      const approved = await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: await s.grant(i, first.txHash) }))
       expect(approved).toMatchObject({ nonce: 4, repeated: false })
     })
 
@@ -273,8 +295,8 @@ describe('signer core', () => {
       s.advance(60_000)
       expect(await s.reason(s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: early })))).toBe('invalid_approval_token')
       expect(s.events()[0]).toMatchObject({ event: 'signing_denied', data: { reason: 'invalid_approval_token', problem: 'issued_before_replaced' } })
-      // An approval given after it does.
-      const after = await s.grant(i)
+      // An approval given after it, for it, does.
+      const after = await s.grant(i, first.txHash)
       expect(await s.core.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: after }))).toMatchObject({ nonce: 4, repeated: false })
     })
 
@@ -292,7 +314,7 @@ describe('signer core', () => {
       expect(s.events()[0]).toMatchObject({ data: { reason: 'invalid_approval_token', problem: 'issued_before_replaced' } })
       // A signer started again on the same signer.db, its clock still behind: what it mints still comes after what the file holds.
       const restarted = createSignerCore({ ...s.deps, clock: () => s.clock() - 5_000 })
-      const after = (await restarted.grantApproval({ ...s.bindingOf(i), intentId: i.id })).approvalTokenId
+      const after = (await restarted.grantApproval({ ...s.bindingOf(i), intentId: i.id, replacing: first.txHash })).approvalTokenId
       expect(await restarted.sign(s.params(i, { nonce: 4, replaces: first.txHash, approvalTokenId: after }))).toMatchObject({ nonce: 4, repeated: false })
     })
 
@@ -301,7 +323,7 @@ describe('signer core', () => {
       const a = s.intent()
       const first = await s.core.sign(s.params(a, { nonce: 0 }))
       s.advance(1) // the replacement's approval comes after the signature it replaces
-      await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash, approvalTokenId: await s.grant(a) }))
+      await s.core.sign(s.params(a, { nonce: 1, replaces: first.txHash, approvalTokenId: await s.grant(a, first.txHash) }))
       expect(await s.reason(s.core.sign(s.params(s.intent(), { nonce: 2 })))).toBe('policy_deny')
     })
 
@@ -444,7 +466,7 @@ describe('signer core', () => {
     const s1 = s.signatures.byIntent(i.id)!
     // Meanwhile a replacement is stored, and the process dies before its event commits.
     s.advance(1) // the replacement's approval comes after the signature it replaces
-    const token = await s.grant(i)
+    const token = await s.grant(i, s1.txHash as Hex)
     s.auditLink.down = true
     await expect(s.core.sign(s.params(i, { nonce: 1, replaces: s1.txHash as Hex, approvalTokenId: token }))).rejects.toThrow(/simulated kill/)
     const r = s.signatures.byIntent(i.id)!

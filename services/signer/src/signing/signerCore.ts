@@ -30,7 +30,7 @@ import {
   type WalSync,
   type WalSyncStats,
 } from '@countersign/shared'
-import type { ApprovalTokens } from '../store/approvalTokens.js'
+import type { ApprovalTokens, TokenPurpose } from '../store/approvalTokens.js'
 import type { Signatures, StoredSignature } from '../store/signatures.js'
 import { createTurnTransactions } from '../store/turnTransactions.js'
 import { createRowTimes } from '../store/rowTimes.js'
@@ -93,7 +93,7 @@ const REFUSAL_TEXT: Record<SigningRefusal, string> = {
   missing_policy_decision: 'no policy decision could be made',
   policy_deny: 'policy denies this intent',
   missing_approval_token: 'policy requires approval and no approval token was given',
-  invalid_approval_token: 'the approval token is unknown, expired, consumed, or bound to another transaction or another intent',
+  invalid_approval_token: 'the approval token is unknown, expired, consumed, or bound to another transaction, another intent or another purpose (a replacement takes only a token given to replace that very transaction)',
   key_locked: 'no unlocked key for this wallet',
   tx_mismatch: 'the transaction does not match the one built from the intent',
   gas_cost_exceeds_max: 'gas limit times max fee exceeds constraints.maxGasWei',
@@ -339,11 +339,13 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       // a lying node or gateway that calls a mined transaction lost would
       // otherwise get the intent paid twice with nobody asked.
       const needsToken = decision.decision === 'require_approval' || p.approvalRequired === true || replacing !== undefined
+      // A replacement takes only a token minted to replace this very signature (TokenPurpose).
+      const purpose: TokenPurpose = replacing ? { replaces: replacing.txHash, replacedAt: replacing.createdAt } : null
       if (needsToken) {
         if (!p.approvalTokenId) return refuse(intentId, 'missing_approval_token', { txRequestHash, ...(replacing ? { replaces: replacing.txHash } : {}) }, { txRequestHash })
         // A replacement takes only an approval given after the signature it replaces: a token the first
         // signature did not need (policy allowed it) would otherwise pay for a second transaction (found by review).
-        const problem = tokens.check(p.approvalTokenId, binding, clock(), replacing?.createdAt)
+        const problem = tokens.check(p.approvalTokenId, binding, clock(), purpose)
         if (problem) return refuse(intentId, 'invalid_approval_token', { tokenId: p.approvalTokenId, problem }, { txRequestHash })
       }
 
@@ -406,7 +408,7 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
         const again = policyFor(p, nowMs, contract)
         if (again.decision === 'deny') return { kind: 'deny', reasons: again.reasons, codes: again.reasonCodes }
         if (needsToken) {
-          const problem = tokens.consume(p.approvalTokenId!, binding, nowMs, replacing?.createdAt)
+          const problem = tokens.consume(p.approvalTokenId!, binding, nowMs, purpose)
           if (problem) return { kind: 'token', problem }
         }
         if (replacing) signatures.replace(replacing, record, nowMs)
@@ -442,8 +444,8 @@ export function createSignerCore(deps: SignerCoreDeps): SignerCore {
       return auditLate(signatures.unaudited())
     },
 
-    async grantApproval({ txRequestHash, intentHash, intentId }) {
-      const token = tokens.mint({ txRequestHash, intentHash, intentId }, rowTime())
+    async grantApproval({ txRequestHash, intentHash, intentId, replacing }) {
+      const token = tokens.mint({ txRequestHash, intentHash, intentId, ...(replacing ? { replaces: replacing } : {}) }, rowTime())
       wal.committed()
       // The fsync starts now; the approver waits for it (grantsDurable) while
       // it commits its own rows, instead of before. A failed fsync fails that wait.

@@ -15,22 +15,33 @@ export interface IssuedToken extends TokenBinding {
 }
 
 /** Why a token cannot authorise a signature; all map to 403 invalid_approval_token. */
-export type TokenProblem = 'unknown' | 'expired' | 'consumed' | 'hash_mismatch' | 'intent_mismatch' | 'issued_before_replaced'
+export type TokenProblem = 'unknown' | 'expired' | 'consumed' | 'hash_mismatch' | 'intent_mismatch' | 'issued_before_replaced' | 'purpose_mismatch'
+
+/**
+ * The signature a sign call would replace (its txHash and time), or null for
+ * a first signature. A token authorises only what it was minted for: an
+ * approval the operator gave on a card that named the lost transaction
+ * replaces that one, and no other approval replaces anything (found by
+ * review: a second approval of an intent already signed and mined, asked on
+ * an ordinary card, let a lying gateway have it paid twice).
+ */
+export type TokenPurpose = { replaces: string; replacedAt: number } | null
 
 export interface ApprovalTokens {
-  mint(binding: TokenBinding & { intentId: string }, nowMs: number): IssuedToken
+  /** `replaces`: the txHash of the lost transaction the operator was asked to replace, when it was a replacement. */
+  mint(binding: TokenBinding & { intentId: string; replaces?: string }, nowMs: number): IssuedToken
   /**
-   * Read-only check, used before the signature is made. With `issuedAfter`
-   * (a replacement: the replaced signature's time), a token issued at or
-   * before it is refused: only an approval given after the transaction it
-   * replaces was signed may authorise the replacement.
+   * Read-only check, used before the signature is made. For a replacement,
+   * the token must have been minted to replace that very transaction, after
+   * it was signed (an approval given before cannot have been for it); for a
+   * first signature (no purpose given), it must not have been minted for a replacement.
    */
-  check(id: string, binding: TokenBinding, nowMs: number, issuedAfter?: number): TokenProblem | null
+  check(id: string, binding: TokenBinding, nowMs: number, purpose?: TokenPurpose): TokenProblem | null
   /**
    * Verifies and consumes in one conditional UPDATE: succeeds for exactly one
    * caller. Call inside the transaction that stores the signature.
    */
-  consume(id: string, binding: TokenBinding, nowMs: number, issuedAfter?: number): TokenProblem | null
+  consume(id: string, binding: TokenBinding, nowMs: number, purpose?: TokenPurpose): TokenProblem | null
   /** Drops consumed tokens and expired ones (by either clock), rows and all; returns how many. */
   sweep(nowMs: number): number
 }
@@ -42,6 +53,7 @@ interface Row {
   issued_at: number
   expires_at: number
   consumed_at: number | null
+  replaces_tx_hash: string | null
 }
 
 /**
@@ -68,12 +80,12 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
     return d === undefined || monotonicMs() >= d
   }
   const insert = db.prepare(
-    'INSERT INTO approval_tokens (id, tx_request_hash, intent_hash, intent_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO approval_tokens (id, tx_request_hash, intent_hash, intent_id, issued_at, expires_at, replaces_tx_hash) VALUES (?, ?, ?, ?, ?, ?, ?)',
   )
-  const byId = db.prepare<[string], Row>('SELECT id, tx_request_hash, intent_hash, issued_at, expires_at, consumed_at FROM approval_tokens WHERE id = ?')
+  const byId = db.prepare<[string], Row>('SELECT id, tx_request_hash, intent_hash, issued_at, expires_at, consumed_at, replaces_tx_hash FROM approval_tokens WHERE id = ?')
   // A token minted before intent binding existed has no intent_hash and matches nothing.
   const consumeStmt = db.prepare(
-    'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ? AND issued_at > ?',
+    'UPDATE approval_tokens SET consumed_at = ? WHERE id = ? AND tx_request_hash = ? AND intent_hash = ? AND consumed_at IS NULL AND expires_at > ? AND issued_at > ? AND replaces_tx_hash IS ?',
   )
   const sweepStmt = db.prepare('DELETE FROM approval_tokens WHERE consumed_at IS NOT NULL OR expires_at <= ?')
   const dropTokens = db.prepare<[string]>('DELETE FROM approval_tokens WHERE id IN (SELECT value FROM json_each(?))')
@@ -83,31 +95,32 @@ export function createApprovalTokens(db: Database.Database, monotonicMs: () => n
     return dropped + sweepStmt.run(nowMs).changes
   })
 
-  const diagnose = (id: string, b: TokenBinding, nowMs: number, issuedAfter = -Infinity): TokenProblem | null => {
+  const diagnose = (id: string, b: TokenBinding, nowMs: number, purpose: TokenPurpose = null): TokenProblem | null => {
     const row = byId.get(id)
     if (!row) return 'unknown'
     if (row.consumed_at !== null) return 'consumed'
     if (row.expires_at <= nowMs || pastDeadline(id)) return 'expired'
     if (row.tx_request_hash !== b.txRequestHash.toLowerCase()) return 'hash_mismatch'
     if (row.intent_hash !== b.intentHash.toLowerCase()) return 'intent_mismatch'
-    if (row.issued_at <= issuedAfter) return 'issued_before_replaced'
+    if (purpose && row.issued_at <= purpose.replacedAt) return 'issued_before_replaced'
+    if (row.replaces_tx_hash !== (purpose?.replaces.toLowerCase() ?? null)) return 'purpose_mismatch'
     return null
   }
 
   return {
-    mint({ txRequestHash, intentHash, intentId }, nowMs) {
+    mint({ txRequestHash, intentHash, intentId, replaces }, nowMs) {
       const token = { id: randomUUID(), txRequestHash: txRequestHash.toLowerCase(), intentHash: intentHash.toLowerCase(), intentId, expiresAt: nowMs + APPROVAL_TOKEN_TTL_MS }
-      insert.run(token.id, token.txRequestHash, token.intentHash, intentId, nowMs, token.expiresAt)
+      insert.run(token.id, token.txRequestHash, token.intentHash, intentId, nowMs, token.expiresAt, replaces?.toLowerCase() ?? null)
       deadlines.set(token.id, monotonicMs() + APPROVAL_TOKEN_TTL_MS)
       return token
     },
     check: diagnose,
-    consume(id, b, nowMs, issuedAfter) {
+    consume(id, b, nowMs, purpose = null) {
       // SQLite compares an integer column with -9.2e18 as with any number; -Infinity would not bind.
-      const after = issuedAfter ?? Number.MIN_SAFE_INTEGER
-      if (pastDeadline(id)) return diagnose(id, b, nowMs, issuedAfter) ?? 'expired'
-      const changed = consumeStmt.run(nowMs, id, b.txRequestHash.toLowerCase(), b.intentHash.toLowerCase(), nowMs, after).changes
-      return changed === 1 ? null : diagnose(id, b, nowMs, issuedAfter) ?? 'consumed'
+      const after = purpose?.replacedAt ?? Number.MIN_SAFE_INTEGER
+      if (pastDeadline(id)) return diagnose(id, b, nowMs, purpose) ?? 'expired'
+      const changed = consumeStmt.run(nowMs, id, b.txRequestHash.toLowerCase(), b.intentHash.toLowerCase(), nowMs, after, purpose?.replaces.toLowerCase() ?? null).changes
+      return changed === 1 ? null : diagnose(id, b, nowMs, purpose) ?? 'consumed'
     },
     sweep(nowMs) {
       // A token past its monotonic deadline goes with its row: found by

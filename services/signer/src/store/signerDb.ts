@@ -31,7 +31,9 @@ export function openSignerDb(file: string): SignerDb {
       intent_id        TEXT    NOT NULL,
       issued_at        INTEGER NOT NULL,
       expires_at       INTEGER NOT NULL,
-      consumed_at      INTEGER
+      consumed_at      INTEGER,
+      -- the txHash of the lost transaction the operator approved replacing; NULL: a first signature
+      replaces_tx_hash TEXT
     );
     CREATE INDEX IF NOT EXISTS approval_tokens_expiry ON approval_tokens (expires_at);
     CREATE TABLE IF NOT EXISTS signatures (
@@ -89,6 +91,8 @@ export function openSignerDb(file: string): SignerDb {
   // A signer.db from before intent binding: add the column; its old tokens match no intent and expire within 300 s.
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(approval_tokens)').all()
   if (!columns.some((c) => c.name === 'intent_hash')) db.exec('ALTER TABLE approval_tokens ADD COLUMN intent_hash TEXT')
+  // A signer.db from before tokens named what they replace: its tokens (at most 300 s old) replace nothing.
+  if (!columns.some((c) => c.name === 'replaces_tx_hash')) db.exec('ALTER TABLE approval_tokens ADD COLUMN replaces_tx_hash TEXT')
   // A signer.db from before replacements: the column that links a replacement to what it replaced.
   const sigColumns = db.prepare<[], { name: string }>('PRAGMA table_info(signatures)').all()
   if (!sigColumns.some((c) => c.name === 'replaces_tx_hash')) db.exec('ALTER TABLE signatures ADD COLUMN replaces_tx_hash TEXT')
