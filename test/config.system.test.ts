@@ -94,3 +94,24 @@ describe('a SERVICE_* name no process reads is named at start, with the setting 
     expect(out.indexOf(warning)).toBeLessThan(out.indexOf(' must be '))
   })
 })
+
+describe('a policy that lets tokens through in any amount is named at the gateway’s start (review)', () => {
+  it('the defaults: every ERC-20 token needs no operator, whatever amount; a policy with every allowed token limited says nothing', async () => {
+    const open = new Stack({})
+    const gateway = spawnService('gateway-policy-open', entries.gateway, { ...open.env, SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()) })
+    try {
+      await gateway.waitForLine(/countersign gateway: WARNING: policy: tokenAllowlist is empty, so every ERC-20 token is transferred, approved or swapped in any amount without an operator/, 20_000)
+    } finally {
+      await gateway.stop()
+    }
+    const token = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+    const closed = new Stack({ policy: { tokenAllowlist: [token], tokenLimits: { [token]: { requireApprovalAbove: '0' } } } })
+    const quiet = spawnService('gateway-policy-closed', entries.gateway, { ...closed.env, SERVICE_LOG_LEVEL: 'info', SERVICE_PORT: String(await freePort()), SERVICE_APPROVER_PORT: String(await freePort()) })
+    try {
+      await quiet.waitForLine(/countersign gateway ready/, 20_000)
+      expect(quiet.output()).not.toMatch(/WARNING: policy:/)
+    } finally {
+      await quiet.stop()
+    }
+  }, 60_000)
+})

@@ -6,6 +6,7 @@ import {
   describeFailure,
   defaultPolicyConfig,
   loadPolicyFile,
+  unlimitedTokensWarning,
   holdInstanceLock,
   makePrivateDir,
   openAuditLog,
@@ -114,6 +115,9 @@ async function main(): Promise<void> {
   await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_PORT' })
   // Printed whatever the log level, once: the operator must see why skills do not run.
   if (!sandbox.available) process.stderr.write(`countersign gateway: WARNING: ${sandbox.message}\n`)
+  // Likewise a policy that lets tokens through in any amount with no operator asked (the defaults do).
+  const tokensOpen = unlimitedTokensWarning(policy)
+  if (tokensOpen) process.stderr.write(`countersign gateway: WARNING: ${tokensOpen}\n`)
   app.log.info(
     { dataDir: config.dataDir, policyFile: config.policyFile ?? '(defaults)', chains: chains.configured() },
     'countersign gateway ready',
