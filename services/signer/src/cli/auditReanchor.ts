@@ -10,9 +10,8 @@
 // It is not part of the signer process: it loads verify
 // ('@countersign/shared/server'), which main.js and keys.js never do
 // (dependencies.test.ts).
-import { existsSync, realpathSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import {
   AUDIT_PRIVATE_KEY_FILE,
@@ -52,6 +51,7 @@ import { createAuditCheckpoints } from '../store/auditCheckpoints.js'
 import { openSignerDb } from '../store/signerDb.js'
 import { createSignatures } from '../store/signatures.js'
 import { parseOptions, UsageError } from './args.js'
+import { isMainModule } from './isMain.js'
 
 export const REANCHOR_USAGE = `usage: countersign-signer audit-reanchor [--data-dir DIR] [--yes]
 
@@ -318,14 +318,6 @@ function lateSignatureEvent(s: SignerSignature, replaced: (txHash: string) => { 
   return { intentId: s.intentId, event: 'signature_created', data }
 }
 
-const isMain = () => {
-  try {
-    return process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
-  } catch {
-    return false
-  }
-}
-
-if (isMain()) {
+if (isMainModule(import.meta.url)) {
   process.exitCode = runAuditReanchor(process.argv.slice(2), { out: (line) => process.stdout.write(`${line}\n`), env: process.env })
 }

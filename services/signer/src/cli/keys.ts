@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { OperatorError, dataDirOption, makePrivateDir, readDataDir } from '@countersign/shared'
 import { printableLabel, type ScryptParams } from '../keystore/format.js'
 import { Keystore, type KeyEntry } from '../keystore/keystore.js'
@@ -10,6 +8,7 @@ import { generateKey, importKey, importMnemonic, listKeys, resealKeys, type Comm
 import { hsmGenerate, hsmList, tokenWarningLine } from './hsmCommands.js'
 import { auditKeyAdded, auditKeysResealed } from './keyAudit.js'
 import { pkcs11ConfigFrom } from '../config.js'
+import { isMainModule } from './isMain.js'
 
 export type { KeyAdded, KeysIo } from './commands.js'
 
@@ -160,15 +159,7 @@ function describe(err: unknown): string {
   return e?.code ? `${e.message}` : `unexpected error (${e?.name ?? typeof err}): ${e?.message ?? String(err)}`
 }
 
-const isMain = () => {
-  try {
-    return process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
-  } catch {
-    return false
-  }
-}
-
-if (isMain()) {
+if (isMainModule(import.meta.url)) {
   runKeysCli(process.argv.slice(2), { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { onKeyAdded: auditKeyAdded, onKeysResealed: auditKeysResealed }).then(
     (code) => process.exit(code),
   )
