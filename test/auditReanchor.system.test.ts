@@ -266,6 +266,28 @@ describe('what a writer of audit.db cannot get sealed through a re-anchor (revie
     expect((await verify()).code).toBe(1)
   }, 60_000)
 
+  it('after an upgrade (a signer.db with no checkpoint history), the first start fills it from audit.db, and a stripped rewrite is still refused', async () => {
+    const other = openAuditLog(file('audit.db'))
+    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice', amountWei: '5' } })
+    await other.close()
+    await sign(3)
+    await stack.signer.stop()
+    // signer.db as the version before kept it: the latest checkpoint only.
+    const sdb = new Database(file('signer.db'))
+    sdb.exec('DROP TABLE audit_checkpoint_history')
+    sdb.close()
+    await stack.startSigner()
+    expect(stack.signer.output()).toMatch(/audit checkpoint history filled from the checkpoints in audit.db .*"checkpoints":4/)
+    await stack.signer.stop()
+    const granted = auditRows().find((r) => r.event === 'approval_granted')!.seq
+    rewriteAuditRow(file('audit.db'), granted, (d) => ({ ...d, approver: 'mallory', amountWei: '999999999' }))
+    stripCheckpoints(file('audit.db'))
+    // Before: "written: audit_reanchored …" and verify passed (review).
+    const refused = await reanchor('--yes')
+    expect(refused.code).toBe(1)
+    expect(refused.out).toMatch(/refused: row \d+ is not the row the signer sealed at that seq/)
+  }, 60_000)
+
   it('a log with every checkpoint stripped out (renumbered and re-hashed) is refused', async () => {
     await sign(3)
     await stack.signer.stop()

@@ -19,6 +19,7 @@ import {
 } from '@countersign/shared'
 import { openSignerAudit } from './audit/signerAudit.js'
 import { startCheckpointTimer } from './audit/checkpointer.js'
+import { backfillCheckpointHistory } from './audit/historyBackfill.js'
 import { startTokenSweep } from './store/tokenSweep.js'
 import { loadSignerConfig } from './config.js'
 import { Keystore } from './keystore/keystore.js'
@@ -82,6 +83,13 @@ async function main(): Promise<void> {
       ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no checkpoint is signed over it', { error: err.message })
       : log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
   )
+  try {
+    const backfilled = backfillCheckpointHistory(path.join(config.dataDir, 'audit.db'), auditKey, checkpoints)
+    if (backfilled > 0) log('audit checkpoint history filled from the checkpoints in audit.db (first start since signer.db keeps it)', { checkpoints: backfilled })
+  } catch (err) {
+    // Only a re-anchor reads the history: the signer signs without it, and the next start tries again.
+    log('audit checkpoint history not filled from audit.db; retried at the next start', { level: 'warn', error: (err as Error).message })
+  }
   log(auditKey.created ? 'audit key generated' : 'audit key loaded', {
     fingerprint: auditKey.fingerprint,
     publicKeyFile: path.join(config.dataDir, AUDIT_PUBLIC_KEY_FILE),
@@ -125,7 +133,7 @@ async function main(): Promise<void> {
     (sealed) => log('audit checkpoint', { seq: sealed.seq, sealed: sealed.sealed.seq }),
     (err: unknown) => {
       if (!(err instanceof CheckpointRefusedError)) throw err
-      log('audit log not sealed at start: signing goes on; stop the signer and run countersign-audit verify, then countersign-signer audit-reanchor (docs/operations.md, "Audit re-anchoring")', {
+      log('audit log not sealed at start: signing goes on; stop every service, run countersign-audit verify, put audit.db back from a backup if rows were cut or rewritten (again if anything appended to it since), and run countersign-signer audit-reanchor before starting them (docs/operations.md, "Audit re-anchoring")', {
         level: 'error',
         error: err.message,
       })

@@ -30,7 +30,7 @@ export interface CheckpointData {
 
 /**
  * The event the signer writes when an operator re-anchors the log
- * (countersign-keys audit-reanchor): the log no longer reached the signer's
+ * (countersign-signer audit-reanchor): the log no longer reached the signer's
  * recorded checkpoint (restored from a backup, or cut by someone who could
  * write it), and the operator had the signer take the log as it stands. A
  * checkpoint follows it in the same commit. Its intentId is `system`.

@@ -33,7 +33,7 @@ export interface StampedEvent {
  * as one of the signer's signed checkpoints, and one written by anyone else
  * (any process can append) would stand in the log as a bad checkpoint. The
  * sealer makes its event with prepareCheckpointEvent. So is
- * `audit_reanchored`: only the signer's `countersign-keys audit-reanchor`
+ * `audit_reanchored`: only the signer's `countersign-signer audit-reanchor`
  * writes it (prepareReanchorEvent), always sealed by a checkpoint in the
  * same commit, and no other process may put one in the log that reads as
  * the signer's.
@@ -48,7 +48,7 @@ export function prepareEvent(input: AuditAppend, clock: Clock): StampedEvent {
   return stamp(input, clock)
 }
 
-/** The signer's record that it re-anchored the log (countersign-keys audit-reanchor); the checkpoint after it seals it. */
+/** The signer's record that it re-anchored the log (countersign-signer audit-reanchor); the checkpoint after it seals it. */
 export function prepareReanchorEvent(reanchor: ReanchorData, clock: Clock): StampedEvent {
   return stamp({ intentId: CHECKPOINT_INTENT_ID, event: REANCHOR_EVENT, data: { ...reanchor } }, clock)
 }

@@ -63,7 +63,7 @@ describe("the signer's checkpoints over a log rewritten under it", () => {
       }
       await expect(audit.append({ intentId: 'i-sig', event: 'signature_created', data: {} }, { checkpoint: true })).rejects.toThrow(CheckpointRefusedError)
       expect(errors).toEqual([
-        `audit.db was changed outside countersign: the row at seq ${good.seq}, the last checkpoint the signer wrote, no longer has the hash it recorded. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory, restore audit.db from a backup if rows were rewritten, then with the signer stopped run countersign-signer audit-reanchor`,
+        `audit.db was changed outside countersign: the row at seq ${good.seq}, the last checkpoint the signer wrote, no longer has the hash it recorded. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory; with every service stopped, put audit.db back from a backup if rows were cut or rewritten, and run countersign-signer audit-reanchor before starting them`,
       ])
       expect(checkpoints.latest()).toEqual(good)
       expect(audit.list({ limit: 3 }).map((e) => e.event)).toEqual(['signature_created', 'policy_evaluated', 'policy_evaluated'])

@@ -35,7 +35,7 @@ export function createCheckpointer(key: AuditKey, store: AuditCheckpoints, clock
       lastRefusal = why
       onError(
         new CheckpointRefusedError(
-          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory, restore audit.db from a backup if rows were rewritten, then with the signer stopped run countersign-signer audit-reanchor`,
+          `audit.db was changed outside countersign: ${why}. No checkpoint is signed over it (events and signatures are still written; countersign-audit verify holds each signature in signer.db against the log); run countersign-audit verify on the signer's data directory; with every service stopped, put audit.db back from a backup if rows were cut or rewritten, and run countersign-signer audit-reanchor before starting them`,
         ),
       )
     },

@@ -291,8 +291,15 @@ function writeReanchor(
     const verifiedHead = facts.logHead
     written = createBatchWriter(auditDb)(events, (head) => {
       // From the verified head; an empty log must still be empty but for these events (found by review).
+      // Nothing may have been appended since the verify either: such rows would be sealed unseen, and unnamed in unsealedRows
+      // (found by review: this command holds the signer's lock only, and a gateway left running goes on appending).
+      const appended = head.seq - events.length - verifiedHead.seq
       const problem =
-        verifiedHead.seq > 0 ? continuesFrom(verifiedHead) : head.seq !== events.length ? `${head.seq - events.length} row(s) were appended to the empty log meanwhile` : null
+        appended !== 0
+          ? `${appended} row(s) were appended since it was verified: stop every service first`
+          : verifiedHead.seq > 0
+            ? continuesFrom(verifiedHead)
+            : null
       // Thrown inside the write transaction: nothing of the batch is written.
       if (problem) throw new OperatorError(`audit.db changed while it was being re-anchored (${problem}); nothing was written, run this again`)
       return prepareCheckpointEvent({ seq: head.seq, headHash: head.hash, key: key.fingerprint, signature: signCheckpoint(key.privateKey, head.seq, head.hash) }, clock).prepared
