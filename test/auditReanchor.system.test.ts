@@ -84,6 +84,16 @@ function recordedCheckpoint(): { seq: number; hash: string } | undefined {
   }
 }
 
+/** An event appended as another process (the approver) writes one: no checkpoint with it. */
+async function appendAsApprover(): Promise<void> {
+  const other = openAuditLog(file('audit.db'))
+  try {
+    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice', amountWei: '5' } })
+  } finally {
+    await other.close()
+  }
+}
+
 /** A signer of its own for each test, on a fresh data directory. */
 beforeEach(async () => {
   stack = new Stack({ policy: { maxTxPerHour: 100_000, requireApprovalAbove: { valueWei: '1000000000000000000000' } } })
@@ -122,9 +132,7 @@ describe('audit.db restored from an older backup', () => {
   it('the signer starts and signs with the seal refused; the operator re-anchors it; verify passes and the signer seals again', async () => {
     await sign(2)
     // Another process's event, not sealed yet when the backup is taken.
-    const other = openAuditLog(file('audit.db'))
-    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice' } })
-    await other.close()
+    await appendAsApprover()
     const backup = path.join(stack.dataDir, 'audit-backup.db')
     // SQLite's online backup, as docs/operations.md has it, while the signer runs.
     const live = new Database(file('audit.db'), { readonly: true })
@@ -244,10 +252,8 @@ const firstAfter = (seq: number, event: string) => auditRows().find((r) => r.seq
 
 describe('what a writer of audit.db cannot get sealed through a re-anchor (review)', () => {
   it('rows the signer had sealed, rewritten with every hash recomputed and the checkpoints after them cut, are refused', async () => {
-    // Another process's event (as the approver writes one), sealed by the checkpoint of the signature after it.
-    const other = openAuditLog(file('audit.db'))
-    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice', amountWei: '5' } })
-    await other.close()
+    // Another process's event, sealed by the checkpoint of the signature after it.
+    await appendAsApprover()
     await sign(2)
     await stack.signer.stop()
     const granted = auditRows().find((r) => r.event === 'approval_granted')!.seq
@@ -267,9 +273,7 @@ describe('what a writer of audit.db cannot get sealed through a re-anchor (revie
   }, 60_000)
 
   it('after an upgrade (a signer.db with no checkpoint history), the first start fills it from audit.db, and a stripped rewrite is still refused', async () => {
-    const other = openAuditLog(file('audit.db'))
-    await other.append({ intentId: 'system', event: 'approval_granted', data: { approver: 'alice', amountWei: '5' } })
-    await other.close()
+    await appendAsApprover()
     await sign(3)
     await stack.signer.stop()
     // signer.db as the version before kept it: the latest checkpoint only.
