@@ -61,6 +61,7 @@ async function signerRound(client, account, ms, nonceFrom) {
   }
   const before = await health()
   let nonce = nonceFrom
+  const started = performance.now()
   const rate = await throughput(
     async () => {
       const intent = transferIntent(account.address, nonce)
@@ -69,7 +70,8 @@ async function signerRound(client, account, ms, nonceFrom) {
     },
     { concurrency: CONCURRENCY, ms },
   )
-  return { rate, before, after: await health(), nonce }
+  const seconds = (performance.now() - started) / 1000
+  return { rate, seconds, before, after: await health(), nonce }
 }
 
 /**
@@ -116,36 +118,74 @@ signer A/B: this tree (A) against ${otherRoot} (B), ${rounds} alternating rounds
   }
 }
 
-/** @param {{ ms?: number }} [opts] ms: each measurement's length */
-export async function benchSigner({ ms = 5000 } = {}) {
-  if (process.env.SIGN_AB_ROOT) return abRounds(process.env.SIGN_AB_ROOT, Number(process.env.SIGN_AB_ROUNDS ?? 6), ms)
+/**
+ * @param {{ ms?: number, slices?: number }} [opts] ms: the time each side (raw and signer) is measured in
+ * all; slices: how many alternating slices it is cut into (SIGN_SLICES), so that a machine whose
+ * speed drifts during the run moves both sides alike
+ */
+export async function benchSigner({ ms = 8000, slices = Number(process.env.SIGN_SLICES ?? 16) } = {}) {
+  if (process.env.SIGN_AB_ROOT) return abRounds(process.env.SIGN_AB_ROOT, Number(process.env.SIGN_AB_ROUNDS ?? 6), 5000)
   const account = privateKeyToAccount(devKeys[0])
   /** @type {import('viem').TransactionSerializableEIP1559} */
   const tx = { type: 'eip1559', chainId: 8453, nonce: 0, to: '0x000000000000000000000000000000000000bEEF', value: 1n, gas: 21000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n }
+  const sliceMs = ms / slices
   // Also the CPU one raw signature costs (this process, one thread): a
-  // figure the machine's load does not move, unlike the rates.
-  /** @type {number[]} */
-  const rawCpuUs = []
-  const rawRate = async () => {
+  // figure the machine's load does not move as much as the rates.
+  const raw = { done: 0, seconds: 0, cpuUs: 0 }
+  let rawNonce = 0
+  const rawSlice = async () => {
     const cpu = process.cpuUsage()
-    let n = 0
-    const rate = await throughput(async () => account.signTransaction({ ...tx, nonce: n++ }), { concurrency: 1, ms })
+    const n0 = rawNonce
+    const started = performance.now()
+    await throughput(async () => account.signTransaction({ ...tx, nonce: rawNonce++ }), { concurrency: 1, ms: sliceMs })
     const used = process.cpuUsage(cpu)
-    rawCpuUs.push((used.user + used.system) / n)
-    return rate
+    raw.seconds += (performance.now() - started) / 1000
+    raw.done += rawNonce - n0
+    raw.cpuUs += used.user + used.system
   }
   const loadBefore = load()
-  const rawBefore = await rawRate()
 
   const prof = process.env.BENCH_SIGNER_CPU_PROF
   const nodeArgs = prof ? { signer: ['--cpu-prof', `--cpu-prof-dir=${path.resolve(prof)}`] } : {}
   const stack = await startStack({ keys: [devKeys[0]], policy: SIGNER_POLICY, nodeArgs })
   const client = createRpcClient({ socketPath: path.join(stack.dataDir, 'run', SIGNER_SOCKET) })
   try {
-    const { rate: rpc, before, after } = await signerRound(client, account, ms, 0)
-    const rawAfter = await rawRate()
-    const raw = (rawBefore + rawAfter) / 2
-
+    // Raw and signer alternate slice by slice, each side starting half the slices.
+    const signed = { done: 0, seconds: 0 }
+    /** @type {number[]} */
+    const sliceRatios = []
+    let nonce = 0
+    /** @type {SignerDurability | undefined} */
+    let before
+    /** @type {SignerDurability | undefined} */
+    let after
+    // One unmeasured slice first: the signer's first calls compile its code paths.
+    nonce = (await signerRound(client, account, sliceMs, nonce)).nonce
+    for (let i = 0; i < slices; i++) {
+      const rawDone = raw.done
+      const rawSeconds = raw.seconds
+      const signerSlice = async () => {
+        const round = await signerRound(client, account, sliceMs, nonce)
+        before ??= round.before
+        after = round.after
+        signed.done += round.after.signatures - round.before.signatures
+        signed.seconds += round.seconds
+        nonce = round.nonce
+        return round.rate
+      }
+      let rate
+      if (i % 2 === 0) {
+        await rawSlice()
+        rate = await signerSlice()
+      } else {
+        rate = await signerSlice()
+        await rawSlice()
+      }
+      sliceRatios.push(rate / ((raw.done - rawDone) / (raw.seconds - rawSeconds)))
+    }
+    if (!before || !after) throw new Error('no slice was measured')
+    const rpc = signed.done / signed.seconds
+    const rawRate = raw.done / raw.seconds
     const batches = histogramDelta(after.signerDb.waitersPerSync, before.signerDb.waitersPerSync)
     const signerSyncs = after.signerDb.syncs - before.signerDb.syncs
     const signatures = after.signatures - before.signatures
@@ -156,7 +196,7 @@ export async function benchSigner({ ms = 5000 } = {}) {
     const auditCommits = auditAfter.commits - auditBefore.commits
     const cpuPerSig = cpuPerSignature(before, after)
     const sysPerSig = (after.cpuUs.system - before.cpuUs.system) / Math.max(signatures, 1)
-    const rawCpu = (nth(rawCpuUs, 0) + nth(rawCpuUs, 1)) / 2
+    const rawCpu = raw.cpuUs / raw.done
     /**
      * Mean fdatasync of one database between two snapshots, ms.
      * @param {import('@countersign/shared').WalSyncStats} a after
@@ -169,16 +209,18 @@ export async function benchSigner({ ms = 5000 } = {}) {
       .join(' ')
     console.log(`\nsign over signer.sock (rebuild, policy, token, group-committed signer.db + audit with checkpoint) vs raw secp256k1 signTransaction`)
     console.log(`  load average before / after           ${loadBefore} / ${load()}`)
-    console.log(`  raw viem signTransaction, 1 thread   ${fmt(rawBefore).padStart(7)} sig/s before, ${fmt(rawAfter)} after (mean ${fmt(raw)})`)
+    const sortedRatios = [...sliceRatios].sort((a, b) => a - b)
+    console.log(`  ${slices} alternating slices of ${fmt(sliceMs)} ms each side`)
+    console.log(`  raw viem signTransaction, 1 thread   ${fmt(rawRate).padStart(7)} sig/s`)
     console.log(`  signer RPC, concurrency ${CONCURRENCY}            ${fmt(rpc).padStart(7)} sig/s`)
-    console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, raw) * 100, 1)} %   (goal: >= 80 %)`)
+    console.log(`  ratio RPC / raw                      ${fmt(ratio(rpc, rawRate) * 100, 1)} %   (goal: >= 80 %; slice by slice ${fmt(nth(sortedRatios, 0) * 100, 1)}–${fmt(nth(sortedRatios, sortedRatios.length - 1) * 100, 1)} %, median ${fmt(nth(sortedRatios, sortedRatios.length >> 1) * 100, 1)} %)`)
     const storeTx = after.storeTransactions.transactions - before.storeTransactions.transactions
     console.log(`  group commit: ${fmt(signatures)} signatures, ${fmt(signerSyncs)} signer.db fsyncs (${fmt(signatures / Math.max(signerSyncs, 1), 2)} per fsync), ${fmt(auditCommits)} audit.db commits (each sealed by its own checkpoint) in ${fmt(auditSyncs)} fsyncs`)
     console.log(`  signer.db transactions: ${fmt(storeTx)}, one per event-loop turn that stored signatures or set audited flags (${fmt(signatures / Math.max(storeTx, 1), 2)} signatures per transaction)`)
     console.log(`  CPU per signature: raw ${fmt(rawCpu)} µs; signer ${fmt(cpuPerSig)} µs, all its threads, ${fmt(sysPerSig)} of it in the kernel (raw / signer ${fmt(ratio(rawCpu, cpuPerSig) * 100, 1)} %)`)
     console.log(`  replies released per signer.db fsync (size:fsyncs)  ${shown}`)
     console.log(`  mean fdatasync: signer.db ${fmt(fsyncMs(after.signerDb, before.signerDb), 2)} ms, audit.db ${fmt(fsyncMs(auditAfter, auditBefore), 2)} ms; mean reply latency ${fmt((CONCURRENCY * 1000) / rpc, 2)} ms`)
-    return { raw, rpc, signatures, signerSyncs, auditSyncs, batches }
+    return { raw: rawRate, rpc, signatures, signerSyncs, auditSyncs, batches }
   } finally {
     client.close()
     await stack.stop()

@@ -125,6 +125,8 @@ export interface AuditLogOptions {
    * rows of its batch, and recorded (AuditCheckpointer.written) once durable.
    */
   fsync?: 'in-commit' | 'grouped'
+  /** With `fsync: 'grouped'`: how many fdatasyncs may run at once (WalSyncOptions.lanes; default 1). */
+  fsyncLanes?: number
 }
 
 /** A checkpoint row as committed: its own seq and hash, and the row it seals. */
@@ -238,7 +240,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   let closed = false
   const idle: Array<() => void> = []
 
-  const wal: WalSync | undefined = grouped ? createWalSync(file) : undefined
+  const wal: WalSync | undefined = grouped ? createWalSync(file, { lanes: opts.fsyncLanes ?? 1 }) : undefined
   /**
    * Grouped writers (the signer, the approver) run on their event loop, and
    * audit.db is written by all three processes: a write lock another holds

@@ -7,7 +7,8 @@
 // libuv's thread pool, one fdatasync for every commit marked before it
 // started. A caller that replies only after durable() resolves has exactly
 // FULL's guarantee for what it replies about (the frames are on disk), and the
-// commits that arrived together share one fsync. (A checkpoint, which copies
+// commits that arrived together share one fsync; with `lanes`, a second
+// fsync may start while one runs. (A checkpoint, which copies
 // frames into the main file, is synced by SQLite itself in NORMAL mode.)
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs'
 import path from 'node:path'
@@ -29,7 +30,7 @@ export interface WalSync {
   committed(): void
   /**
    * Resolves once every commit marked before this call is on disk. Calls made
-   * while a sync runs share the next one. Rejects when fdatasync fails: the
+   * while every lane is syncing share the next sync. Rejects when fdatasync fails: the
    * commits are then of unknown durability and must not be replied about;
    * and from then on every call rejects (see `broken` in createWalSync).
    */
@@ -41,6 +42,20 @@ export interface WalSync {
   close(): Promise<void>
 }
 
+export interface WalSyncOptions {
+  /**
+   * How many fdatasyncs may run at once (default 1). With one, commits made
+   * while a sync runs wait for it to end and then for a whole sync of their
+   * own; with two, their sync starts at once beside it, and a reply waits
+   * for about one sync instead of one and a half. Each lane syncs through its
+   * own open file description: Linux reports a failed writeback once per
+   * open file (errseq), so two syncs through one descriptor could split an
+   * error between them and one would report success for frames that were
+   * lost. With one each, every sync that covers a failed page reports it.
+   */
+  lanes?: number
+}
+
 interface Waiter {
   upTo: number
   resolve: () => void
@@ -48,16 +63,22 @@ interface Waiter {
 }
 
 /** Syncs `${dbFile}-wal`; the database must be in WAL mode and open on this process's connection. */
-export function createWalSync(dbFile: string): WalSync {
+export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSync {
+  const lanes = opts.lanes ?? 1
+  if (!Number.isSafeInteger(lanes) || lanes < 1) throw new RangeError(`WAL sync lanes must be a positive integer, got ${lanes}`)
   // SQLite keeps the -wal file beside the real database file, not beside a link to it.
   const walFile = `${databaseTarget(dbFile)}-wal`
   // What a killed writer committed is read back from the page cache as if it
   // were durable: it is synced before this process can reply about any of it.
   syncLeftoverWal(dbFile)
-  let fd: number | undefined
+  // One descriptor per lane, all opened together before the first sync (see WalSyncOptions.lanes).
+  let fds: number[] | undefined
+  const busy: boolean[] = Array.from({ length: lanes }, () => false)
+  let running = 0
   let marked = 0
   let synced = 0
-  let running = false
+  // The newest commit a started sync covers: a sync is started only for commits after it.
+  let startedUpTo = 0
   let scheduled = false
   let closed = false
   let syncs = 0
@@ -75,51 +96,68 @@ export function createWalSync(dbFile: string): WalSync {
 
   // The -wal file exists once the connection has written; its directory entry
   // is synced once, so the file itself cannot vanish in a power loss.
-  function walFd(): number {
-    if (fd === undefined) {
-      fd = openSync(walFile, 'r')
-      const dir = openSync(path.dirname(walFile), 'r')
+  function walFds(): number[] {
+    if (fds === undefined) {
+      const opened: number[] = []
       try {
-        fsyncSync(dir)
-      } finally {
-        closeSync(dir)
+        for (let i = 0; i < lanes; i++) opened.push(openSync(walFile, 'r'))
+        const dir = openSync(path.dirname(walFile), 'r')
+        try {
+          fsyncSync(dir)
+        } finally {
+          closeSync(dir)
+        }
+      } catch (err) {
+        for (const fd of opened) closeSync(fd)
+        throw err
       }
+      fds = opened
     }
-    return fd
+    return fds
+  }
+
+  const settleIdle = (): void => {
+    if (running === 0 && waiters.length === 0) for (const done of idle.splice(0)) done()
   }
 
   function start(): void {
     scheduled = false
-    if (running || waiters.length === 0) return
-    running = true
-    const upTo = marked
+    if (waiters.length === 0 || marked <= startedUpTo) return
+    const lane = busy.indexOf(false)
+    if (lane < 0) return
     let file: number
     try {
-      file = walFd()
+      file = walFds()[lane]!
     } catch (err) {
-      running = false
       fail(waiters.splice(0), err as Error)
+      settleIdle()
       return
     }
+    const upTo = marked
+    startedUpTo = upTo
+    busy[lane] = true
+    running += 1
     const t0 = performance.now()
     fdatasync(file, (err) => {
-      running = false
+      busy[lane] = false
+      running -= 1
       syncs += 1
       syncMs += performance.now() - t0
       if (err) {
-        broken = failure(err)
+        broken ??= failure(err)
         for (const w of waiters.splice(0)) w.reject(broken)
-        for (const done of idle.splice(0)) done()
+        settleIdle()
         return
       }
+      if (broken) return settleIdle() // another lane failed meanwhile: its waiters are rejected, nothing is released
       const releases = (w: Waiter) => w.upTo <= upTo
       const covered = waiters.filter(releases)
       waiters = waiters.filter((w) => !releases(w))
       synced = Math.max(synced, upTo)
       waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
       for (const w of covered) w.resolve()
-      if (waiters.length > 0) start()
-      else for (const done of idle.splice(0)) done()
+      start()
+      settleIdle()
     })
   }
 
@@ -147,7 +185,7 @@ export function createWalSync(dbFile: string): WalSync {
         waiters.push({ upTo: marked, resolve, reject })
         // Deferred to the check phase: every commit made while this poll
         // phase handles its sockets joins the same fsync.
-        if (!running && !scheduled) {
+        if (running < lanes && !scheduled) {
           scheduled = true
           setImmediate(start)
         }
@@ -157,7 +195,7 @@ export function createWalSync(dbFile: string): WalSync {
       if (broken) throw broken
       if (marked <= synced) return
       const upTo = marked
-      const file = walFd()
+      const file = walFds()[0]!
       try {
         fdatasyncSync(file)
       } catch (err) {
@@ -171,9 +209,9 @@ export function createWalSync(dbFile: string): WalSync {
     },
     async close() {
       closed = true
-      if (running || waiters.length > 0) await new Promise<void>((resolve) => idle.push(resolve))
-      if (fd !== undefined) closeSync(fd)
-      fd = undefined
+      if (running > 0 || waiters.length > 0) await new Promise<void>((resolve) => idle.push(resolve))
+      for (const fd of fds ?? []) closeSync(fd)
+      fds = undefined
     },
   }
 }

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { openAuditLog, type AuditLog, type Clock } from '@countersign/shared'
 import { createAuditCheckpoints, type AuditCheckpoints } from '../store/auditCheckpoints.js'
+import { SIGNER_FSYNC_LANES } from '../store/signerDb.js'
 import { loadOrCreateAuditKey, type AuditKey } from './auditKey.js'
 import { createCheckpointer } from './checkpointer.js'
 
@@ -16,7 +17,8 @@ export function openSignerAudit(dataDir: string, signerDb: Database.Database, cl
   const key = loadOrCreateAuditKey(dataDir)
   const checkpoints = createAuditCheckpoints(signerDb)
   // Grouped fsync: the signatures that arrive together share one audit fsync
-  // and one checkpoint, off the event loop (see AuditLogOptions.fsync).
-  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, fsync: 'grouped', checkpoints: createCheckpointer(key, checkpoints, clock, onError) })
+  // and one checkpoint, off the event loop (see AuditLogOptions.fsync), with
+  // as many fsyncs at once as signer.db's.
+  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, fsync: 'grouped', fsyncLanes: SIGNER_FSYNC_LANES, checkpoints: createCheckpointer(key, checkpoints, clock, onError) })
   return { audit, key, checkpoints }
 }

@@ -17,6 +17,14 @@ export interface SignerDb {
  * event loop; whoever replies about it awaits wal.durable() first, which
  * fsyncs every commit made so far at once (group commit).
  */
+/**
+ * How many fdatasyncs of signer.db, and of the signer's audit.db, may run at
+ * once (WalSyncOptions.lanes). Two: under concurrent callers the commits made
+ * while one fsync runs start their own beside it instead of waiting for it to
+ * end first (bench/RESULTS.md, 2026-12-07).
+ */
+export const SIGNER_FSYNC_LANES = 2
+
 export function openSignerDb(file: string): SignerDb {
   // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
   const db = openPrivateWalDatabase(file)
@@ -96,5 +104,5 @@ export function openSignerDb(file: string): SignerDb {
   // A signer.db from before replacements: the column that links a replacement to what it replaced.
   const sigColumns = db.prepare<[], { name: string }>('PRAGMA table_info(signatures)').all()
   if (!sigColumns.some((c) => c.name === 'replaces_tx_hash')) db.exec('ALTER TABLE signatures ADD COLUMN replaces_tx_hash TEXT')
-  return { db, wal: createWalSync(file) }
+  return { db, wal: createWalSync(file, { lanes: SIGNER_FSYNC_LANES }) }
 }
