@@ -63,9 +63,6 @@ const quantiles = (/** @type {number[]} */ xs) => {
  * @typedef {object} Build
  * @property {string} name
  * @property {string} entry
- * @property {string} socket
- * @property {import('./lib.mjs').Stoppable} proc
- * @property {import('@countersign/shared').RpcClient} client
  * @property {number[]} seq sequential latencies, ms
  * @property {Spent & { n: number, rows: number }} cpu the sequential part (n requests)
  * @property {Spent & { done: number, seconds: number }} conc the concurrent part
@@ -83,50 +80,62 @@ async function main() {
   const entries = [{ name: 'this build', entry: path.join(root, 'services/approver/dist/main.js') }]
   for (const entry of (process.env.APPROVER_AB ?? '').split(',').filter(Boolean)) entries.push({ name: `A/B ${entry}`, entry })
   const audit = openAuditLog(path.join(dataDir, 'audit.db'))
+  // The approver holds a lock on its data directory, so the builds take turns:
+  // each round starts one build's approver, measures it and stops it, then the next's.
   /** @type {Build[]} */
-  const builds = []
-  for (const [i, { name, entry }] of entries.entries()) {
-    const socket = path.join(dataDir, 'run', `approver-${i}.sock`)
+  const builds = entries.map(({ name, entry }) => ({
+    name,
+    entry,
+    seq: [],
+    cpu: { loop: 0, others: 0, signer: 0, n: 0, rows: 0 },
+    conc: { done: 0, seconds: 0, loop: 0, others: 0, signer: 0 },
+  }))
+  let spawned = 0
+  /**
+   * Starts b's approver, warms it up, runs `work`, and stops it.
+   * @param {Build} b
+   * @param {(proc: import('./lib.mjs').Stoppable, client: import('@countersign/shared').RpcClient) => Promise<void>} work
+   */
+  const withApprover = async (b, work) => {
+    const socket = path.join(dataDir, 'run', `approver-${spawned}.sock`)
     const proc = await spawnReady(
-      entry,
+      b.entry,
       { ...env, SERVICE_APPROVAL_MODE: 'auto', SERVICE_APPROVER_PORT: String(await freePort()), SERVICE_APPROVER_SOCKET: socket },
       /approver ready/,
-      profileArgs(`approver-bench-${i}`),
+      profileArgs(`approver-bench-${builds.indexOf(b)}-${spawned++}`),
     )
-    builds.push({
-      name,
-      entry,
-      socket,
-      proc,
-      client: createRpcClient({ socketPath: socket, timeoutMs: 10_000 }),
-      seq: [],
-      cpu: { loop: 0, others: 0, signer: 0, n: 0, rows: 0 },
-      conc: { done: 0, seconds: 0, loop: 0, others: 0, signer: 0 },
-    })
+    const client = createRpcClient({ socketPath: socket, timeoutMs: 10_000 })
+    try {
+      for (let i = 0; i < 50; i++) await ask(client) // warm-up
+      await work(proc, client)
+    } finally {
+      client.close()
+      await proc.stop()
+    }
   }
   let n = 0
   /**
-   * @param {Build} b
+   * @param {import('@countersign/shared').RpcClient} client
    * @param {number} [w] the wallet's index
    */
-  const ask = async (b, w = 0) => {
+  const ask = async (client, w = 0) => {
     /** @type {import('@countersign/shared').ApprovalTicket} */
-    const t = await b.client.call(approverMethods.requestApproval, paramsFor(nth(wallets, w), n++))
+    const t = await client.call(approverMethods.requestApproval, paramsFor(nth(wallets, w), n++))
     if (t.state !== 'decided' || !t.outcome.approved) throw new Error(`not approved: ${JSON.stringify(t)}`)
   }
   /**
-   * Runs `work` against build b, adding its CPU (approver threads, signer) and audit rows to `acc`.
-   * @param {Build} b
+   * Runs `work` against an approver, adding its CPU (approver threads, signer) and audit rows to `acc`.
+   * @param {import('./lib.mjs').Stoppable} proc
    * @param {Spent} acc
    * @param {() => Promise<number>} work resolves to the number of requests it made
    * @returns {Promise<number>} that number
    */
-  const measured = async (b, acc, work) => {
-    const a0 = threadCpuMs(b.proc.pid)
+  const measured = async (proc, acc, work) => {
+    const a0 = threadCpuMs(proc.pid)
     const s0 = threadCpuMs(signer.pid)
     const r0 = audit.head().seq
     const count = await work()
-    const a = cpuPerRequest(b.proc.pid, a0, threadCpuMs(b.proc.pid), count)
+    const a = cpuPerRequest(proc.pid, a0, threadCpuMs(proc.pid), count)
     const s = cpuPerRequest(signer.pid, s0, threadCpuMs(signer.pid), count)
     if (!a || !s) throw new Error('no CPU figures: none of the requests completed, or /proc/<pid>/task is missing (Linux only)')
     acc.loop += a.loopUs * count
@@ -136,44 +145,43 @@ async function main() {
     return count
   }
   try {
-    for (const b of builds) for (let i = 0; i < 50; i++) await ask(b) // warm-up
     for (let r = 0; r < ROUNDS; r++) {
-      for (const b of builds) {
-        b.cpu.n += await measured(b, b.cpu, async () => {
-          for (let i = 0; i < PER_ROUND; i++) {
-            const t0 = performance.now()
-            await ask(b)
-            b.seq.push(performance.now() - t0)
-          }
-          return PER_ROUND
+      for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
+        await withApprover(b, async (proc, client) => {
+          b.cpu.n += await measured(proc, b.cpu, async () => {
+            for (let i = 0; i < PER_ROUND; i++) {
+              const t0 = performance.now()
+              await ask(client)
+              b.seq.push(performance.now() - t0)
+            }
+            return PER_ROUND
+          })
         })
       }
     }
     for (let r = 0; r < (process.env.APPROVER_SEQUENTIAL_ONLY ? 0 : 2); r++) {
-      for (const b of builds) {
-        const started = performance.now()
-        const end = Date.now() + 3000
-        const done = await measured(b, b.conc, async () => {
-          let count = 0
-          await Promise.all(
-            Array.from({ length: CONCURRENCY }, async (_, w) => {
-              while (Date.now() < end) {
-                await ask(b, w)
-                count++
-              }
-            }),
-          )
-          return count
+      for (const b of r % 2 === 0 ? builds : [...builds].reverse()) {
+        await withApprover(b, async (proc, client) => {
+          const started = performance.now()
+          const end = Date.now() + 3000
+          const done = await measured(proc, b.conc, async () => {
+            let count = 0
+            await Promise.all(
+              Array.from({ length: CONCURRENCY }, async (_, w) => {
+                while (Date.now() < end) {
+                  await ask(client, w)
+                  count++
+                }
+              }),
+            )
+            return count
+          })
+          b.conc.done += done
+          b.conc.seconds += (performance.now() - started) / 1000
         })
-        b.conc.done += done
-        b.conc.seconds += (performance.now() - started) / 1000
       }
     }
   } finally {
-    for (const b of builds) {
-      b.client.close()
-      await b.proc.stop()
-    }
     await signer.stop()
     await audit.close()
   }
