@@ -309,6 +309,53 @@ describe('approval requests', () => {
     expect(s.events().filter((e) => e === 'approval_withdrawn')).toHaveLength(1)
   })
 
+  it('an ask to replace a lost transaction does not attach to a waiting request for another purpose: that one is withdrawn (superseded) and the new card names the replacement', async () => {
+    // Found by review: it attached to a waiting first-signature request; the operator
+    // approved that card, and the signer refused its token for the replacement.
+    const LOST = `0x${'ab'.repeat(32)}`
+    const LOST_AGAIN = `0x${'cd'.repeat(32)}`
+    const s = setup()
+    const cursor = s.service.updates(null).cursor
+    const replace = (lost: string) => s.service.requestApproval({ intent: s.intent, preflight: noPreflight(), policyReasons: ['lost transaction'], replacing: lost })
+    const plain = await s.pendingTicket()
+    const forReplacement = await replace(LOST)
+    expect(forReplacement).toMatchObject({ state: 'pending' })
+    if (forReplacement.state !== 'pending') throw new Error('expected pending')
+    expect(forReplacement.requestId).not.toBe(plain.requestId)
+    expect(s.pending.list()).toEqual([expect.objectContaining({ requestId: forReplacement.requestId, replacing: LOST })])
+    expect(endsSince(s, cursor)).toEqual([expect.objectContaining({ reason: 'withdrawn', requestId: plain.requestId })])
+    await expect(s.service.decide(plain.requestId, true, 'web')).rejects.toMatchObject({ code: 'not_found' })
+    // The same replacement asked again attaches; a plain ask attaches to it too (it cannot use its token
+    // for a first signature, and a signed intent answers a repeat with its stored signature).
+    expect(await replace(LOST.toUpperCase().replace('0X', '0x'))).toEqual(forReplacement)
+    expect(await s.request()).toEqual(forReplacement)
+    // Another lost transaction supersedes it in turn.
+    const third = await replace(LOST_AGAIN)
+    if (third.state !== 'pending') throw new Error('expected pending')
+    expect(s.pending.list()).toEqual([expect.objectContaining({ requestId: third.requestId, replacing: LOST_AGAIN })])
+    expect(await s.service.decide(third.requestId, true, 'web')).toMatchObject({ decided: true, approved: true })
+    expect(s.grants).toEqual([expect.objectContaining({ replacing: LOST_AGAIN })])
+    await new Promise((r) => setTimeout(r, 20))
+    const withdrawals = audit!.list({ limit: 100 }).filter((e) => e.event === 'approval_withdrawn')
+    expect(withdrawals.map((e) => e.data).reverse()).toEqual([
+      expect.objectContaining({ requestId: plain.requestId, reason: 'superseded' }),
+      expect.objectContaining({ requestId: forReplacement.requestId, reason: 'superseded' }),
+    ])
+  })
+
+  it('an ask to replace a lost transaction while a request for another purpose is being decided is intent_conflict, and that decision stands', async () => {
+    let release!: () => void
+    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
+    const s = setup({ granter: slow })
+    const t = await s.pendingTicket()
+    const deciding = s.service.decide(t.requestId, true, 'web')
+    await expect(
+      s.service.requestApproval({ intent: s.intent, preflight: noPreflight(), policyReasons: ['lost transaction'], replacing: `0x${'ab'.repeat(32)}` }),
+    ).rejects.toMatchObject({ reason: 'intent_conflict', message: expect.stringMatching(/for its first signature that is being decided right now; ask again to replace 0xabab/) })
+    release()
+    expect(await deciding).toMatchObject({ decided: true, approved: true })
+  })
+
   it('an ask that arrives while the token is being minted attaches to that request, not a new one', async () => {
     let release!: () => void
     const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }

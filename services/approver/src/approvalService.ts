@@ -77,13 +77,6 @@ export interface ApprovalService {
 export const MAX_UNRECORDED_EVENTS = 10_000
 
 /**
- * Whether a request to sign an intent again (its transaction was lost,
- * `replacing`) passes over the decision kept for the intent: an approval
- * given before it, whose token went into the lost transaction and which the
- * signer now refuses. An approval given for this same replacement, and any
- * refusal, still answer it.
- */
-/**
  * What the signer mints a token for: the transaction, the exact intent shown
  * to the operator, and the lost transaction the card said it replaces, if
  * any (the signer then accepts the token for that replacement only).
@@ -97,9 +90,23 @@ function grantBinding(entry: PendingRequest): GrantParams {
   }
 }
 
+/**
+ * Whether a request asking to replace `replacing` is for another purpose than
+ * the pending request `existing`: a first signature, or another lost transaction.
+ */
+function replacesOtherwise(existing: { replacing: string | null }, replacing: string | undefined): boolean {
+  return replacing !== undefined && existing.replacing?.toLowerCase() !== replacing.toLowerCase()
+}
+
+/**
+ * Whether a request to sign an intent again (its transaction was lost,
+ * `replacing`) passes over the decision kept for the intent: an approval
+ * given before it, whose token went into the lost transaction and which the
+ * signer now refuses. An approval given for this same replacement, and any
+ * refusal, still answer it.
+ */
 function supersededByReplacement(decided: { outcome: ApprovalOutcome; replacing: string | null }, replacing: string | undefined): boolean {
-  if (replacing === undefined || !decided.outcome.approved) return false
-  return decided.replacing?.toLowerCase() !== replacing.toLowerCase()
+  return decided.outcome.approved && replacesOtherwise(decided, replacing)
 }
 
 export function createApprovalService(deps: {
@@ -418,7 +425,22 @@ export function createApprovalService(deps: {
       const existing = pending.byIntent(intent.id) ?? deciding.get(intent.id)
       if (existing) {
         if (existing.intentHash !== hash) throw conflict()
-        return ticketOf(existing)
+        if (!replacesOtherwise(existing, params.replacing)) return ticketOf(existing)
+        // A request to sign the intent again after its transaction was lost
+        // does not attach to a request for another purpose: the token that
+        // request's card leads to could not pay for this signature (the
+        // signer takes a token for a replacement only when it names the
+        // transaction replaced), so the operator would approve for nothing.
+        // A request still waiting gives way to it; one being decided cannot.
+        if (deciding.get(intent.id) === existing) {
+          throw new ApprovalRefusal(
+            'intent_conflict',
+            `intent ${intent.id} has an approval request ${existing.replacing ? `to replace ${existing.replacing}` : 'for its first signature'} that is being decided right now; ask again to replace ${params.replacing} once it is decided`,
+          )
+        }
+        pending.take(existing.requestId)
+        void recordUnawaited([{ intentId: intent.id, event: 'approval_withdrawn', data: { requestId: existing.requestId, reason: 'superseded' } }])
+        end(existing, withdrawn(existing), 'withdrawn')
       }
       const full = pending.capacityProblem(intent.wallet.address)
       if (full) throw new ApprovalRefusal('too_many_pending', full)
