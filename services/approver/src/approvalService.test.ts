@@ -53,6 +53,22 @@ function setup(opts: { mode?: 'web' | 'auto' | 'cli'; granter?: Granter; perWall
   return { service, pending, web, intent, request, pendingTicket, grants, events, auditFile, advance: (ms: number) => (now += ms), clock }
 }
 
+/** A signer whose mint is held until release() (a token being minted while the test acts). */
+function heldGranter(): { granter: Granter; release: () => void } {
+  let finish: (() => void) | undefined
+  const granter: Granter = {
+    grant: () => new Promise((r) => (finish = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))),
+    durable: async () => undefined,
+  }
+  return {
+    granter,
+    release: () => {
+      if (!finish) throw new Error('nothing is being minted')
+      finish()
+    },
+  }
+}
+
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5))
   if (!check()) throw new Error('timed out')
@@ -344,8 +360,7 @@ describe('approval requests', () => {
   })
 
   it('an ask to replace a lost transaction while a request for another purpose is being decided is intent_conflict, and that decision stands', async () => {
-    let release!: () => void
-    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
+    const { granter: slow, release } = heldGranter()
     const s = setup({ granter: slow })
     const t = await s.pendingTicket()
     const deciding = s.service.decide(t.requestId, true, 'web')
@@ -357,8 +372,7 @@ describe('approval requests', () => {
   })
 
   it('an ask that arrives while the token is being minted attaches to that request, not a new one', async () => {
-    let release!: () => void
-    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
+    const { granter: slow, release } = heldGranter()
     const s = setup({ granter: slow })
     const t = await s.pendingTicket()
     const deciding = s.service.decide(t.requestId, true, 'web')
@@ -370,8 +384,7 @@ describe('approval requests', () => {
   })
 
   it('a decision taken while the request is still being recorded is waited for, not answered as withdrawn', async () => {
-    let release!: () => void
-    const slow: Granter = { grant: () => new Promise((r) => (release = () => r({ approvalTokenId: randomUUID(), expiresAt: Date.now() + 300_000 }))), durable: async () => undefined }
+    const { granter: slow, release } = heldGranter()
     let recorded!: () => void
     const s = setup({
       granter: slow,

@@ -31,6 +31,19 @@ function commitAndWait(sync: ReturnType<typeof createWalSync>, insert: ReturnTyp
   return sync.durable().then(() => released.push(v))
 }
 
+/** Two syncs running at once on a fresh two-lane sync (commits 1 and 2); returns their waits. */
+async function twoRunning(released: number[]) {
+  held.length = 0
+  const { file, db, insert } = walDb()
+  const sync = createWalSync(file, { lanes: 2 })
+  const waits = [commitAndWait(sync, insert, 1, released)]
+  await turn()
+  waits.push(commitAndWait(sync, insert, 2, released))
+  await turn()
+  expect(held).toHaveLength(2)
+  return { file, db, insert, sync, waits }
+}
+
 describe('WAL group sync with two lanes', () => {
   it('commits made while a sync runs start their own beside it, through another descriptor; whichever ends first releases what it covers', async () => {
     held.length = 0
@@ -58,14 +71,8 @@ describe('WAL group sync with two lanes', () => {
   })
 
   it('with both lanes busy, later commits share the next sync; with one lane (the default) a second sync waits for the first', async () => {
-    held.length = 0
-    const { file, db, insert } = walDb()
-    const two = createWalSync(file, { lanes: 2 })
     const released: number[] = []
-    const waits = [commitAndWait(two, insert, 1, released)]
-    await turn()
-    waits.push(commitAndWait(two, insert, 2, released))
-    await turn()
+    const { file, db, insert, sync: two, waits } = await twoRunning(released)
     waits.push(commitAndWait(two, insert, 3, released), commitAndWait(two, insert, 4, released))
     await turn()
     expect(held).toHaveLength(2)
@@ -101,15 +108,8 @@ describe('WAL group sync with two lanes', () => {
   })
 
   it('a failed sync on one lane releases nothing the other lane ends with afterwards, and nothing is durable from then on', async () => {
-    held.length = 0
-    const { file, db, insert } = walDb()
-    const sync = createWalSync(file, { lanes: 2 })
     const released: number[] = []
-    const a = commitAndWait(sync, insert, 1, released)
-    await turn()
-    const b = commitAndWait(sync, insert, 2, released)
-    await turn()
-    expect(held).toHaveLength(2)
+    const { db, insert, sync, waits: [a, b] } = await twoRunning(released)
     held[0]!.finish(eio())
     await expect(a).rejects.toThrow(/may not be on disk: EIO/)
     await expect(b).rejects.toThrow(/may not be on disk: EIO/)
@@ -126,14 +126,8 @@ describe('WAL group sync with two lanes', () => {
   })
 
   it('close() waits for both lanes before closing their descriptors', async () => {
-    held.length = 0
-    const { file, db, insert } = walDb()
-    const sync = createWalSync(file, { lanes: 2 })
     const released: number[] = []
-    const waits = [commitAndWait(sync, insert, 1, released)]
-    await turn()
-    waits.push(commitAndWait(sync, insert, 2, released))
-    await turn()
+    const { db, sync, waits } = await twoRunning(released)
     let closed = false
     const closing = sync.close().then(() => (closed = true))
     held[1]!.finish()
