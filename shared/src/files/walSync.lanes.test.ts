@@ -5,6 +5,8 @@ import { describe, expect, it, vi } from 'vitest'
 
 type Held = { fd: number; finish: (err?: NodeJS.ErrnoException) => void }
 const held: Held[] = []
+// durableSync's fdatasyncs (on the calling thread): the descriptors used, and whether the next one fails.
+const onThread = { fds: [] as number[], failNext: false }
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
   return {
@@ -15,6 +17,14 @@ vi.mock('node:fs', async (importOriginal) => {
         finish: (err) => (err ? setImmediate(() => callback(err)) : fs.fdatasync(fd, callback)),
       })
     },
+    fdatasyncSync: (fd: number) => {
+      onThread.fds.push(fd)
+      if (onThread.failNext) {
+        onThread.failNext = false
+        throw eio()
+      }
+      fs.fdatasyncSync(fd)
+    },
   }
 })
 
@@ -22,7 +32,9 @@ const { createWalSync } = await import('./walSync.js')
 const { walDb } = await import('./walSync.testkit.js')
 
 const turn = () => new Promise((r) => setImmediate(r))
-const eio = () => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+function eio() {
+  return Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+}
 
 /** Commits one row and asks for its durability; the promise records its value once released. */
 function commitAndWait(sync: ReturnType<typeof createWalSync>, insert: ReturnType<typeof walDb>['insert'], v: number, released: number[]) {
@@ -138,6 +150,56 @@ describe('WAL group sync with two lanes', () => {
     held[0]!.finish()
     await closing
     expect(released).toEqual([1, 2])
+    db.close()
+  })
+
+  it('durableSync on the calling thread while a lane runs: its own descriptor; its failure rejects the lane\'s waiters, and the lane ending well releases nothing (found by review)', async () => {
+    const released: number[] = []
+    const { db, insert, sync, waits } = await twoRunning(released)
+    const settled = waits.map((w) => w.then(() => 'resolved', (e: Error) => e.message))
+    insert.run(3)
+    sync.committed()
+    onThread.fds.length = 0
+    onThread.failNext = true
+    expect(() => sync.durableSync()).toThrow(/may not be on disk: EIO/)
+    // Not one of the lanes' descriptors: a writeback error cannot go to one sync and not the other.
+    expect(onThread.fds).toHaveLength(1)
+    expect(held.map((h) => h.fd)).not.toContain(onThread.fds[0])
+    expect(await Promise.all(settled)).toEqual([expect.stringMatching(/may not be on disk: EIO/), expect.stringMatching(/may not be on disk: EIO/)])
+    held[0]!.finish()
+    held[1]!.finish()
+    await sync.close()
+    expect(released).toEqual([])
+    db.close()
+  })
+
+  it('a sync scheduled before a failure is not started after it', async () => {
+    held.length = 0
+    const { file, db, insert } = walDb()
+    const sync = createWalSync(file, { lanes: 2 })
+    insert.run(1)
+    sync.committed()
+    const waiting = sync.durable().then(() => 'resolved', (e: Error) => e.message)
+    // The failure comes in the same turn, before the scheduled start runs.
+    onThread.failNext = true
+    expect(() => sync.durableSync()).toThrow(/may not be on disk/)
+    expect(await waiting).toMatch(/may not be on disk: EIO/)
+    await turn()
+    expect(held).toHaveLength(0)
+    await sync.close()
+    expect(() => sync.durableSync()).toThrow(/closed/)
+    db.close()
+  })
+
+  it('durableSync releases the waiters it covers', async () => {
+    const released: number[] = []
+    const { db, sync, waits } = await twoRunning(released)
+    sync.durableSync()
+    await Promise.all(waits)
+    expect(released).toEqual([1, 2])
+    held[0]!.finish()
+    held[1]!.finish()
+    await sync.close()
     db.close()
   })
 

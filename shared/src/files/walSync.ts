@@ -71,7 +71,9 @@ export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSyn
   // What a killed writer committed is read back from the page cache as if it
   // were durable: it is synced before this process can reply about any of it.
   syncLeftoverWal(dbFile)
-  // One descriptor per lane, all opened together before the first sync (see WalSyncOptions.lanes).
+  // One descriptor per lane and one for durableSync, all opened together
+  // before the first sync (see WalSyncOptions.lanes): every sync, on whichever
+  // thread, reports a failed writeback of what it covers.
   let fds: number[] | undefined
   const busy: boolean[] = Array.from({ length: lanes }, () => false)
   let running = 0
@@ -100,7 +102,7 @@ export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSyn
     if (fds === undefined) {
       const opened: number[] = []
       try {
-        for (let i = 0; i < lanes; i++) opened.push(openSync(walFile, 'r'))
+        for (let i = 0; i <= lanes; i++) opened.push(openSync(walFile, 'r'))
         const dir = openSync(path.dirname(walFile), 'r')
         try {
           fsyncSync(dir)
@@ -120,8 +122,25 @@ export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSyn
     if (running === 0 && waiters.length === 0) for (const done of idle.splice(0)) done()
   }
 
+  /** Releases the waiters a successful sync up to `upTo` covers; returns how many. */
+  function release(upTo: number): number {
+    synced = Math.max(synced, upTo)
+    const covered = waiters.filter((w) => w.upTo <= upTo)
+    waiters = waiters.filter((w) => w.upTo > upTo)
+    for (const w of covered) w.resolve()
+    return covered.length
+  }
+
+  /** After a failed sync, on any lane or the calling thread: nobody waiting is ever told durable. */
+  function breakWith(err: Error | undefined): void {
+    if (err) broken ??= failure(err)
+    for (const w of waiters.splice(0)) w.reject(broken!)
+    settleIdle()
+  }
+
   function start(): void {
     scheduled = false
+    if (broken) return breakWith(undefined)
     if (waiters.length === 0 || marked <= startedUpTo) return
     const lane = busy.indexOf(false)
     if (lane < 0) return
@@ -143,19 +162,10 @@ export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSyn
       running -= 1
       syncs += 1
       syncMs += performance.now() - t0
-      if (err) {
-        broken ??= failure(err)
-        for (const w of waiters.splice(0)) w.reject(broken)
-        settleIdle()
-        return
-      }
-      if (broken) return settleIdle() // another lane failed meanwhile: its waiters are rejected, nothing is released
-      const releases = (w: Waiter) => w.upTo <= upTo
-      const covered = waiters.filter(releases)
-      waiters = waiters.filter((w) => !releases(w))
-      synced = Math.max(synced, upTo)
-      waitersPerSync[covered.length] = (waitersPerSync[covered.length] ?? 0) + 1
-      for (const w of covered) w.resolve()
+      // A failure here, or one on another lane or in durableSync meanwhile: nothing is released.
+      if (err || broken) return breakWith(err ?? undefined)
+      const released = release(upTo)
+      waitersPerSync[released] = (waitersPerSync[released] ?? 0) + 1
       start()
       settleIdle()
     })
@@ -192,17 +202,19 @@ export function createWalSync(dbFile: string, opts: WalSyncOptions = {}): WalSyn
       })
     },
     durableSync() {
+      if (closed) throw new Error(`${dbFile} is closed`)
       if (broken) throw broken
       if (marked <= synced) return
       const upTo = marked
-      const file = walFds()[0]!
+      // Its own descriptor: a lane's fdatasync may be running at the same moment.
+      const file = walFds()[lanes]!
       try {
         fdatasyncSync(file)
       } catch (err) {
-        broken = failure(err as Error)
-        throw broken
+        breakWith(err as Error)
+        throw broken!
       }
-      synced = Math.max(synced, upTo)
+      release(upTo)
     },
     stats() {
       return { commits: marked, syncs, syncMs, waitersPerSync: { ...waitersPerSync } }
