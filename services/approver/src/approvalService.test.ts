@@ -359,6 +359,47 @@ describe('approval requests', () => {
     ])
   })
 
+  it('a request superseded while its approval_requested is being recorded is shown to nobody, and its caller hears it withdrawn (found by review)', async () => {
+    let recorded: (() => void) | undefined
+    const s = setup({
+      wrapAudit: (a) => ({
+        ...a,
+        append: async (e, o) => {
+          if (e.event === 'approval_requested' && !recorded) await new Promise<void>((r) => (recorded = r))
+          return a.append(e, o)
+        },
+      }),
+    })
+    const shown: string[] = []
+    s.service.addChannel({ name: 'spy', present: (r) => void shown.push(r.requestId), withdraw: () => undefined })
+    const first = s.request()
+    await until(() => recorded !== undefined)
+    const [plain] = s.pending.list()
+    const forReplacement = await s.service.requestApproval({ intent: s.intent, preflight: noPreflight(), policyReasons: ['lost transaction'], replacing: `0x${'ab'.repeat(32)}` })
+    if (forReplacement.state !== 'pending') throw new Error('expected pending')
+    recorded!()
+    expect(await first).toMatchObject({ state: 'decided', outcome: { approved: false, reason: 'withdrawn', requestId: plain!.requestId } })
+    expect(shown).toEqual([forReplacement.requestId])
+  })
+
+  it('an ask to replace that is refused (quorum_unavailable) leaves the waiting request as it was (found by review)', async () => {
+    const s = setup()
+    const plain = await s.pendingTicket()
+    await expect(
+      s.service.requestApproval({ intent: s.intent, preflight: noPreflight(), policyReasons: ['lost transaction'], replacing: `0x${'ab'.repeat(32)}`, quorum: 2 }),
+    ).rejects.toMatchObject({ reason: 'quorum_unavailable' })
+    expect(s.pending.list()).toEqual([expect.objectContaining({ requestId: plain.requestId, replacing: null })])
+    expect(await s.service.decide(plain.requestId, true, 'web')).toMatchObject({ decided: true, approved: true })
+  })
+
+  it('an ask to replace takes the place of the request it supersedes under the per-wallet cap', async () => {
+    const s = setup({ perWallet: 1 })
+    await s.pendingTicket()
+    const forReplacement = await s.service.requestApproval({ intent: s.intent, preflight: noPreflight(), policyReasons: ['lost transaction'], replacing: `0x${'ab'.repeat(32)}` })
+    expect(forReplacement).toMatchObject({ state: 'pending' })
+    expect(s.pending.list()).toHaveLength(1)
+  })
+
   it('an ask to replace a lost transaction while a request for another purpose is being decided is intent_conflict, and that decision stands', async () => {
     const { granter: slow, release } = heldGranter()
     const s = setup({ granter: slow })

@@ -438,12 +438,13 @@ export function createApprovalService(deps: {
             `intent ${intent.id} has an approval request ${existing.replacing ? `to replace ${existing.replacing}` : 'for its first signature'} that is being decided right now; ask again to replace ${params.replacing} once it is decided`,
           )
         }
-        pending.take(existing.requestId)
-        void recordUnawaited([{ intentId: intent.id, event: 'approval_withdrawn', data: { requestId: existing.requestId, reason: 'superseded' } }])
-        end(existing, withdrawn(existing), 'withdrawn')
       }
-      const full = pending.capacityProblem(intent.wallet.address)
-      if (full) throw new ApprovalRefusal('too_many_pending', full)
+      // The request this one supersedes is withdrawn only once nothing below can refuse this one (found by review).
+      const superseded = existing
+      if (!superseded) {
+        const full = pending.capacityProblem(intent.wallet.address)
+        if (full) throw new ApprovalRefusal('too_many_pending', full)
+      }
 
       // Synchronous from the checks above to add(): a concurrent request of the same intent attaches to this one.
       // The quorum is the larger of the approver's own reading of the policy and the gateway's: a policy missing on one side never lowers it.
@@ -455,6 +456,12 @@ export function createApprovalService(deps: {
         )
       }
       const summary = summarise(params, deps.routers)
+      if (superseded) {
+        // Its place on the list (and under the caps) goes to this one.
+        pending.take(superseded.requestId)
+        void recordUnawaited([{ intentId: intent.id, event: 'approval_withdrawn', data: { requestId: superseded.requestId, reason: 'superseded' } }])
+        end(superseded, withdrawn(superseded), 'withdrawn')
+      }
       const entry = pending.add(intent, hash, summary, needed > 1 ? newQuorum(needed) : null, { owner: params.owner ?? null, replacing: params.replacing ?? null })
       const requested: AuditAppend = {
         intentId: intent.id,
@@ -470,15 +477,23 @@ export function createApprovalService(deps: {
       }
       const approver = entry.quorum ? undefined : channels.find((c) => c.approvesAtOnce)?.approvesAtOnce
       if (approver) return approveAtOnce(entry, requested, approver)
+      /** What the caller hears once the request is off the list (decided, being decided, withdrawn); null while it waits there. */
+      const offTheList = (): ApprovalTicket | null => {
+        const now = kept.get(intent.id)
+        if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
+        // An operator's decision still being carried out (its token minted) took it off the pending list:
+        // the caller waits for that outcome like any other, it was not withdrawn.
+        if (deciding.get(intent.id) === entry) return ticketOf(entry)
+        return pending.get(entry.requestId) ? null : { state: 'decided', outcome: withdrawn(entry) }
+      }
       await recordRequest(entry, requested)
+      // Ended while it was being recorded (superseded, withdrawn, decided): shown to nobody (found by review:
+      // a superseded request's card came up after its end, and deciding it answered not_found).
+      const ended = offTheList()
+      if (ended) return ended
       await Promise.all(channels.map((c) => Promise.resolve().then(() => c.present(entry)).catch(() => undefined)))
       // A channel may have decided while it was shown the request (present may resolve after deciding).
-      const now = kept.get(intent.id)
-      if (now && now.intentHash === hash && now.outcome.requestId === entry.requestId) return { state: 'decided', outcome: now.outcome }
-      // An operator's decision still being carried out (its token minted) took it off the pending list:
-      // the caller waits for that outcome like any other, it was not withdrawn.
-      if (deciding.get(intent.id) === entry) return ticketOf(entry)
-      return pending.get(entry.requestId) ? ticketOf(entry) : { state: 'decided', outcome: withdrawn(entry) }
+      return offTheList() ?? ticketOf(entry)
     },
 
     updates(cursor) {
