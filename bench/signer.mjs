@@ -1,6 +1,8 @@
 // The signer over its Unix socket against the raw cost of one secp256k1
 // signature on one thread (issue 17 goal 1: >= 80 % at concurrency 8), with
-// the group commit it achieved: how many signatures shared each fsync.
+// the group commit it achieved: how many signatures shared each fsync. The
+// two sides alternate in SIGN_SLICES slices (default 16), so that a machine
+// whose speed drifts during the run moves both alike.
 // BENCH_SIGNER_CPU_PROF=<dir> runs the signer under --cpu-prof (profile
 // written there when it stops). SIGN_AB_ROOT=<tree> compares this signer
 // with that tree's (built) in alternating rounds instead (SIGN_AB_ROUNDS,
