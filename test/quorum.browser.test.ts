@@ -98,21 +98,27 @@ const cardOn = (name: Name, text: string) => pages[name].locator('[data-request-
  */
 async function clickTaken(name: Name, text: string, button: 'Approve' | 'Deny'): Promise<void> {
   const page = pages[name]
+  const notice = page.locator('#notice')
   for (let attempt = 1; ; attempt++) {
     await page.evaluate(() => {
       document.getElementById('notice')!.textContent = ''
     })
     await cardOn(name, text).getByRole('button', { name: button }).click()
-    const refused = await page
-      .locator('#notice')
-      .filter({ hasText: 'The list just changed under the pointer' })
-      .waitFor({ timeout: 1_000 })
+    // A click the page takes ends in a notice (the refusal at once; a counted vote or an error after its
+    // round trip) or in the card ending (the decision made). A click that reached a button disabled in the
+    // instant after Playwright found it enabled (a frame saw the card move) fires nothing: made again too.
+    // Seen in CI on a loaded machine: no vote recorded, and the test waiting 30 s for a notice.
+    const said = await notice
+      .filter({ hasText: /\S/ })
+      .or(cardOn(name, text).and(page.locator('.card.ended')))
+      .first()
+      .waitFor({ timeout: 15_000 })
       .then(
-        () => true,
-        () => false,
+        async () => ((await notice.textContent()) ?? '').trim() || 'ended',
+        () => '',
       )
-    if (!refused) return
-    if (attempt === 5) throw new Error(`${name}'s ${button} click was refused five times: the list kept moving`)
+    if (said !== '' && !said.includes('The list just changed under the pointer')) return
+    if (attempt === 5) throw new Error(`${name}'s ${button} click was not taken five times (${said === '' ? 'nothing happened' : 'the list kept moving'})`)
   }
 }
 
