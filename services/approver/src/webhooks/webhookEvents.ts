@@ -27,8 +27,9 @@ const SOURCES: Record<string, { type: WebhookEventType; fields: string[]; extra?
   approval_rejected: { type: 'approval_decided', fields: ['requestId', 'action', 'reason', 'via', 'operator'], extra: { approved: false } },
   approval_expired: { type: 'approval_expired', fields: ['requestId', 'action'] },
   // The request ended undecided by an operator: its skill run stopped (run_stopped), a request to replace
-  // a lost transaction took its place (superseded), or auto mode's grant could not be made durable (token_not_durable). Without it a receiver that was told approval_requested
-  // kept showing the request as waiting (found by review).
+  // a lost transaction took its place (superseded), or auto mode's grant could not be made durable
+  // (token_not_durable). Without it a receiver that was told approval_requested kept showing the request
+  // as waiting (found by review).
   approval_withdrawn: { type: 'approval_withdrawn', fields: ['requestId', 'reason'] },
   tx_broadcast: { type: 'tx_broadcast', fields: ['txHash', 'chainId'] },
   broadcast_failed: { type: 'broadcast_failed', fields: ['txHash', 'error'] },

@@ -8,6 +8,14 @@ export interface SignerDb {
 }
 
 /**
+ * How many fdatasyncs of signer.db, and of the signer's audit.db, may run at
+ * once (WalSyncOptions.lanes). Two: under concurrent callers the commits made
+ * while one fsync runs start their own beside it instead of waiting for it to
+ * end first (bench/RESULTS.md, 2026-12-07).
+ */
+export const SIGNER_FSYNC_LANES = 2
+
+/**
  * signer.db: approval tokens, signatures by intent id, and the signer's own
  * per-wallet signature records for its rate-limit re-check, its latest audit
  * checkpoint. Only the signer
@@ -17,14 +25,6 @@ export interface SignerDb {
  * event loop; whoever replies about it awaits wal.durable() first, which
  * fsyncs every commit made so far at once (group commit).
  */
-/**
- * How many fdatasyncs of signer.db, and of the signer's audit.db, may run at
- * once (WalSyncOptions.lanes). Two: under concurrent callers the commits made
- * while one fsync runs start their own beside it instead of waiting for it to
- * end first (bench/RESULTS.md, 2026-12-07).
- */
-export const SIGNER_FSYNC_LANES = 2
-
 export function openSignerDb(file: string): SignerDb {
   // 0600 whatever the umask; SQLite gives -wal and -shm the same mode.
   const db = openPrivateWalDatabase(file)
