@@ -12,7 +12,7 @@ import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
 import { deployTestToken, erc20Balance } from './support/contracts.js'
 import { BOB, intentFor } from './support/intents.js'
 import { resultOf, startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
-import { importKey, Stack } from './support/stack.js'
+import { importKey, Stack, writePolicy } from './support/stack.js'
 
 let chain: Anvil
 let stack: Stack
@@ -25,12 +25,12 @@ const transfer = (wei: bigint | number, o: Partial<TxIntent> = {}): TxIntent =>
   intentFor(WALLET, { type: 'transfer_native', to: BOB, amount: String(wei) }, { maxGasWei: parseEther('0.01').toString(), extra: o })
 const receiptOf = (hash: string) => rpc<{ status: string } | null>(chain.rpcUrl, 'eth_getTransactionReceipt', [hash])
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-async function sentToBob(): Promise<Array<{ hash: Hex; nonce: number; value: bigint }>> {
+async function sentToBob(wallet: Address = WALLET): Promise<Array<{ hash: Hex; nonce: number; value: bigint }>> {
   const latest = Number(await rpc<string>(chain.rpcUrl, 'eth_blockNumber'))
   const out = []
   for (let n = 0; n <= latest; n++) {
     const b = await rpc<any>(chain.rpcUrl, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, true])
-    for (const tx of b.transactions) if (tx.from.toLowerCase() === WALLET.toLowerCase()) out.push({ hash: tx.hash, nonce: Number(tx.nonce), value: BigInt(tx.value) })
+    for (const tx of b.transactions) if (tx.from.toLowerCase() === wallet.toLowerCase()) out.push({ hash: tx.hash, nonce: Number(tx.nonce), value: BigInt(tx.value) })
   }
   return out
 }
@@ -215,9 +215,13 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
       expect(replaced.body.txHash).not.toBe(first.hash)
       await rpc(chain.rpcUrl, 'evm_mine', [])
       expect(await receiptOf(replaced.body.txHash)).not.toBeNull()
-      // A retry of the whole thing now gets what was sent: the kept approval of the replacement, the mined transaction.
-      expect((await auto.post('/v1/tx/approve-request', a)).body.approvalTokenId).toBe(again.body.approvalTokenId)
+      // A retry of the whole thing now gets what was sent: no new approval (nothing is signed), the mined transaction.
+      const retried = await auto.post('/v1/tx/approve-request', a)
+      expect(retried).toMatchObject({ status: 200, body: { approved: true, approvalRequired: false } })
+      expect(retried.body).not.toHaveProperty('approvalTokenId')
+      expect(retried.body.warnings).toContainEqual(expect.stringContaining(`transaction ${replaced.body.txHash}`))
       expect(await auto.post('/v1/tx/sign-and-send', { intent: a, approvalTokenId: again.body.approvalTokenId })).toMatchObject({ status: 200, body: { txHash: replaced.body.txHash } })
+      expect(await auto.post('/v1/tx/sign-and-send', { intent: a })).toMatchObject({ status: 200, body: { txHash: replaced.body.txHash } })
 
       // What the operator (and the log) were told: the second request names the transaction it replaces, first among its reasons.
       const events = (await auto.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id).reverse()
@@ -238,6 +242,50 @@ describe('after the signer: one intent, one transaction, whatever the node or a 
     } finally {
       await rpc(chain.rpcUrl, 'evm_setAutomine', [true])
       await auto.stop()
+    }
+  })
+
+  it('an intent signed before whose approval is asked again (policy now sends it to an operator): answered at once, nobody asked, no token; sign-and-send gives the same transaction', async () => {
+    const paying = anvilAccounts[3]
+    const W = paying.address as Address
+    const later = new Stack({ rpcUrls: { 8453: chain.rpcUrl }, policy: { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: parseEther('1000').toString() } } })
+    expect(await importKey(later.dataDir, paying.privateKey)).toBe(W)
+    const pay = (wei: number) => intentFor(W, { type: 'transfer_native', to: BOB, amount: String(wei) }, { maxGasWei: parseEther('0.01').toString() })
+    const paidOnChain = async (wei: bigint) => (await sentToBob(W)).filter((t) => t.value === wei)
+    await later.start({ approver: true })
+    try {
+      const a = pay(5_555_551)
+      const first = await later.post('/v1/tx/sign-and-send', { intent: a })
+      expect(first).toMatchObject({ status: 200, body: { broadcast: true } })
+      expect((await receiptOf(first.body.txHash))?.status).toBe('0x1')
+
+      // Every transfer needs an operator from now on (the web channel; nobody decides in this test).
+      await later.stop()
+      writePolicy(later.dataDir, { maxTxPerHour: 10_000, requireApprovalAbove: { valueWei: '1' } })
+      await later.start({ approver: true })
+      expect(await later.post('/v1/tx/sign-and-send', { intent: pay(5_555_552) })).toMatchObject({ status: 403, body: { error: 'approval_required' } })
+
+      // Before, this call waited for an operator (300 s) to approve a payment already made, or to "decline" it.
+      const res = await fetch(`${later.url}/v1/tx/approve-request`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(a), signal: AbortSignal.timeout(15_000) })
+      const answer = (await res.json()) as any
+      expect(res.status).toBe(200)
+      expect(answer).toMatchObject({ intentId: a.id, approved: true, approvalRequired: false, policyDecision: { decision: 'require_approval' } })
+      expect(answer).not.toHaveProperty('approvalTokenId')
+      expect(answer.warnings).toContainEqual(expect.stringContaining(`signed before (transaction ${first.body.txHash}`))
+      const pending = (await later.get('/v1/approvals/pending')).body.pending as Array<{ summary: { intentId: string } }>
+      expect(pending.filter((p) => p.summary.intentId === a.id)).toHaveLength(0)
+
+      const again = await later.post('/v1/tx/sign-and-send', { intent: a })
+      expect(again).toMatchObject({ status: 200, body: { txHash: first.body.txHash, signedTx: first.body.signedTx, broadcast: true } })
+      expect(await paidOnChain(5_555_551n)).toHaveLength(1)
+
+      // The log says why nobody was asked.
+      const events = (await later.get('/v1/approvals/history?limit=100')).body.events.filter((e: { intentId: string }) => e.intentId === a.id)
+      expect(events.filter((e: { event: string }) => e.event === 'approval_requested')).toHaveLength(0)
+      expect(events).toContainEqual(expect.objectContaining({ event: 'approve_request_created', data: expect.objectContaining({ decision: 'require_approval', signedBefore: first.body.txHash }) }))
+      expect(await later.auditVerify()).toMatch(/^audit chain OK/)
+    } finally {
+      await later.stop()
     }
   })
 

@@ -12,7 +12,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ApprovalNotGrantedError, CountersignError, type PendingInfo, type TxIntent } from '@countersign/client'
+import { ApprovalNotGrantedError, CountersignError, type ApprovalResult, type PendingInfo, type TxIntent } from '@countersign/client'
 import type { ToolContext, ToolExtra } from './context.js'
 import { sendOutput } from './outputs.js'
 import type { Repeat } from './recentSends.js'
@@ -27,6 +27,14 @@ export type SendToolArgs<Shape extends ZodRawShapeCompat> = ShapeOutput<Shape & 
 
 /** What a sending tool's handler returns: the intent and one line saying what was asked, or a refusal. */
 export type PreparedSend = { intent: TxIntent; what: string } | { refusal: CallToolResult }
+
+/** How the send was approved, for the text the model reads. */
+export function approvedBy(approval: Pick<ApprovalResult, 'approvalTokenId' | 'policyDecision'>): string {
+  if (approval.approvalTokenId) return 'approved by an operator'
+  // Policy wants an operator, yet none was asked: the intent was signed before, and this is that transaction.
+  if (approval.policyDecision?.decision === 'require_approval') return 'none asked now (signed before: this is the transaction sent then)'
+  return 'no approval needed (policy allowed it)'
+}
 
 /**
  * Registers a tool that builds one intent from its arguments and sends it
@@ -105,14 +113,13 @@ export async function sendIntent(ctx: ToolContext, intent: TxIntent, what: strin
         await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: pendingMessage(info) } })
       },
     })
-    const approvedBy = approval.approvalTokenId ? 'approved by an operator' : 'no approval needed (policy allowed it)'
     // The description and warnings name tokens by their on-chain symbols: quoted, so a symbol cannot add lines.
     const text = [
       `${receipt.status === 'success' ? 'Done' : 'Mined but REVERTED'}: ${what}.`,
       ...(repeat ? [repeatNote(repeat)] : []),
       // The figures in words are the service's (decimals and symbol read from the chain), not the ones the model declared.
       untrustedLine("countersign's description, with the chain's decimals and symbols", approval.description),
-      `approval: ${approvedBy}; risk score ${approval.riskScore}`,
+      `approval: ${approvedBy(approval)}; risk score ${approval.riskScore}`,
       ...untrustedList('warnings', approval.warnings),
       `tx ${sent.txHash} on chain ${intent.chain.chainId}: ${receipt.status} in block ${receipt.blockNumber}, gas used ${receipt.gasUsed}`,
     ].join('\n')

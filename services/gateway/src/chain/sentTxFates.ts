@@ -21,10 +21,16 @@ export interface SentTxFates {
   fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>>
   /**
    * The intent's transaction as sent before, when it was built for the same
-   * transaction (txRequestHash) and can never be mined; null when there is
-   * none, it can still be (or was) mined, or the node cannot tell now.
+   * transaction (txRequestHash), with what became of it: `dead` (it can
+   * never be mined), or `live` (mined, or it still can be); null when there
+   * is none or the node cannot tell now.
    */
-  deadSignatureOf(intent: TxIntent, txRequestHash: string): Promise<DeadSignature | null>
+  signedBefore(intent: TxIntent, txRequestHash: string): Promise<SignedBefore | null>
+}
+
+/** An intent's transaction sent before, and whether it can still be (or was) mined. */
+export interface SignedBefore extends DeadSignature {
+  fate: 'dead' | 'live'
 }
 
 /** What the gateway knows of the intents it sent (sent_txs) and what the chain says became of them. */
@@ -59,13 +65,14 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentT
 
   return {
     fateOf,
-    async deadSignatureOf(intent, txRequestHash) {
+    async signedBefore(intent, txRequestHash) {
       const prior = sentTxs.byIntent(intent.id)
       if (!prior || prior.txRequestHash !== txRequestHash) return null
       try {
-        return (await fateOf(intent, prior.nonce, prior.txHash as Hex)) === 'dead' ? { txHash: prior.txHash as Hex, nonce: prior.nonce } : null
+        const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
+        return { txHash: prior.txHash as Hex, nonce: prior.nonce, fate: fate === 'dead' ? 'dead' : 'live' }
       } catch {
-        // Not known to be dead: the request goes on as for any intent, and sign-and-send looks again.
+        // Not known either way: the request goes on as for any intent, and sign-and-send looks again.
         return null
       }
     },

@@ -31,7 +31,7 @@ import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
-import { replacementReason, requireApprovalToReplace, type SentTxFates } from '../chain/sentTxFates.js'
+import { replacementReason, requireApprovalToReplace, type SentTxFates, type SignedBefore } from '../chain/sentTxFates.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -110,8 +110,8 @@ export interface ApproveRequestOptions {
   signerWallets: SignerWallets
   /** Intent ids held by approval requests: a request holds its id before the approver hears of it. */
   reserved: ReservedIntents
-  /** Whether this intent was sent before in a transaction that can never be mined. */
-  fates: Pick<SentTxFates, 'deadSignatureOf'>
+  /** Whether this intent was sent before, and whether that transaction can still be (or was) mined. */
+  fates: Pick<SentTxFates, 'signedBefore'>
 }
 
 /** The skill that submitted the intent, when the request is a runner's call (the runner stamps metadata.source "skill:<name>"). */
@@ -129,6 +129,10 @@ function onceAborted(signal: AbortSignal, then: () => void): () => void {
   signal.addEventListener('abort', then, { once: true })
   return () => signal.removeEventListener('abort', then)
 }
+
+/** What approve-request tells the client of an intent it answers without an operator: already signed. */
+export const signedBeforeWarning = (before: SignedBefore): string =>
+  `this intent was signed before (transaction ${before.txHash}, nonce ${before.nonce}), and that transaction was mined or can still be: sign-and-send answers with it (sending it again if the node does not have it) and signs nothing new, so no operator was asked and no approval token is needed`
 
 /** approve-request's reason for a wallet the signer cannot sign for. */
 const noSignerKeyReason = (wallet: string): string => `the signer holds no key for wallet ${wallet}`
@@ -202,17 +206,29 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // operator whatever policy says (the signer requires it), and the token it used, if any, is consumed, so the
     // decision kept for it would hand back a token the signer refuses. The operator is asked again, and told why.
     // An intent never sent costs one gateway.db read here.
-    const dead = await opts.fates.deadSignatureOf(intent, built.txRequestHash)
+    const before = await opts.fates.signedBefore(intent, built.txRequestHash)
+    const dead = before?.fate === 'dead' ? before : null
     const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
     const decision = requireApprovalToReplace(applyPreflightRules(gate.decision, preflight), dead)
+    // Signed before, and that transaction was mined or still can be: sign-and-send answers with it and signs
+    // nothing, token or not. An operator asked now would approve nothing, and a denial would tell the client
+    // "declined" of a payment already made. Such a retry comes after the kept decision is gone (300 s, an
+    // approver restart) or after policy changed.
+    const answered = before?.fate === 'live' && decision.decision === 'require_approval' ? before : null
     const created = audit.appendOrdered({
       intentId: intent.id,
       event: 'approve_request_created',
-      data: { decision: decision.decision, riskScore: preflight.riskScore, txRequestHash: built.txRequestHash, ...(intent.metadata?.source ? { source: intent.metadata.source } : {}) },
+      data: {
+        decision: decision.decision,
+        riskScore: preflight.riskScore,
+        txRequestHash: built.txRequestHash,
+        ...(answered ? { signedBefore: answered.txHash } : {}),
+        ...(intent.metadata?.source ? { source: intent.metadata.source } : {}),
+      },
     })
-    const builtRecorded = decision.decision === 'allow' ? recordBuilt() : null
+    const builtRecorded = decision.decision === 'allow' || answered ? recordBuilt() : null
     const committed = settleAll([recorded, gate.audited, created.durable, builtRecorded])
-    if (decision.decision === 'require_approval') {
+    if (decision.decision === 'require_approval' && !answered) {
       committed.catch(() => undefined) // awaited before every answer below (the finally); this keeps an early failure observed
       await settleAll([created.ordered])
     } else await committed
@@ -235,6 +251,10 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     if (decision.decision === 'allow') {
       // tx_built was committed above, with approve_request_created. No token: sign-and-send needs none for this intent, and the signer checks that itself.
       return { ...result, approved: true, approvalRequired: false }
+    }
+    if (answered) {
+      // No token: sign-and-send needs none for this intent now, as it signs nothing (the signer too answers a signed intent with its signature).
+      return { ...result, warnings: [...result.warnings, signedBeforeWarning(answered)], approved: true, approvalRequired: false }
     }
 
     // require_approval: the approver holds the request until an operator
