@@ -216,7 +216,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   // An approval request holds its intent id: build, approve-request and sign-and-send refuse another body under it.
   const reserved = createReservedIntents(deps.intentReservations, clock)
   // What became of what was sent: sign-and-send replaces a transaction that can never be mined, approve-request asks again for one that needed approval.
-  const fates = createSentTxFates(deps.sentTxs, chains)
+  const fates = createSentTxFates(deps.sentTxs, chains, clock)
   await app.register(buildRoutes, { audit: deps.audit, policyGate, buildIntent, reserved })
   await app.register(signAndSendRoutes, {
     audit: deps.audit,

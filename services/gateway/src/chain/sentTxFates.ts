@@ -1,6 +1,6 @@
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import { HttpError } from '@countersign/shared/http/errors'
-import type { Hex, PolicyDecision, TxIntent } from '@countersign/shared'
+import { isWithinDeadline, type Clock, type Hex, type PolicyDecision, type TxIntent } from '@countersign/shared'
 import { rpcFailure, type ChainClients } from './chainClients.js'
 import { txFate, type TxFate, type TxFateFound } from './txFate.js'
 import type { SentTxs } from '../store/sentTxs.js'
@@ -21,20 +21,37 @@ export interface SentTxFates {
   fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>>
   /**
    * The intent's transaction as sent before, when it was built for the same
-   * transaction (txRequestHash), with what became of it: `dead` (it can
-   * never be mined), or `live` (mined, or it still can be); null when there
-   * is none or the node cannot tell now.
+   * transaction (txRequestHash), with what sign-and-send would do with it:
+   * `dead` (it can never be mined: signed again, with an operator), `expired`
+   * (not mined, and its deadline has passed: not sent again), or `live`
+   * (mined, or it still can be and may be sent: answered with it). Null when
+   * there is none or the node cannot tell now.
    */
   signedBefore(intent: TxIntent, txRequestHash: string): Promise<SignedBefore | null>
 }
 
-/** An intent's transaction sent before, and whether it can still be (or was) mined. */
+/** An intent's transaction sent before, what became of it, and the deadline it is held to. */
 export interface SignedBefore extends DeadSignature {
-  fate: 'dead' | 'live'
+  fate: 'dead' | 'expired' | 'live'
+  deadline: number
+}
+
+/**
+ * The deadline a transaction sent before is held to: the earliest of the
+ * bodies it was signed or sent for and the retry's own. A transfer's deadline
+ * is not in its transaction, so a retry naming a later one matches it.
+ */
+export function sentDeadline(sent: { deadline: number | null }, intent: TxIntent): number {
+  return sent.deadline === null ? intent.constraints.deadline : Math.min(sent.deadline, intent.constraints.deadline)
+}
+
+/** Why a retry after the deadline gets no broadcast of the transaction signed before it; honest that the node may still hold it. */
+export function notSentAfterDeadline(deadline: number, sent: { txHash: string; nonce: number }): string {
+  return `deadline ${deadline} (${new Date(deadline * 1000).toISOString()}) has passed: transaction ${sent.txHash} (nonce ${sent.nonce}), signed before it and not mined, is not sent again; a node that still holds it may yet mine it`
 }
 
 /** What the gateway knows of the intents it sent (sent_txs) and what the chain says became of them. */
-export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentTxFates {
+export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients, clock: Clock): SentTxFates {
   async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>> {
     const { chainId } = intent.chain
     const others = sentTxs.atNonce(chainId, intent.wallet.address, nonce).map((t) => t.txHash as Hex)
@@ -70,7 +87,9 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients): SentT
       if (!prior || prior.txRequestHash !== txRequestHash) return null
       try {
         const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
-        return { txHash: prior.txHash as Hex, nonce: prior.nonce, fate: fate === 'dead' ? 'dead' : 'live' }
+        const deadline = sentDeadline(prior, intent)
+        const expired = fate === 'open' && !isWithinDeadline(deadline, clock())
+        return { txHash: prior.txHash as Hex, nonce: prior.nonce, deadline, fate: fate === 'dead' ? 'dead' : expired ? 'expired' : 'live' }
       } catch {
         // Not known either way: the request goes on as for any intent, and sign-and-send looks again.
         return null
@@ -93,4 +112,14 @@ export function replacementReason(dead: DeadSignature): string {
 export function requireApprovalToReplace(decision: PolicyDecision, dead: DeadSignature | null): PolicyDecision {
   if (!dead || decision.decision !== 'allow') return decision
   return { ...decision, decision: 'require_approval', reasons: [replacementReason(dead)], reasonCodes: ['replacing_lost_transaction'] }
+}
+
+/**
+ * An intent whose transaction was sent before, never mined, and whose
+ * deadline has passed is denied: sign-and-send would not send it again
+ * (nor sign another), so nothing is there to approve.
+ */
+export function denyAfterDeadline(decision: PolicyDecision, before: SignedBefore | null): PolicyDecision {
+  if (before?.fate !== 'expired' || decision.decision === 'deny') return decision
+  return { ...decision, decision: 'deny', reasons: [notSentAfterDeadline(before.deadline, before)], reasonCodes: ['deadline_passed'] }
 }

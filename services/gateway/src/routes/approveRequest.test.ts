@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { approverMethods, createAjv, noPreflight, requestApprovalParamsSchema, RpcError, RpcUnavailableError, signerMethods, type AuditLog, type TxIntent } from '@countersign/shared'
+import { approverMethods, buildTransaction, createAjv, defaultRouterTable, noPreflight, normalizeIntent, requestApprovalParamsSchema, RpcError, RpcUnavailableError, signerMethods, type AuditLog, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent, WALLET } from '@countersign/shared/testing/intents'
-import { makeTestGateway } from '../app.testkit.js'
+import { makeTestGateway, testClock } from '../app.testkit.js'
+import { createSentTxs } from '../store/sentTxs.js'
 import { startJsonRpcNode, type JsonRpcNode } from '../chain/jsonRpcNode.testkit.js'
 import type { RunPreflight } from './approveRequest.js'
 
@@ -320,5 +321,78 @@ describe('POST /v1/tx/approve-request: only for a wallet the signer holds a key 
       await gw.close()
       gw = undefined
     }
+  })
+})
+
+describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds its transaction at nonce 7)', () => {
+  const TX_HASH = `0x${'ab'.repeat(32)}`
+  let node: JsonRpcNode | undefined
+  afterEach(() => {
+    node?.close()
+    node = undefined
+  })
+
+  /** A gateway on a node answering `answers`, every transfer needing an operator, and an approver that must not be asked. */
+  async function signedBeforeGateway(answers: Record<string, unknown>) {
+    node = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
+    const asked: string[] = []
+    const clock = testClock()
+    const g = await makeTestGateway({
+      clock,
+      rpcUrls: { 8453: node.url },
+      policy: { requireApprovalAbove: { valueWei: '1' } },
+      preflight: cleanPreflight,
+      approver: async (method) => {
+        asked.push(method)
+        throw new Error(`no operator may be asked (${method})`)
+      },
+    })
+    const nowS = Math.floor(clock() / 1000)
+    const intent = makeIntent({ action: actions.native(), nowMs: clock(), deadline: nowS + 60 })
+    const built = buildTransaction(normalizeIntent(intent), defaultRouterTable())
+    createSentTxs(g.db).save(
+      { intentId: intent.id, chainId: 8453, wallet: WALLET, txRequestHash: built.txRequestHash, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8', broadcastOk: true, deadline: nowS + 60 },
+      clock(),
+    )
+    return { g, clock, intent, nowS, asked }
+  }
+
+  // Before, each of these asked an operator to approve a payment already made (or to "decline" it).
+  for (const [fate, answers] of [
+    ['mined', { eth_chainId: '0x2105', eth_getTransactionCount: '0x8', eth_getTransactionReceipt: { blockNumber: '0x10' } }],
+    ['not mined yet, within its deadline', { eth_chainId: '0x2105', eth_getTransactionCount: '0x7' }],
+  ] as const) {
+    it(`${fate}: answered without an operator or a token, its rows committed before the answer, the warning naming the transaction`, async () => {
+      const { g, intent, asked } = await signedBeforeGateway(answers)
+      gw = g
+      const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+      expect(res.statusCode, res.body).toBe(200)
+      const body = res.json()
+      expect(body).toMatchObject({ approved: true, approvalRequired: false, policyDecision: { decision: 'require_approval' } })
+      expect(body).not.toHaveProperty('approvalTokenId')
+      expect(body.warnings).toContainEqual(expect.stringContaining(`signed before (transaction ${TX_HASH}, nonce 7)`))
+      expect(asked).toEqual([])
+      // Read back from audit.db: committed before the answer left (preflight_completed in a commit of its own, while the node was asked).
+      const events = g.audit.list({ limit: 10, intentId: intent.id }).reverse()
+      expect(events.map((e) => e.event)).toEqual(['preflight_completed', 'policy_evaluated', 'approve_request_created', 'tx_built'])
+      expect(events[2]?.data).toMatchObject({ decision: 'require_approval', signedBefore: TX_HASH })
+    })
+  }
+
+  // Found by review: it answered "approved" for a transaction sign-and-send then refused to send (its deadline had passed).
+  it('not mined and its deadline passed (a retry naming a later one too): 403 policy_denied, as sign-and-send answers, nobody asked', async () => {
+    const { g, clock, intent, nowS, asked } = await signedBeforeGateway({ eth_chainId: '0x2105', eth_getTransactionCount: '0x7' })
+    gw = g
+    clock.advance(120_000)
+    const later = { ...intent, constraints: { ...intent.constraints, deadline: nowS + 3600 } }
+    const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: later })
+    expect(res.statusCode, res.body).toBe(403)
+    const body = res.json() as { error: string; reasons: string[] }
+    expect(body.error).toBe('policy_denied')
+    expect(body.reasons.join(' ')).toMatch(new RegExp(`^deadline ${nowS + 60} \\(.*\\) has passed: transaction ${TX_HASH} \\(nonce 7\\), signed before it and not mined, is not sent again`))
+    expect(asked).toEqual([])
+    const sent = await g.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent: later } })
+    expect(sent.statusCode).toBe(403)
+    expect((sent.json() as { reasons: string[] }).reasons).toEqual(body.reasons)
   })
 })

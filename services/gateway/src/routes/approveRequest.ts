@@ -31,7 +31,7 @@ import type { TokenFactsReader } from '../chain/tokenFacts.js'
 import type { SkillCall, SkillCalls } from '../skills/skillCalls.js'
 import { SignerWalletsUnknownError, type SignerWallets } from '../pipeline/signerWallets.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
-import { replacementReason, requireApprovalToReplace, type SentTxFates, type SignedBefore } from '../chain/sentTxFates.js'
+import { denyAfterDeadline, replacementReason, requireApprovalToReplace, type SentTxFates, type SignedBefore } from '../chain/sentTxFates.js'
 
 export type { ApproverCaller }
 import { policyDecisionSchema, txHashSchema } from './contractParts.js'
@@ -209,7 +209,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     const before = await opts.fates.signedBefore(intent, built.txRequestHash)
     const dead = before?.fate === 'dead' ? before : null
     const gate = policyGate.decide(intent, { riskScore: preflight.riskScore, contract: built.contract })
-    const decision = requireApprovalToReplace(applyPreflightRules(gate.decision, preflight), dead)
+    const decision = denyAfterDeadline(requireApprovalToReplace(applyPreflightRules(gate.decision, preflight), dead), before)
     // Signed before, and that transaction was mined or still can be: sign-and-send answers with it and signs
     // nothing, token or not. An operator asked now would approve nothing, and a denial would tell the client
     // "declined" of a payment already made. Such a retry comes after the kept decision is gone (300 s, an

@@ -21,7 +21,7 @@ import { isNodeRefusal } from '../chain/nodeRefusal.js'
 import type { L1FeeReader } from '../chain/l1Fee.js'
 import { costParts } from '../preflight/runPreflight.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
-import { replacementReason, type SentTxFates } from '../chain/sentTxFates.js'
+import { notSentAfterDeadline, replacementReason, sentDeadline, type SentTxFates } from '../chain/sentTxFates.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
@@ -99,7 +99,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
    * transfer or approve the deadline is not in the transaction, so the body still matched it.
    */
   async function refuseAfterDeadline(intent: TxIntent, sent: { txHash: string; nonce: number; deadline: number | null }, fate: string): Promise<void> {
-    const deadline = sent.deadline === null ? intent.constraints.deadline : Math.min(sent.deadline, intent.constraints.deadline)
+    const deadline = sentDeadline(sent, intent)
     if (fate !== 'open' || isWithinDeadline(deadline, clock())) return
     await denied(intent, 'deadline_passed', { txHash: sent.txHash, nonce: sent.nonce, deadline })
     throw new HttpError(403, policyDeniedBody([notSentAfterDeadline(deadline, sent)]))
@@ -325,10 +325,6 @@ function replacementRefusal(err: unknown, dead: { txHash: Hex; nonce: number }):
   return new HttpError(403, { ...err.body, message })
 }
 
-/** Why a retry after the deadline gets no broadcast of the transaction signed before it; honest that the node may still hold it. */
-function notSentAfterDeadline(deadline: number, sent: { txHash: string; nonce: number }): string {
-  return `deadline ${deadline} (${new Date(deadline * 1000).toISOString()}) has passed: transaction ${sent.txHash} (nonce ${sent.nonce}), signed before it and not mined, is not sent again; a node that still holds it may yet mine it`
-}
 
 function sentRecord(intent: TxIntent, txRequestHash: string, signed: { signedTx: Hex; txHash: Hex; nonce: number }, broadcastOk: boolean) {
   return {
