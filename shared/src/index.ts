@@ -21,6 +21,7 @@ export * from './rpc/index.js'
 export * from './files/privateFiles.js'
 export * from './files/trustedFile.js'
 export * from './files/walSync.js'
+export * from './files/walCheckpoints.js'
 export * from './operatorError.js'
 export * from './config/index.js'
 // The public API's response bodies: types only (nothing loads at run time), for clients.

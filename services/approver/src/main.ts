@@ -26,6 +26,7 @@ import {
   socketConfigFromEnv,
   systemClock,
   verifyOperatorTokenParamsSchema,
+  WAL_CHECKPOINT_FAILED_MESSAGE,
   withdrawApprovalParamsSchema,
   approvalUpdatesParamsSchema,
   APPROVAL_REFUSED,
@@ -99,7 +100,9 @@ async function main(): Promise<void> {
   const auditFile = path.join(config.dataDir, 'audit.db')
   // Grouped fsync: commits write without an fsync and one fdatasync covers those made together.
   // Every append still resolves after it; auto mode answers the gateway at the commit (approveAtOnce).
-  const audit = openAuditLog(auditFile, { fsync: 'grouped' })
+  // On stderr until the app's logger exists.
+  let walCheckpointFailed = (err: Error): void => void process.stderr.write(`countersign approver: ${WAL_CHECKPOINT_FAILED_MESSAGE}: ${err.message}\n`)
+  const audit = openAuditLog(auditFile, { fsync: 'grouped', onWalCheckpointError: (err) => walCheckpointFailed(err) })
   // Webhooks are filled from the audit log (the gateway's broadcasts included) into webhooks.db, then delivered in order.
   const outbox = webhookTarget ? new WebhookOutbox(path.join(config.dataDir, 'webhooks.db'), auditFile) : null
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
@@ -182,6 +185,7 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel },
     connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, maxConnections: config.maxConnections },
   })
+  walCheckpointFailed = (err) => app.log.warn({ err: err.message }, WAL_CHECKPOINT_FAILED_MESSAGE)
   // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
   await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_APPROVER_PORT' })
   const closeSocketListener = await listenOnSocket(app, sockets.approverHttp, sockets.mode)

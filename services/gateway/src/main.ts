@@ -11,6 +11,8 @@ import {
   makePrivateDir,
   openAuditLog,
   routerTableFromEnv,
+  startWalCheckpoints,
+  WAL_CHECKPOINT_FAILED_MESSAGE,
   socketConfigFromEnv,
   warnUnknownVariables,
 } from '@countersign/shared'
@@ -49,8 +51,13 @@ async function main(): Promise<void> {
   // Held for the process's life (the exit listener also keeps it from being collected, which would drop it).
   const instanceLock = holdInstanceLock(config.dataDir, 'gateway')
   process.once('exit', () => instanceLock.release())
-  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker' })
-  const db = openGatewayDb(path.join(config.dataDir, 'gateway.db'))
+  // On stderr until the app's logger exists.
+  let walCheckpointFailed = (err: Error): void => void process.stderr.write(`countersign gateway: ${WAL_CHECKPOINT_FAILED_MESSAGE}: ${err.message}\n`)
+  const audit = openAuditLog(path.join(config.dataDir, 'audit.db'), { writer: 'worker', onWalCheckpointError: (err) => walCheckpointFailed(err) })
+  const gatewayDbFile = path.join(config.dataDir, 'gateway.db')
+  const db = openGatewayDb(gatewayDbFile)
+  // SQLite's checkpoints of gateway.db off the event loop, which commits its rows (files/walCheckpoints.ts).
+  const gatewayDbCheckpoints = startWalCheckpoints(db, gatewayDbFile, { onError: (err) => walCheckpointFailed(err) })
   const sockets = socketConfigFromEnv(process.env, config.dataDir)
   const signer = createRpcClient({ socketPath: sockets.signer, timeoutMs: 15_000 })
   const approver = createRpcClient({ socketPath: sockets.approver, timeoutMs: 15_000 })
@@ -89,6 +96,7 @@ async function main(): Promise<void> {
     connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, maxConnections: config.maxConnections },
   })
   warnSlowCall = (report) => app.log.warn({ rpc: report }, SLOW_CALL_MESSAGE)
+  walCheckpointFailed = (err) => app.log.warn({ err: err.message }, WAL_CHECKPOINT_FAILED_MESSAGE)
   watchChainIds(chains, {
     intervalMs: config.chainCheckMs,
     onChange: (chainId, answering) =>
@@ -106,6 +114,7 @@ async function main(): Promise<void> {
     approver.close()
     await scanPool.close()
     await audit.close()
+    await gatewayDbCheckpoints.close()
     db.close()
     process.exit(0)
   }

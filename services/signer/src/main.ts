@@ -14,7 +14,9 @@ import {
   AUDIT_PUBLIC_KEY_FILE,
   routerTableFromEnv,
   socketConfigFromEnv,
+  startWalCheckpoints,
   systemClock,
+  WAL_CHECKPOINT_FAILED_MESSAGE,
   warnUnknownVariables,
 } from '@countersign/shared'
 import { openSignerAudit } from './audit/signerAudit.js'
@@ -76,12 +78,21 @@ async function main(): Promise<void> {
     backends.push(hsm)
     log('PKCS#11 token opened', { token: config.pkcs11.tokenLabel, sessions: config.pkcs11.sessions, keys: hsm.keys().map((k) => ({ address: k.address, label: k.label })) })
   }
-  const { db, wal } = openSignerDb(path.join(config.dataDir, 'signer.db'))
+  const signerDbFile = path.join(config.dataDir, 'signer.db')
+  const { db, wal } = openSignerDb(signerDbFile)
+  const walCheckpointFailed = (err: Error) => log(WAL_CHECKPOINT_FAILED_MESSAGE, { level: 'warn', error: err.message })
+  // SQLite's checkpoints of signer.db off the event loop, which commits every signature (files/walCheckpoints.ts).
+  const signerDbCheckpoints = startWalCheckpoints(db, signerDbFile, { onError: walCheckpointFailed })
   // Two kinds of trouble, told apart (found by review: a rewritten log was reported as a storage glitch).
-  const { audit, key: auditKey, checkpoints } = openSignerAudit(config.dataDir, db, clock, (err) =>
-    err instanceof CheckpointRefusedError
-      ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no checkpoint is signed over it', { error: err.message })
-      : log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
+  const { audit, key: auditKey, checkpoints } = openSignerAudit(
+    config.dataDir,
+    db,
+    clock,
+    (err) =>
+      err instanceof CheckpointRefusedError
+        ? log('AUDIT LOG TAMPERED: audit.db was changed outside countersign; no checkpoint is signed over it', { error: err.message })
+        : log('audit checkpoint written but not recorded in signer.db', { error: err.message }),
+    walCheckpointFailed,
   )
   try {
     const backfilled = backfillCheckpointHistory(path.join(config.dataDir, 'audit.db'), auditKey, checkpoints)
@@ -158,6 +169,7 @@ async function main(): Promise<void> {
     await audit.close()
     await Promise.all(backends.map((b) => b.close()))
     await wal.close()
+    await signerDbCheckpoints.close()
     db.close()
     process.exit(0)
   }

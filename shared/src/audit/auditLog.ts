@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
+import { startWalCheckpoints } from '../files/walCheckpoints.js'
 import { OperatorError } from '../operatorError.js'
 import { systemClock, type AuditEvent, type Clock } from '../types.js'
 import type { WorkerBatch, WorkerReply } from './auditWorker.js'
@@ -127,6 +128,13 @@ export interface AuditLogOptions {
   fsync?: 'in-commit' | 'grouped'
   /** With `fsync: 'grouped'`: how many fdatasyncs may run at once (WalSyncOptions.lanes; default 1). */
   fsyncLanes?: number
+  /**
+   * The grouped and worker writers (the services) leave SQLite's WAL
+   * checkpoints of audit.db to a thread of their own (files/walCheckpoints.ts),
+   * off the thread that commits; a checkpoint that failed is told here (the
+   * writer's own checkpoint then takes over at its backstop).
+   */
+  onWalCheckpointError?: (err: Error) => void
 }
 
 /** A checkpoint row as committed: its own seq and hash, and the row it seals. */
@@ -205,7 +213,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   })()
   const checkpoints = opts.checkpoints
   if (checkpoints && opts.writer === 'worker') throw new Error('audit checkpoints need the inline writer (the key stays on the calling thread)')
-  const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs) : inlineCommitter(writeNow)
+  const commitBatch = opts.writer === 'worker' ? workerCommitter(file, busyTimeoutMs, opts.onWalCheckpointError) : inlineCommitter(writeNow)
   const chainBreakSince = createChainCheck(db)
   let refusedBecause: string | null = null
   const sealer: Sealer | undefined = checkpoints
@@ -241,6 +249,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
   const idle: Array<() => void> = []
 
   const wal: WalSync | undefined = grouped ? createWalSync(file, { lanes: opts.fsyncLanes ?? 1 }) : undefined
+  const walCheckpoints = grouped ? startWalCheckpoints(db, file, opts.onWalCheckpointError ? { onError: opts.onWalCheckpointError } : {}) : undefined
   /**
    * Grouped writers (the signer, the approver) run on their event loop, and
    * audit.db is written by all three processes: a write lock another holds
@@ -498,6 +507,7 @@ export function openAuditLog(file: string, opts: AuditLogOptions = {}): AuditLog
         })
       }
       await wal?.close()
+      await walCheckpoints?.close()
       await commitBatch.close()
       db.close()
     },
@@ -534,7 +544,7 @@ function workerScript(): string {
   return here.replace(/\/src\/audit\/auditLog\.ts$/, '/dist/audit/auditWorker.js')
 }
 
-function workerCommitter(file: string, busyTimeoutMs: number): Committer {
+function workerCommitter(file: string, busyTimeoutMs: number, onWalCheckpointError?: (err: Error) => void): Committer {
   const worker = new Worker(workerScript(), { workerData: { file, busyTimeoutMs } })
   worker.unref()
   // Once the thread is gone, every batch is refused at once: a message posted
@@ -549,6 +559,10 @@ function workerCommitter(file: string, busyTimeoutMs: number): Committer {
   }
   let transactions = 0
   worker.on('message', (reply: WorkerReply) => {
+    if ('walCheckpointError' in reply) {
+      onWalCheckpointError?.(Object.assign(new Error(reply.walCheckpointError), reply.code ? { code: reply.code } : {}))
+      return
+    }
     if ('ok' in reply && reply.ok) transactions += 1
     for (const batchId of reply.batchIds) {
       const w = waiting.get(batchId)

@@ -13,6 +13,7 @@
 // started the moment that one is done, without a round trip to the event loop.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { createWalSync } from '../files/walSync.js'
+import { startWalCheckpoints } from '../files/walCheckpoints.js'
 import { decodeBatch } from './batchWire.js'
 import { createBatchWriter, openAuditDb, type PreparedEvent } from './writer.js'
 
@@ -25,6 +26,7 @@ export interface WorkerBatch {
 }
 export type WorkerReply =
   | { batchIds: number[]; ok: true }
+  | { walCheckpointError: string; code?: string }
   | { batchIds: number[]; ordered: true }
   | { batchIds: number[]; ok: false; error: string; code?: string; durabilityUnknown?: true }
 
@@ -32,6 +34,13 @@ const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: num
 const db = openAuditDb(file, busyTimeoutMs, 'NORMAL')
 const write = createBatchWriter(db)
 const wal = createWalSync(file)
+// SQLite's checkpoints of the -wal file on a thread of their own: this thread's commits are the audit appends' wait.
+const walCheckpoints = startWalCheckpoints(db, file, {
+  onError: (err) => {
+    const code = (err as { code?: unknown }).code
+    port.postMessage({ walCheckpointError: err.message, ...(typeof code === 'string' ? { code } : {}) } satisfies WorkerReply)
+  },
+})
 const port = parentPort!
 
 function failed(batchIds: number[], err: unknown, afterCommit: boolean): WorkerReply {
@@ -43,7 +52,7 @@ function failed(batchIds: number[], err: unknown, afterCommit: boolean): WorkerR
 }
 
 function close(): void {
-  void wal.close().finally(() => {
+  void Promise.all([wal.close(), walCheckpoints.close()]).finally(() => {
     db.close()
     port.close()
   })

@@ -13,12 +13,18 @@ export interface SignerAudit {
 }
 
 /** The signer's handle on audit.db: inline writes, checkpoints signed with its audit key and recorded in signer.db. */
-export function openSignerAudit(dataDir: string, signerDb: Database.Database, clock: Clock, onError: (err: Error) => void = () => {}): SignerAudit {
+export function openSignerAudit(
+  dataDir: string,
+  signerDb: Database.Database,
+  clock: Clock,
+  onError: (err: Error) => void = () => {},
+  onWalCheckpointError: (err: Error) => void = () => {},
+): SignerAudit {
   const key = loadOrCreateAuditKey(dataDir)
   const checkpoints = createAuditCheckpoints(signerDb)
   // Grouped fsync: the signatures that arrive together share one audit fsync
   // and one checkpoint, off the event loop (see AuditLogOptions.fsync), with
   // as many fsyncs at once as signer.db's.
-  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, fsync: 'grouped', fsyncLanes: SIGNER_FSYNC_LANES, checkpoints: createCheckpointer(key, checkpoints, clock, onError) })
+  const audit = openAuditLog(path.join(dataDir, 'audit.db'), { clock, fsync: 'grouped', fsyncLanes: SIGNER_FSYNC_LANES, onWalCheckpointError, checkpoints: createCheckpointer(key, checkpoints, clock, onError) })
   return { audit, key, checkpoints }
 }
