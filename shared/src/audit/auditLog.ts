@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { workerScriptBeside } from '../files/workerScript.js'
 import { createWalSync, type WalSync, type WalSyncStats } from '../files/walSync.js'
 import { startWalCheckpoints } from '../files/walCheckpoints.js'
 import { OperatorError } from '../operatorError.js'
@@ -537,15 +536,8 @@ function inlineCommitter(write: (events: PreparedEvent[], seal?: Sealer) => Batc
 }
 
 /** Compiled worker beside this file; under the test runner (TypeScript sources) the compiled copy in dist/. */
-function workerScript(): string {
-  const here = fileURLToPath(import.meta.url)
-  const beside = here.replace(/auditLog\.(ts|js)$/, 'auditWorker.js')
-  if (existsSync(beside)) return beside
-  return here.replace(/\/src\/audit\/auditLog\.ts$/, '/dist/audit/auditWorker.js')
-}
-
 function workerCommitter(file: string, busyTimeoutMs: number, onWalCheckpointError?: (err: Error) => void): Committer {
-  const worker = new Worker(workerScript(), { workerData: { file, busyTimeoutMs } })
+  const worker = new Worker(workerScriptBeside(import.meta.url, 'auditWorker.js'), { workerData: { file, busyTimeoutMs } })
   worker.unref()
   // Once the thread is gone, every batch is refused at once: a message posted
   // to an exited worker would never be answered and its appends would hang.

@@ -15,9 +15,8 @@
 // marked copied (SQLite's rule, whichever connection checkpoints): nothing a
 // commit made durable is lost. The writer's own automatic checkpoint stays,
 // at `backstopPages`, in case this thread falls behind or fails.
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { workerScriptBeside } from './workerScript.js'
 import Database from 'better-sqlite3'
 
 export interface WalCheckpointsOptions {
@@ -82,13 +81,6 @@ export function openCheckpointConnection(file: string): Database.Database {
   return conn
 }
 
-function workerScript(): string {
-  const here = fileURLToPath(import.meta.url)
-  const beside = here.replace(/walCheckpoints\.(ts|js)$/, 'walCheckpointWorker.js')
-  if (existsSync(beside)) return beside
-  return here.replace(/\/src\/files\/walCheckpoints\.ts$/, '/dist/files/walCheckpointWorker.js')
-}
-
 /**
  * Starts checkpointing `file` (the database `db` writes, in WAL mode) on a
  * worker thread, and moves `db`'s automatic checkpoint back to the backstop.
@@ -100,7 +92,7 @@ export function startWalCheckpoints(db: Database.Database, file: string, opts: W
   if (!Number.isSafeInteger(everyMs) || everyMs < 1) throw new RangeError(`the WAL checkpoint interval must be a positive whole number of milliseconds, got ${everyMs}`)
   if (!Number.isSafeInteger(backstopPages) || backstopPages < 1) throw new RangeError(`the WAL checkpoint backstop must be a positive whole number of pages, got ${backstopPages}`)
   const counters = new SharedArrayBuffer(4 * Object.keys(WAL_CHECKPOINT_COUNTERS).length)
-  const worker = new Worker(workerScript(), { workerData: { file, everyMs, counters } satisfies WalCheckpointWorkerData })
+  const worker = new Worker(workerScriptBeside(import.meta.url, 'walCheckpointWorker.js'), { workerData: { file, everyMs, counters } satisfies WalCheckpointWorkerData })
   worker.unref()
   worker.on('message', (failure: WalCheckpointFailure) => opts.onError?.(Object.assign(new Error(`WAL checkpoint of ${file} failed: ${failure.error}`), failure.code ? { code: failure.code } : {})))
   // A thread that died (it could not open the file) leaves the backstop, as if it had never started.
