@@ -32,17 +32,33 @@ function run(): void {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>
     Atomics.add(view, WAL_CHECKPOINT_COUNTERS.runs, 1)
     if (!result) return
-    if (result.busy !== 0) Atomics.add(view, WAL_CHECKPOINT_COUNTERS.busy, 1)
-    else if (result.checkpointed > 0 && (result.checkpointed > last.checkpointed || result.log < last.log)) Atomics.add(view, WAL_CHECKPOINT_COUNTERS.copied, 1)
+    // A busy run reports -1 for both figures: nothing to compare the next run with.
+    if (result.busy !== 0) {
+      Atomics.add(view, WAL_CHECKPOINT_COUNTERS.busy, 1)
+      return
+    }
+    if (result.checkpointed > 0 && (result.checkpointed > last.checkpointed || result.log < last.log)) Atomics.add(view, WAL_CHECKPOINT_COUNTERS.copied, 1)
     last = { log: result.log, checkpointed: result.checkpointed }
   } catch (err) {
     Atomics.add(view, WAL_CHECKPOINT_COUNTERS.runs, 1)
     const code = (err as { code?: unknown }).code
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    // Extended codes too (SQLITE_BUSY_RECOVERY, SQLITE_LOCKED_SHAREDCACHE): another connection's turn.
+    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
       Atomics.add(view, WAL_CHECKPOINT_COUNTERS.busy, 1)
       return
     }
     Atomics.add(view, WAL_CHECKPOINT_COUNTERS.failed, 1)
+    if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
+      // The disk failed a write or an fsync of this checkpoint. Linux reports such a failure once per open
+      // file: a later run's fsync through this connection could succeed over copies that were lost, and mark
+      // frames copied that only the -wal still holds. This thread checkpoints no more; the writer's own
+      // checkpoint, through its own descriptors, meets the failure itself (see walSync.ts on fsync failures).
+      clearInterval(timer)
+      port.postMessage({ ...failure(err), stopped: true })
+      db.close()
+      port.close()
+      return
+    }
     // At most one report a minute: a file that stays unreadable is tried every run, not reported every run.
     const now = Date.now()
     if (now - lastReported < 60_000) return

@@ -66,6 +66,8 @@ export interface WalCheckpointWorkerData {
 export interface WalCheckpointFailure {
   error: string
   code?: string
+  /** An I/O error: the thread has stopped for good (walCheckpointWorker.ts says why). */
+  stopped?: true
 }
 
 /**
@@ -94,7 +96,12 @@ export function startWalCheckpoints(db: Database.Database, file: string, opts: W
   const counters = new SharedArrayBuffer(4 * Object.keys(WAL_CHECKPOINT_COUNTERS).length)
   const worker = new Worker(workerScriptBeside(import.meta.url, 'walCheckpointWorker.js'), { workerData: { file, everyMs, counters } satisfies WalCheckpointWorkerData })
   worker.unref()
-  worker.on('message', (failure: WalCheckpointFailure) => opts.onError?.(Object.assign(new Error(`WAL checkpoint of ${file} failed: ${failure.error}`), failure.code ? { code: failure.code } : {})))
+  worker.on('message', (failure: WalCheckpointFailure) => {
+    const what = failure.stopped
+      ? `WAL checkpoint of ${file} failed with an I/O error, and its thread has stopped (the disk may have lost writes: check it, and restart the service): ${failure.error}`
+      : `WAL checkpoint of ${file} failed: ${failure.error}`
+    opts.onError?.(Object.assign(new Error(what), failure.code ? { code: failure.code } : {}))
+  })
   // A thread that died (it could not open the file) leaves the backstop, as if it had never started.
   worker.on('error', (err: unknown) => opts.onError?.(err instanceof Error && err.message ? err : new Error(`the WAL checkpoint thread of ${file} ended: ${String((err as Error)?.message ?? err)}`)))
   db.pragma(`wal_autocheckpoint = ${backstopPages}`)
