@@ -14,7 +14,12 @@
 // the frames copied, and the writer restarts the -wal file only over frames
 // marked copied (SQLite's rule, whichever connection checkpoints): nothing a
 // commit made durable is lost. The writer's own automatic checkpoint stays,
-// at `backstopPages`, in case this thread falls behind or fails.
+// at `backstopPages`. Under a steady stream of commits this thread never
+// finds the -wal with nothing left to copy (commits land during its two
+// fsyncs), so the -wal restarts at that backstop, whose checkpoint then has
+// little left to copy: the writer pays one in-commit checkpoint (two fsyncs)
+// where it paid ten (bench/RESULTS.md, 2026-12-07). It is also what bounds
+// the -wal if this thread fails.
 import { Worker } from 'node:worker_threads'
 import { workerScriptBeside } from './workerScript.js'
 import Database from 'better-sqlite3'
