@@ -292,8 +292,11 @@ async function concurrentRun(run, { clients, wallets, ms }) {
   return { rate: results.length / ((performance.now() - started) / 1000), results, failures }
 }
 
-/** @param {{ wallets: number, clients: number, rounds: number, ms: number, nodeArgs: NodeArgs }} opts */
-async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
+/**
+ * @param {{ wallets: number, clients: number, rounds: number, ms: number, warmupMs: number, nodeArgs: NodeArgs, abRoot: string | undefined }} opts
+ *   abRoot: a third arm, that built tree's services against their own anvil, in the same alternation
+ */
+async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, abRoot }) {
   const keys = devKeys.slice(0, wallets)
   const accounts = keys.map((k) => privateKeyToAccount(k))
   const anvilBare = await startAnvil(CHAIN_ID)
@@ -301,11 +304,16 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
   const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, ...gatewayOverride() })
+  const anvilAb = abRoot ? await startAnvil(CHAIN_ID) : null
+  const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
+  const abStack = anvilAb ? await startStack({ keys, rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', servicesRoot: abRoot }) : null
   /** @typedef {{ done: Run[], failures: number, seconds: number }} Totals */
   /** @type {Totals} */
   const bare = { done: [], failures: 0, seconds: 0 }
   /** @type {Totals} */
   const cs = { done: [], failures: 0, seconds: 0 }
+  /** @type {Totals} */
+  const abTotals = { done: [], failures: 0, seconds: 0 }
   /**
    * @param {Totals} acc
    * @param {{ rate: number, results: Run[], failures: number }} run
@@ -319,33 +327,67 @@ async function concurrent({ wallets, clients, rounds, ms, nodeArgs }) {
   let nonceLines = []
   /** @type {number[]} */
   const gatewayCpu = []
+  /** @type {number[]} */
+  const abGatewayCpu = []
+  /**
+   * One round of a stack's transfers, with its gateway's CPU per transfer.
+   * @param {Awaited<ReturnType<typeof startStack>>} on
+   * @param {Client} client
+   * @param {Totals} totals
+   * @param {number[]} cpuPerTransfer
+   */
+  const countersignRound = async (on, client, totals, cpuPerTransfer) => {
+    const before = threadCpuMs(on.gatewayPid)
+    const run = await concurrentRun((w, n) => countersignPipeline(on, client, nth(accounts, w).address, n), { clients, wallets, ms })
+    const cpu = cpuPerRequest(on.gatewayPid, before, threadCpuMs(on.gatewayPid), run.results.length)
+    if (cpu) cpuPerTransfer.push(cpu.loopUs + cpu.othersUs)
+    add(totals, run)
+  }
   try {
+    // A round of each, not counted: the services start cold here, and the first seconds of a fresh gateway
+    // ran at about 1.7 times the CPU per transfer of its third round (JIT), which measured start-up, not throughput.
+    // Their transactions count in the nonce checks below.
+    const warm = { ms: warmupMs, wallets, clients }
+    const warmBare = await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), warm)
+    const warmCs = await concurrentRun((w, n) => countersignPipeline(stack, csClient, nth(accounts, w).address, n), warm)
+    const warmAb = abStack && abClient ? await concurrentRun((w, n) => countersignPipeline(abStack, abClient, nth(accounts, w).address, n), warm) : null
+    bare.failures += warmBare.failures
+    cs.failures += warmCs.failures
+    abTotals.failures += warmAb?.failures ?? 0
     for (let r = 0; r < rounds; r++) {
       add(bare, await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), { clients, wallets, ms }))
-      const before = threadCpuMs(stack.gatewayPid)
-      const run = await concurrentRun((w, n) => countersignPipeline(stack, csClient, nth(accounts, w).address, n), { clients, wallets, ms })
-      const cpu = cpuPerRequest(stack.gatewayPid, before, threadCpuMs(stack.gatewayPid), run.results.length)
-      if (cpu) gatewayCpu.push(cpu.loopUs + cpu.othersUs)
-      add(cs, run)
+      // With an A/B arm, the two stacks take turns going first.
+      const arms = [() => countersignRound(stack, csClient, cs, gatewayCpu)]
+      if (abStack && abClient) arms.splice(r % 2, 0, () => countersignRound(abStack, abClient, abTotals, abGatewayCpu))
+      for (const arm of arms) await arm()
     }
-    await assertContiguousNonces(bareClient, bare.done)
-    nonceLines = await assertContiguousNonces(csClient, cs.done)
+    await assertContiguousNonces(bareClient, [...warmBare.results, ...bare.done])
+    nonceLines = await assertContiguousNonces(csClient, [...warmCs.results, ...cs.done])
+    if (abClient) await assertContiguousNonces(abClient, [...(warmAb?.results ?? []), ...abTotals.done])
   } finally {
     await stack.stop()
+    await abStack?.stop()
     anvilBare.stop()
     anvilCs.stop()
+    anvilAb?.stop()
   }
   const bareRate = bare.done.length / bare.seconds
   const csRate = cs.done.length / cs.seconds
   const b = quantiles(bare.done.map((r) => r.total))
   const c = quantiles(cs.done.map((r) => r.total))
-  console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s (load avg ${load()})`)
+  console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s after one of ${warmupMs / 1000} s each not counted (load avg ${load()})`)
   console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures})`)
   console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
   console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %)`)
   if (gatewayCpu.length) console.log(`  gateway CPU per transfer (approve-request + sign-and-send, all threads): ${gatewayCpu.map((us) => `${fmt(us)} µs`).join(', ')} by round`)
+  if (abRoot) {
+    const abRate = abTotals.done.length / abTotals.seconds
+    const a = quantiles(abTotals.done.map((r) => r.total))
+    console.log(`  A/B: services of ${abRoot}   ${fmt(abRate, 1).padStart(6)} transfers/s   p50 ${fmt(a.p50, 1)} ms  p99 ${fmt(a.p99, 1)} ms  (failures ${abTotals.failures}); this tree / that one ${fmt((csRate / abRate) * 100, 1)} %`)
+    console.log(`    its gateway CPU per transfer: ${abGatewayCpu.map((us) => `${fmt(us)} µs`).join(', ')} by round`)
+  }
   console.log(`  nonces per wallet (countersign): ${nonceLines.join('; ')}`)
-  if (bare.failures || cs.failures) throw new Error('pipeline benchmark saw failures')
+  if (bare.failures || cs.failures || abTotals.failures) throw new Error('pipeline benchmark saw failures')
   return { bareRate, csRate }
 }
 
@@ -358,5 +400,6 @@ export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUND
   const { PIPELINE_AB_GATEWAY: abGateway, PIPELINE_AB_ROOT: abRoot } = process.env
   if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway, abRoot })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
-  await concurrent({ wallets: 8, clients: 8, rounds: 2, ms: 4000, nodeArgs: nodeArgs('concurrent') })
+  // PIPELINE_CONCURRENT_ROUNDS=n: more rounds for an A/B (2 by default).
+  await concurrent({ wallets: 8, clients: 8, rounds: Number(process.env.PIPELINE_CONCURRENT_ROUNDS ?? 2), ms: 4000, warmupMs: 4000, nodeArgs: nodeArgs('concurrent'), abRoot })
 }
