@@ -28,7 +28,7 @@ function intentBody() {
  * One gateway build (`entry`, its dist/main.js) under the build load: its rate and its CPU per build.
  * @param {string} entry
  * @param {number} duration seconds
- * @param {string | undefined} profileName BENCH_CPU_PROF's file name, if profiled
+ * @param {string | undefined} profileName BENCH_CPU_PROF's folder name, if profiled
  * @param {string[]} [nodeArgs]
  */
 async function loadGateway(entry, duration, profileName, nodeArgs = []) {

@@ -113,14 +113,17 @@ function stoppable(child) {
 }
 
 /**
- * BENCH_CPU_PROF=dir: the node flags that make service `name` write a CPU
- * profile (node --cpu-prof) into dir when it exits; none without it.
+ * BENCH_CPU_PROF=dir: the node flags that make service `name` write CPU
+ * profiles (node --cpu-prof) into a folder `name-<ms>` of dir when it exits,
+ * a file per thread (node's own names, CPU.<date>.<time>.<pid>.<thread>.<seq>:
+ * thread 0 is the event loop); none without it. A fixed --cpu-prof-name made
+ * each worker thread's profile overwrite the one before.
  * @param {string} name
  * @returns {string[]}
  */
 export function profileArgs(name) {
   const dir = process.env.BENCH_CPU_PROF
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, `${name}-${Date.now()}`)}`] : []
 }
 
 /**

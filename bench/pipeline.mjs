@@ -325,22 +325,22 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   }
   /** @type {string[]} */
   let nonceLines = []
-  /** @type {number[]} */
+  /** @type {import('./lib.mjs').CpuPerRequest[]} */
   const gatewayCpu = []
-  /** @type {number[]} */
+  /** @type {import('./lib.mjs').CpuPerRequest[]} */
   const abGatewayCpu = []
   /**
    * One round of a stack's transfers, with its gateway's CPU per transfer.
    * @param {Awaited<ReturnType<typeof startStack>>} on
    * @param {Client} client
    * @param {Totals} totals
-   * @param {number[]} cpuPerTransfer
+   * @param {import('./lib.mjs').CpuPerRequest[]} cpuPerTransfer
    */
   const countersignRound = async (on, client, totals, cpuPerTransfer) => {
     const before = threadCpuMs(on.gatewayPid)
     const run = await concurrentRun((w, n) => countersignPipeline(on, client, nth(accounts, w).address, n), { clients, wallets, ms })
     const cpu = cpuPerRequest(on.gatewayPid, before, threadCpuMs(on.gatewayPid), run.results.length)
-    if (cpu) cpuPerTransfer.push(cpu.loopUs + cpu.othersUs)
+    if (cpu) cpuPerTransfer.push(cpu)
     add(totals, run)
   }
   try {
@@ -379,12 +379,14 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures})`)
   console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
   console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %)`)
-  if (gatewayCpu.length) console.log(`  gateway CPU per transfer (approve-request + sign-and-send, all threads): ${gatewayCpu.map((us) => `${fmt(us)} µs`).join(', ')} by round`)
+  /** @param {import('./lib.mjs').CpuPerRequest[]} rounds */
+  const cpuText = (rounds) => rounds.map((c) => `${fmt(c.loopUs + c.othersUs)} µs (loop ${fmt(c.loopUs)})`).join(', ')
+  if (gatewayCpu.length) console.log(`  gateway CPU per transfer (approve-request + sign-and-send, all threads; the event loop's part): ${cpuText(gatewayCpu)} by round`)
   if (abRoot) {
     const abRate = abTotals.done.length / abTotals.seconds
     const a = quantiles(abTotals.done.map((r) => r.total))
     console.log(`  A/B: services of ${abRoot}   ${fmt(abRate, 1).padStart(6)} transfers/s   p50 ${fmt(a.p50, 1)} ms  p99 ${fmt(a.p99, 1)} ms  (failures ${abTotals.failures}); this tree / that one ${fmt((csRate / abRate) * 100, 1)} %`)
-    console.log(`    its gateway CPU per transfer: ${abGatewayCpu.map((us) => `${fmt(us)} µs`).join(', ')} by round`)
+    console.log(`    its gateway CPU per transfer: ${cpuText(abGatewayCpu)} by round`)
   }
   console.log(`  nonces per wallet (countersign): ${nonceLines.join('; ')}`)
   if (bare.failures || cs.failures || abTotals.failures) throw new Error('pipeline benchmark saw failures')

@@ -54,3 +54,26 @@ describe('intent reservations (gateway.db)', () => {
     expect(openAt(file).reservations.heldForAnother(ID, OTHER, T0 + 599_999)).toBe(true)
   })
 })
+
+describe('intent reservations in memory', () => {
+  it('a hold whose write failed is not held: the memory follows the file', () => {
+    const { db, reservations } = openAt(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-hold-')), 'gateway.db'))
+    expect(reservations.reserve(ID, MINE, T0, T0 + 600_000)).toBe(true)
+    db.close()
+    const other = '0d6f2a3b-1c4e-4f5a-9b8c-7d6e5f4a3b2c'
+    expect(() => reservations.reserve(other, MINE, T0 + 1, T0 + 600_001)).toThrow(/not open/)
+    expect(reservations.heldForAnother(other, OTHER, T0 + 2)).toBe(false)
+    expect(reservations.heldForAnother(ID, OTHER, T0 + 2)).toBe(true)
+  })
+
+  it('holds of many ids: each refuses only its own id, until its own end', () => {
+    const { reservations } = openAt(path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-hold-')), 'gateway.db'))
+    const ids = Array.from({ length: 50 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+    ids.forEach((id, i) => expect(reservations.reserve(id, MINE, T0 + i * 1000, T0 + i * 1000 + 600_000)).toBe(true))
+    // The first ten are extended (moved to the back of the memory's order) at T0 + 100 s.
+    ids.slice(0, 10).forEach((id) => expect(reservations.reserve(id, MINE, T0 + 100_000, T0 + 700_000)).toBe(true))
+    // At T0 + 620 s the holds made before T0 + 20 s have ended, except the extended ones; a reserve sweeps.
+    reservations.reserve('3f2e1d0c-9b8a-4766-8554-433221100fed', MINE, T0 + 620_000, T0 + 1_220_000)
+    ids.forEach((id, i) => expect(reservations.heldForAnother(id, OTHER, T0 + 620_000), id).toBe(i < 10 || i * 1000 + 600_000 > 620_000))
+  })
+})
