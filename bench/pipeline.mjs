@@ -307,13 +307,13 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const anvilAb = abRoot ? await startAnvil(CHAIN_ID) : null
   const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
   const abStack = anvilAb ? await startStack({ keys, rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', servicesRoot: abRoot }) : null
-  /** @typedef {{ done: Run[], failures: number, seconds: number }} Totals */
+  /** @typedef {{ done: Run[], failures: number, seconds: number, rates: number[] }} Totals rates: transfers/s by round */
   /** @type {Totals} */
-  const bare = { done: [], failures: 0, seconds: 0 }
+  const bare = { done: [], failures: 0, seconds: 0, rates: [] }
   /** @type {Totals} */
-  const cs = { done: [], failures: 0, seconds: 0 }
+  const cs = { done: [], failures: 0, seconds: 0, rates: [] }
   /** @type {Totals} */
-  const abTotals = { done: [], failures: 0, seconds: 0 }
+  const abTotals = { done: [], failures: 0, seconds: 0, rates: [] }
   /**
    * @param {Totals} acc
    * @param {{ rate: number, results: Run[], failures: number }} run
@@ -322,6 +322,7 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
     acc.done.push(...run.results)
     acc.failures += run.failures
     acc.seconds += run.results.length / run.rate
+    acc.rates.push(run.rate)
   }
   /** @type {string[]} */
   let nonceLines = []
@@ -376,9 +377,10 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const b = quantiles(bare.done.map((r) => r.total))
   const c = quantiles(cs.done.map((r) => r.total))
   console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s after one of ${warmupMs / 1000} s each not counted (load avg ${load()})`)
-  console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures})`)
-  console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
-  console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %)`)
+  const byRound = (/** @type {Totals} */ t) => `by round ${t.rates.map((r) => fmt(r, 1)).join(', ')}`
+  console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures}; ${byRound(bare)})`)
+  console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; ${byRound(cs)}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
+  console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %; by round ${cs.rates.map((r, i) => `${fmt((r / (bare.rates[i] ?? NaN)) * 100, 1)} %`).join(', ')})`)
   /** @param {import('./lib.mjs').CpuPerRequest[]} rounds */
   const cpuText = (rounds) => rounds.map((c) => `${fmt(c.loopUs + c.othersUs)} µs (loop ${fmt(c.loopUs)})`).join(', ')
   if (gatewayCpu.length) console.log(`  gateway CPU per transfer (approve-request + sign-and-send, all threads; the event loop's part): ${cpuText(gatewayCpu)} by round`)
@@ -403,5 +405,5 @@ export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUND
   if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway, abRoot })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
   // PIPELINE_CONCURRENT_ROUNDS=n: more rounds for an A/B (2 by default).
-  await concurrent({ wallets: 8, clients: 8, rounds: Number(process.env.PIPELINE_CONCURRENT_ROUNDS ?? 2), ms: 4000, warmupMs: 4000, nodeArgs: nodeArgs('concurrent'), abRoot })
+  await concurrent({ wallets: 8, clients: 8, rounds: Number(process.env.PIPELINE_CONCURRENT_ROUNDS ?? 3), ms: 4000, warmupMs: Number(process.env.PIPELINE_WARMUP_MS ?? 12_000), nodeArgs: nodeArgs('concurrent'), abRoot })
 }
