@@ -378,7 +378,7 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const c = quantiles(cs.done.map((r) => r.total))
   console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s after one of ${warmupMs / 1000} s each not counted (load avg ${load()})`)
   const byRound = (/** @type {Totals} */ t) => `by round ${t.rates.map((r) => fmt(r, 1)).join(', ')}`
-  console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures}; ${byRound(bare)})`)
+  console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures}; ${byRound(bare)}; p50/p99 ms: ${phaseSummary(bare.done).join(', ')})`)
   console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; ${byRound(cs)}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
   console.log(`  ratio countersign / bare   ${fmt((csRate / bareRate) * 100, 1)} %   (goal >= 70 %; by round ${cs.rates.map((r, i) => `${fmt((r / (bare.rates[i] ?? NaN)) * 100, 1)} %`).join(', ')})`)
   /** @param {import('./lib.mjs').CpuPerRequest[]} rounds */
@@ -396,7 +396,7 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
 }
 
 /** @param {{ rounds?: number, perRound?: number, warmup?: number }} [opts] */
-export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = 20 } = {}) {
+export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUNDS ?? 4), perRound = 50, warmup = Number(process.env.PIPELINE_SEQUENTIAL_WARMUP ?? 20) } = {}) {
   // BENCH_CPU_PROF=dir profiles the three services.
   const nodeArgs = (/** @type {string} */ phase) => ({ gateway: profileArgs(`gateway-${phase}`), approver: profileArgs(`approver-${phase}`), signer: profileArgs(`signer-${phase}`) })
   // PIPELINE_AB_GATEWAY=path/to/another/gateway/dist/main.js runs that build too, interleaved (what a change bought);
