@@ -24,5 +24,9 @@ describe('approvedBy (how the send was approved, in the text the model reads)', 
     expect(approvedBy({ policyDecision: { decision: 'allow', reasons: [], policyVersion: '1' } })).toBe('no approval needed (policy allowed it)')
     // approve-request asks nobody for an intent whose transaction was sent before and is mined or still can be.
     expect(approvedBy({ policyDecision: { decision: 'require_approval', reasons: ['value above threshold'], policyVersion: '1' } })).toBe('none asked now (signed before: this is the transaction sent then)')
+    // Or that policy now denies (its recipient left the allowlist): approve-request still answers with that transaction.
+    expect(approvedBy({ policyDecision: { decision: 'deny', reasons: ['recipient not on the allowlist'], policyVersion: '1' } })).toBe(
+      'none asked now (signed before: this is the transaction sent then; policy would deny it now)',
+    )
   })
 })

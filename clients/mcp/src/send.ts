@@ -31,8 +31,9 @@ export type PreparedSend = { intent: TxIntent; what: string } | { refusal: CallT
 /** How the send was approved, for the text the model reads. */
 export function approvedBy(approval: Pick<ApprovalResult, 'approvalTokenId' | 'policyDecision'>): string {
   if (approval.approvalTokenId) return 'approved by an operator'
-  // Policy wants an operator, yet none was asked: the intent was signed before, and this is that transaction.
+  // Policy wants an operator (or now denies it), yet approve-request answered: the intent was signed before, and this is that transaction.
   if (approval.policyDecision?.decision === 'require_approval') return 'none asked now (signed before: this is the transaction sent then)'
+  if (approval.policyDecision?.decision === 'deny') return 'none asked now (signed before: this is the transaction sent then; policy would deny it now)'
   return 'no approval needed (policy allowed it)'
 }
 

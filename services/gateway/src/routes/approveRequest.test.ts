@@ -332,15 +332,15 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
     node = undefined
   })
 
-  /** A gateway on a node answering `answers`, every transfer needing an operator, and an approver that must not be asked. */
-  async function signedBeforeGateway(answers: Record<string, unknown>) {
+  /** A gateway on a node answering `answers`, every transfer needing an operator (or `policy`), and an approver that must not be asked. */
+  async function signedBeforeGateway(answers: Record<string, unknown>, policy: Record<string, unknown> = { requireApprovalAbove: { valueWei: '1' } }) {
     node = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
     const asked: string[] = []
     const clock = testClock()
     const g = await makeTestGateway({
       clock,
       rpcUrls: { 8453: node.url },
-      policy: { requireApprovalAbove: { valueWei: '1' } },
+      policy,
       preflight: cleanPreflight,
       approver: async (method) => {
         asked.push(method)
@@ -378,6 +378,29 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
       expect(events[2]?.data).toMatchObject({ decision: 'require_approval', signedBefore: TX_HASH })
     })
   }
+
+  // Before, a policy that now denies the intent (here its recipient left the allowlist) answered 403 "denied" of a
+  // payment already made, while sign-and-send returned that transaction.
+  it('mined, and policy now denies the intent: answered as signed before, the denial named, as sign-and-send returns that transaction', async () => {
+    const { g, intent, asked } = await signedBeforeGateway(
+      { eth_chainId: '0x2105', eth_getTransactionCount: '0x8', eth_getTransactionReceipt: { blockNumber: '0x10' } },
+      { recipientAllowlist: ['0x9999999999999999999999999999999999999999'] },
+    )
+    gw = g
+    const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body).toMatchObject({ approved: true, approvalRequired: false, policyDecision: { decision: 'deny' } })
+    expect(body).not.toHaveProperty('approvalTokenId')
+    expect(body.warnings).toContainEqual(expect.stringContaining(`signed before (transaction ${TX_HASH}, nonce 7)`))
+    expect(body.warnings).toContainEqual(expect.stringMatching(/^policy would deny this intent now \(.*allowlist.*\); that changes nothing for the transaction signed before it$/))
+    expect(asked).toEqual([])
+    const events = g.audit.list({ limit: 10, intentId: intent.id }).reverse()
+    expect(events[2]).toMatchObject({ event: 'approve_request_created', data: { decision: 'deny', signedBefore: TX_HASH } })
+    const sent = await g.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent } })
+    expect(sent.statusCode, sent.body).toBe(200)
+    expect(sent.json()).toMatchObject({ txHash: TX_HASH, broadcast: true })
+  })
 
   // Found by review: it answered "approved" for a transaction sign-and-send then refused to send (its deadline had passed).
   it('not mined and its deadline passed (a retry naming a later one too): 403 policy_denied, as sign-and-send answers, nobody asked', async () => {

@@ -41,7 +41,7 @@ import { txIntentInputSchema } from './intentInput.js'
 export const approveRequestRouteSchema = {
   operationId: 'approveRequest',
   description:
-    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers). An intent already signed whose transaction was mined or can still be is answered 200 without asking anyone (approvalRequired false, no token, a warning naming the transaction): sign-and-send returns that transaction; one not mined whose deadline (the earliest of the bodies it was signed for) has passed is 403 policy_denied, as sign-and-send does not send it again.',
+    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers). An intent already signed whose transaction was mined or can still be is answered 200 without asking anyone, whatever policy says now (approvalRequired false, no token, a warning naming the transaction, and one naming the reasons when policy would deny the intent now): sign-and-send returns that transaction; one not mined whose deadline (the earliest of the bodies it was signed for) has passed is 403 policy_denied, as sign-and-send does not send it again.',
   body: txIntentInputSchema,
   response: {
     200: described(
@@ -213,8 +213,10 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // Signed before, and that transaction was mined or still can be: sign-and-send answers with it and signs
     // nothing, token or not. An operator asked now would approve nothing, and a denial would tell the client
     // "declined" of a payment already made. Such a retry comes after the kept decision is gone (300 s, an
-    // approver restart) or after policy changed.
-    const answered = before?.fate === 'live' && decision.decision === 'require_approval' ? before : null
+    // approver restart) or after policy changed. The same holds when policy now denies the intent (an
+    // allowlist changed, its own deadline passed after it was mined): a 403 told the client "denied" of a
+    // payment sign-and-send then returned as made (left open by the review of 2026-12-07). One expired unmined stays 403.
+    const answered = before?.fate === 'live' && decision.decision !== 'allow' ? before : null
     const created = audit.appendOrdered({
       intentId: intent.id,
       event: 'approve_request_created',
@@ -233,7 +235,7 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
       await settleAll([created.ordered])
     } else await committed
     req.phases?.mark('audit')
-    if (decision.decision === 'deny') return reply.code(403).send(policyDeniedBody(decision.reasons))
+    if (decision.decision === 'deny' && !answered) return reply.code(403).send(policyDeniedBody(decision.reasons))
 
     const policyDecision = { decision: decision.decision, reasons: decision.reasons, policyVersion: POLICY_VERSION }
     const result = {
@@ -254,7 +256,9 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     }
     if (answered) {
       // No token: sign-and-send needs none for this intent now, as it signs nothing (the signer too answers a signed intent with its signature).
-      return { ...result, warnings: [...result.warnings, signedBeforeWarning(answered)], approved: true, approvalRequired: false }
+      const warnings = [...result.warnings, signedBeforeWarning(answered)]
+      if (decision.decision === 'deny') warnings.push(`policy would deny this intent now (${decision.reasons.join('; ')}); that changes nothing for the transaction signed before it`)
+      return { ...result, warnings, approved: true, approvalRequired: false }
     }
 
     // require_approval: the approver holds the request until an operator
