@@ -304,6 +304,10 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const bareClient = publicClient(anvilBare.rpcUrl)
   const csClient = publicClient(anvilCs.rpcUrl)
   const stack = await startStack({ keys, rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, ...gatewayOverride() })
+  // With an A/B arm, the two stacks take turns going first, as often each (an even number of rounds).
+  const counted = abRoot ? rounds + (rounds % 2) : rounds
+  // Profiled, one arm would run slower than the other: an A/B figure would measure the profiler.
+  if (abRoot && process.env.BENCH_CPU_PROF) throw new Error('PIPELINE_AB_ROOT and BENCH_CPU_PROF do not go together: only this tree is profiled')
   const anvilAb = abRoot ? await startAnvil(CHAIN_ID) : null
   const abClient = anvilAb ? publicClient(anvilAb.rpcUrl) : null
   const abStack = anvilAb ? await startStack({ keys, rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', servicesRoot: abRoot }) : null
@@ -326,6 +330,8 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   }
   /** @type {string[]} */
   let nonceLines = []
+  /** @type {Error | null} */
+  let nonceError = null
   /** @type {import('./lib.mjs').CpuPerRequest[]} */
   const gatewayCpu = []
   /** @type {import('./lib.mjs').CpuPerRequest[]} */
@@ -355,16 +361,21 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
     bare.failures += warmBare.failures
     cs.failures += warmCs.failures
     abTotals.failures += warmAb?.failures ?? 0
-    for (let r = 0; r < rounds; r++) {
+    for (let r = 0; r < counted; r++) {
       add(bare, await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), { clients, wallets, ms }))
-      // With an A/B arm, the two stacks take turns going first.
       const arms = [() => countersignRound(stack, csClient, cs, gatewayCpu)]
       if (abStack && abClient) arms.splice(r % 2, 0, () => countersignRound(abStack, abClient, abTotals, abGatewayCpu))
       for (const arm of arms) await arm()
     }
-    await assertContiguousNonces(bareClient, [...warmBare.results, ...bare.done])
-    nonceLines = await assertContiguousNonces(csClient, [...warmCs.results, ...cs.done])
-    if (abClient) await assertContiguousNonces(abClient, [...(warmAb?.results ?? []), ...abTotals.done])
+    // A failed transfer may have been sent (a lost answer), which the nonce check would report first: the
+    // failures are reported below, with the figures, before any nonce error.
+    try {
+      await assertContiguousNonces(bareClient, [...warmBare.results, ...bare.done])
+      nonceLines = await assertContiguousNonces(csClient, [...warmCs.results, ...cs.done])
+      if (abClient) await assertContiguousNonces(abClient, [...(warmAb?.results ?? []), ...abTotals.done])
+    } catch (err) {
+      nonceError = /** @type {Error} */ (err)
+    }
   } finally {
     await stack.stop()
     await abStack?.stop()
@@ -376,7 +387,7 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const csRate = cs.done.length / cs.seconds
   const b = quantiles(bare.done.map((r) => r.total))
   const c = quantiles(cs.done.map((r) => r.total))
-  console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${rounds} interleaved rounds of ${ms / 1000} s after one of ${warmupMs / 1000} s each not counted (load avg ${load()})`)
+  console.log(`\nconcurrent pipeline, ${wallets} wallets x ${clients} clients, ${counted} interleaved rounds of ${ms / 1000} s after one of ${warmupMs / 1000} s each not counted (load avg ${load()})`)
   const byRound = (/** @type {Totals} */ t) => `by round ${t.rates.map((r) => fmt(r, 1)).join(', ')}`
   console.log(`  bare viem + local key   ${fmt(bareRate, 1).padStart(6)} transfers/s   p50 ${fmt(b.p50, 1)} ms  p99 ${fmt(b.p99, 1)} ms  (failures ${bare.failures}; ${byRound(bare)}; p50/p99 ms: ${phaseSummary(bare.done).join(', ')})`)
   console.log(`  countersign (auto)      ${fmt(csRate, 1).padStart(6)} transfers/s   p50 ${fmt(c.p50, 1)} ms  p99 ${fmt(c.p99, 1)} ms  (failures ${cs.failures}; ${byRound(cs)}; p50/p99 ms: ${phaseSummary(cs.done).join(', ')})`)
@@ -391,7 +402,8 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
     console.log(`    its gateway CPU per transfer: ${cpuText(abGatewayCpu)} by round`)
   }
   console.log(`  nonces per wallet (countersign): ${nonceLines.join('; ')}`)
-  if (bare.failures || cs.failures || abTotals.failures) throw new Error('pipeline benchmark saw failures')
+  if (bare.failures || cs.failures || abTotals.failures) throw new Error(`pipeline benchmark saw failures${nonceError ? `, and ${nonceError.message}` : ''}`)
+  if (nonceError) throw nonceError
   return { bareRate, csRate }
 }
 
@@ -404,6 +416,6 @@ export async function benchPipeline({ rounds = Number(process.env.PIPELINE_ROUND
   const { PIPELINE_AB_GATEWAY: abGateway, PIPELINE_AB_ROOT: abRoot } = process.env
   if (!process.env.PIPELINE_CONCURRENT_ONLY) await sequential({ rounds, perRound, warmup, nodeArgs: nodeArgs('sequential'), abGateway, abRoot })
   if (process.env.PIPELINE_SEQUENTIAL_ONLY) return
-  // PIPELINE_CONCURRENT_ROUNDS=n: more rounds for an A/B (2 by default).
+  // PIPELINE_CONCURRENT_ROUNDS=n counted rounds (3; with an A/B arm, rounded up to an even number).
   await concurrent({ wallets: 8, clients: 8, rounds: Number(process.env.PIPELINE_CONCURRENT_ROUNDS ?? 3), ms: 4000, warmupMs: Number(process.env.PIPELINE_WARMUP_MS ?? 12_000), nodeArgs: nodeArgs('concurrent'), abRoot })
 }

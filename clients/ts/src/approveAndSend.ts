@@ -84,7 +84,9 @@ const aborted = (signal: AbortSignal) =>
 
 /**
  * Resolves with the approve-request result once policy allows the intent or
- * an operator approved it; rejects with PolicyDeniedError,
+ * an operator approved it, or at once for an intent signed before whose
+ * transaction sign-and-send returns (no token; its policyDecision may then
+ * say `require_approval`, or `deny` for a mined one); rejects with PolicyDeniedError,
  * ApprovalDeclinedError, ApprovalExpiredError... as the service answered.
  */
 export async function waitForApproval(client: CountersignClient, intent: TxIntent, o: WaitForApprovalOptions = {}): Promise<ApprovalResult> {

@@ -33,6 +33,8 @@ export interface SentTxFates {
 /** An intent's transaction sent before, what became of it, and the deadline it is held to. */
 export interface SignedBefore extends DeadSignature {
   fate: 'dead' | 'expired' | 'live'
+  /** Mined (a `live` one may instead still be waiting to be, or never have reached a node). */
+  mined: boolean
   deadline: number
 }
 
@@ -89,7 +91,7 @@ export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients, clock:
         const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
         const deadline = sentDeadline(prior, intent)
         const expired = fate === 'open' && !isWithinDeadline(deadline, clock())
-        return { txHash: prior.txHash as Hex, nonce: prior.nonce, deadline, fate: fate === 'dead' ? 'dead' : expired ? 'expired' : 'live' }
+        return { txHash: prior.txHash as Hex, nonce: prior.nonce, deadline, fate: fate === 'dead' ? 'dead' : expired ? 'expired' : 'live', mined: fate === 'mined' }
       } catch {
         // Not known either way: the request goes on as for any intent, and sign-and-send looks again.
         return null

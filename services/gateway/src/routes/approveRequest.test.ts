@@ -402,6 +402,18 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
     expect(sent.json()).toMatchObject({ txHash: TX_HASH, broadcast: true })
   })
 
+  // Found by review: a 200 here for a transaction not mined (its broadcast had failed) led the clients on to a
+  // sign-and-send that broadcast it for the first time, though policy now denies it.
+  it('not mined, and policy now denies the intent: 403 policy_denied, nobody asked', async () => {
+    const { g, intent, asked } = await signedBeforeGateway({ eth_chainId: '0x2105', eth_getTransactionCount: '0x7' }, { recipientAllowlist: ['0x9999999999999999999999999999999999999999'] })
+    gw = g
+    const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+    expect(res.statusCode, res.body).toBe(403)
+    expect(res.json()).toMatchObject({ error: 'policy_denied' })
+    expect((res.json() as { reasons: string[] }).reasons.join(' ')).toMatch(/allowlist/)
+    expect(asked).toEqual([])
+  })
+
   // Found by review: it answered "approved" for a transaction sign-and-send then refused to send (its deadline had passed).
   it('not mined and its deadline passed (a retry naming a later one too): 403 policy_denied, as sign-and-send answers, nobody asked', async () => {
     const { g, clock, intent, nowS, asked } = await signedBeforeGateway({ eth_chainId: '0x2105', eth_getTransactionCount: '0x7' })

@@ -76,4 +76,19 @@ describe('intent reservations in memory', () => {
     reservations.reserve('3f2e1d0c-9b8a-4766-8554-433221100fed', MINE, T0 + 620_000, T0 + 1_220_000)
     ids.forEach((id, i) => expect(reservations.heldForAnother(id, OTHER, T0 + 620_000), id).toBe(i < 10 || i * 1000 + 600_000 > 620_000))
   })
+
+  // Found by review: swept in the order holds were made, an expired hold made after a later-ending one (the clock
+  // had stepped back) stayed in memory, though the file had dropped it; the clock stepping back again revived it.
+  it('a hold the file dropped is dropped from memory too, though made after one that ends later (the clock stepped back)', () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'cs-hold-')), 'gateway.db')
+    const { reservations } = openAt(file)
+    const later = '0d6f2a3b-1c4e-4f5a-9b8c-7d6e5f4a3b2c'
+    expect(reservations.reserve(later, MINE, T0 + 1000, T0 + 601_000)).toBe(true)
+    expect(reservations.reserve(ID, MINE, T0, T0 + 600_000)).toBe(true)
+    reservations.reserve('3f2e1d0c-9b8a-4766-8554-433221100fed', MINE, T0 + 600_500, T0 + 1_200_500)
+    // The clock steps back again: what the file no longer holds is not held, as after a restart.
+    expect(reservations.heldForAnother(ID, OTHER, T0 + 599_000)).toBe(false)
+    expect(openAt(file).reservations.heldForAnother(ID, OTHER, T0 + 599_000)).toBe(false)
+    expect(reservations.heldForAnother(later, OTHER, T0 + 600_900)).toBe(true)
+  })
 })

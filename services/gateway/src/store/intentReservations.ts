@@ -39,11 +39,15 @@ export function createIntentReservations(db: Database.Database): IntentReservati
   `)
   // The table is this process's alone (gateway.db has one writer), so its rows are mirrored in memory and only
   // written through: with holds live, every build and sign read the table (1.5 % of the gateway's CPU under
-  // the concurrent pipeline, bench/RESULTS.md). In the order of their end, near enough: every hold lasts the
-  // same time from its request, and one extended is moved to the back; `sweep` stops at the first live one.
+  // the concurrent pipeline, bench/RESULTS.md). `ends` is a min-heap of [end, id], one entry a write (an
+  // extended hold leaves its older entry behind, skipped when it comes up): `sweep` drops from memory exactly
+  // what `dropExpired` drops from the file, even after the clock stepped back (found by review: a sweep in
+  // the map's order stopped at the first live hold and kept expired ones behind it).
   const holds = new Map<string, Hold>()
-  for (const r of db.prepare<[], { intent_id: string; intent_hash: string; expires_at: number }>('SELECT intent_id, intent_hash, expires_at FROM intent_reservations ORDER BY expires_at').all()) {
+  const ends = createEndHeap()
+  for (const r of db.prepare<[], { intent_id: string; intent_hash: string; expires_at: number }>('SELECT intent_id, intent_hash, expires_at FROM intent_reservations').all()) {
     holds.set(r.intent_id, { intentHash: r.intent_hash, expiresAt: r.expires_at })
+    ends.push(r.expires_at, r.intent_id)
   }
   const dropExpired = db.prepare<[number]>('DELETE FROM intent_reservations WHERE expires_at <= ?')
   const hold = db.prepare<[string, string, number]>(
@@ -54,9 +58,10 @@ export function createIntentReservations(db: Database.Database): IntentReservati
     return h !== undefined && h.expiresAt > nowMs ? h : undefined
   }
   const sweep = (nowMs: number): void => {
-    for (const [id, h] of holds) {
-      if (h.expiresAt > nowMs) break
-      holds.delete(id)
+    for (let next = ends.peek(); next !== undefined && next[0] <= nowMs; next = ends.peek()) {
+      ends.pop()
+      const [end, id] = next
+      if (holds.get(id)?.expiresAt === end) holds.delete(id)
     }
   }
   // One transaction: the expired rows go with the write, and a failed write leaves the mirror as it was.
@@ -75,9 +80,42 @@ export function createIntentReservations(db: Database.Database): IntentReservati
       const expiresAt = Math.max(untilMs, held?.expiresAt ?? 0)
       write(intentId, intentHash, nowMs, expiresAt)
       sweep(nowMs)
-      holds.delete(intentId)
       holds.set(intentId, { intentHash, expiresAt })
+      ends.push(expiresAt, intentId)
       return true
+    },
+  }
+}
+
+/** A binary min-heap of [end, intent id] by end. */
+function createEndHeap() {
+  const heap: Array<[number, string]> = []
+  const swap = (a: number, b: number) => ([heap[a], heap[b]] = [heap[b]!, heap[a]!])
+  return {
+    peek: (): [number, string] | undefined => heap[0],
+    push(end: number, id: string): void {
+      heap.push([end, id])
+      for (let i = heap.length - 1; i > 0; ) {
+        const parent = (i - 1) >> 1
+        if (heap[parent]![0] <= heap[i]![0]) break
+        swap(i, parent)
+        i = parent
+      }
+    },
+    pop(): void {
+      const last = heap.pop()
+      if (last === undefined || heap.length === 0) return
+      heap[0] = last
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1
+        const r = l + 1
+        let least = i
+        if (l < heap.length && heap[l]![0] < heap[least]![0]) least = l
+        if (r < heap.length && heap[r]![0] < heap[least]![0]) least = r
+        if (least === i) break
+        swap(i, least)
+        i = least
+      }
     },
   }
 }
