@@ -336,6 +336,14 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
   const gatewayCpu = []
   /** @type {import('./lib.mjs').CpuPerRequest[]} */
   const abGatewayCpu = []
+  /** @type {(w: number, n: number) => Promise<Run>} */
+  const bareTransfer = (w, n) => barePipeline(bareClient, nth(accounts, w), n)
+  /**
+   * @param {Awaited<ReturnType<typeof startStack>>} on
+   * @param {Client} client
+   * @returns {(w: number, n: number) => Promise<CountersignRun>}
+   */
+  const countersignOn = (on, client) => (w, n) => countersignPipeline(on, client, nth(accounts, w).address, n)
   /**
    * One round of a stack's transfers, with its gateway's CPU per transfer.
    * @param {Awaited<ReturnType<typeof startStack>>} on
@@ -345,24 +353,24 @@ async function concurrent({ wallets, clients, rounds, ms, warmupMs, nodeArgs, ab
    */
   const countersignRound = async (on, client, totals, cpuPerTransfer) => {
     const before = threadCpuMs(on.gatewayPid)
-    const run = await concurrentRun((w, n) => countersignPipeline(on, client, nth(accounts, w).address, n), { clients, wallets, ms })
+    const run = await concurrentRun(countersignOn(on, client), { clients, wallets, ms })
     const cpu = cpuPerRequest(on.gatewayPid, before, threadCpuMs(on.gatewayPid), run.results.length)
     if (cpu) cpuPerTransfer.push(cpu)
     add(totals, run)
   }
   try {
-    // A round of each, not counted: the services start cold here, and the first seconds of a fresh gateway
-    // ran at about 1.7 times the CPU per transfer of its third round (JIT), which measured start-up, not throughput.
+    // A round of each, not counted: the services start cold here, and a fresh gateway's CPU per transfer
+    // halves over its first ~20 s of load (V8 compiling its paths): counted, that measured start-up, not throughput.
     // Their transactions count in the nonce checks below.
     const warm = { ms: warmupMs, wallets, clients }
-    const warmBare = await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), warm)
-    const warmCs = await concurrentRun((w, n) => countersignPipeline(stack, csClient, nth(accounts, w).address, n), warm)
-    const warmAb = abStack && abClient ? await concurrentRun((w, n) => countersignPipeline(abStack, abClient, nth(accounts, w).address, n), warm) : null
+    const warmBare = await concurrentRun(bareTransfer, warm)
+    const warmCs = await concurrentRun(countersignOn(stack, csClient), warm)
+    const warmAb = abStack && abClient ? await concurrentRun(countersignOn(abStack, abClient), warm) : null
     bare.failures += warmBare.failures
     cs.failures += warmCs.failures
     abTotals.failures += warmAb?.failures ?? 0
     for (let r = 0; r < counted; r++) {
-      add(bare, await concurrentRun((w, n) => barePipeline(bareClient, nth(accounts, w), n), { clients, wallets, ms }))
+      add(bare, await concurrentRun(bareTransfer, { clients, wallets, ms }))
       const arms = [() => countersignRound(stack, csClient, cs, gatewayCpu)]
       if (abStack && abClient) arms.splice(r % 2, 0, () => countersignRound(abStack, abClient, abTotals, abGatewayCpu))
       for (const arm of arms) await arm()
