@@ -52,6 +52,11 @@ export function notSentAfterDeadline(deadline: number, sent: { txHash: string; n
   return `deadline ${deadline} (${new Date(deadline * 1000).toISOString()}) has passed: transaction ${sent.txHash} (nonce ${sent.nonce}), signed before it and not mined, is not sent again; a node that still holds it may yet mine it`
 }
 
+/** Why a retry gets no broadcast of the transaction signed before it while policy denies its intent; as honest about the node. */
+export function notSentWhileDenied(sent: { txHash: string; nonce: number }): string {
+  return `transaction ${sent.txHash} (nonce ${sent.nonce}), signed before policy denied this intent and not mined, is not sent again; a node that still holds it may yet mine it`
+}
+
 /** What the gateway knows of the intents it sent (sent_txs) and what the chain says became of them. */
 export function createSentTxFates(sentTxs: SentTxs, chains: ChainClients, clock: Clock): SentTxFates {
   async function fateOf(intent: TxIntent, nonce: number, txHash: Hex): Promise<Exclude<TxFate, 'unknown' | 'settling'>> {

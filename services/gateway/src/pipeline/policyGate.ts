@@ -29,6 +29,14 @@ export interface PolicyGate {
    * caller must await `audited` before it answers.
    */
   decide(intent: TxIntent, extra?: { riskScore?: number; contract?: Address | null }): { decision: PolicyDecision; audited: Promise<unknown> }
+  /**
+   * What policy says now of an intent signed before, with nothing counted,
+   * recorded or audited: whether its transaction may still be sent. The
+   * rate-limit window is not counted (the intent took its place in it when it
+   * was decided, and sending its transaction again adds none), and no risk is
+   * scored (nothing is simulated again).
+   */
+  reconsider(intent: TxIntent, extra: { contract: Address | null }): PolicyDecision
   /** How many distinct named operators the intent needs (policy requireQuorumAbove); null when one approval is enough. */
   quorumFor(intent: TxIntent): number | null
 }
@@ -42,6 +50,7 @@ export function createPolicyGate(deps: {
 }): PolicyGate {
   const gate: PolicyGate = {
     quorumFor: (intent) => quorumFor(deps.policy, intent)?.approvals ?? null,
+    reconsider: (intent, extra) => evaluatePolicy(deps.policy, intent, { nowMs: deps.clock(), recentTxCount: 0, contract: extra.contract }),
     async check(intent, extra = {}) {
       const { decision, audited } = gate.decide(intent, extra)
       await audited

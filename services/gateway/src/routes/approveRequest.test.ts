@@ -334,7 +334,8 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
 
   /** A gateway on a node answering `answers`, every transfer needing an operator (or `policy`), and an approver that must not be asked. */
   async function signedBeforeGateway(answers: Record<string, unknown>, policy: Record<string, unknown> = { requireApprovalAbove: { valueWei: '1' } }) {
-    node = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
+    const rpc = await startJsonRpcNode((call) => (call.method in answers ? { result: answers[call.method] } : { error: { code: -32601, message: `${call.method} is not served here` } }))
+    node = rpc
     const asked: string[] = []
     const clock = testClock()
     const g = await makeTestGateway({
@@ -354,7 +355,7 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
       { intentId: intent.id, chainId: 8453, wallet: WALLET, txRequestHash: built.txRequestHash, nonce: 7, txHash: TX_HASH, signedTx: '0x02f8', broadcastOk: true, deadline: nowS + 60 },
       clock(),
     )
-    return { g, clock, intent, nowS, asked }
+    return { g, clock, intent, nowS, asked, rpc }
   }
 
   // Before, each of these asked an operator to approve a payment already made (or to "decline" it).
@@ -404,14 +405,45 @@ describe('POST /v1/tx/approve-request: an intent signed before (gateway.db holds
 
   // Found by review: a 200 here for a transaction not mined (its broadcast had failed) led the clients on to a
   // sign-and-send that broadcast it for the first time, though policy now denies it.
-  it('not mined, and policy now denies the intent: 403 policy_denied, nobody asked', async () => {
-    const { g, intent, asked } = await signedBeforeGateway({ eth_chainId: '0x2105', eth_getTransactionCount: '0x7' }, { recipientAllowlist: ['0x9999999999999999999999999999999999999999'] })
+  it('not mined, and policy now denies the intent: 403 policy_denied, nobody asked; sign-and-send does not send it either', async () => {
+    const { g, intent, asked, rpc } = await signedBeforeGateway(
+      { eth_chainId: '0x2105', eth_getTransactionCount: '0x7', eth_sendRawTransaction: TX_HASH },
+      { recipientAllowlist: ['0x9999999999999999999999999999999999999999'] },
+    )
     gw = g
     const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
     expect(res.statusCode, res.body).toBe(403)
     expect(res.json()).toMatchObject({ error: 'policy_denied' })
     expect((res.json() as { reasons: string[] }).reasons.join(' ')).toMatch(/allowlist/)
     expect(asked).toEqual([])
+    rpc.methods.length = 0
+    const sent = await g.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent } })
+    expect(sent.statusCode, sent.body).toBe(403)
+    expect((sent.json() as { reasons: string[] }).reasons.join(' ')).toMatch(/allowlist.*is not sent again/)
+    expect(rpc.methods).not.toContain('eth_sendRawTransaction')
+  })
+
+  // The rate-limit window counted the intent when it was decided, and sign-and-send sends its transaction again
+  // whatever the window says now: a 403 here told the client "denied" of a transaction it then got.
+  it('not mined, and denied now only by the hourly limit: answered as signed before, as sign-and-send sends it again', async () => {
+    const { g, intent, asked, rpc } = await signedBeforeGateway(
+      { eth_chainId: '0x2105', eth_getTransactionCount: '0x7', eth_sendRawTransaction: TX_HASH },
+      { requireApprovalAbove: { valueWei: '1' }, maxTxPerHour: 1 },
+    )
+    gw = g
+    const other = await g.app.inject({ method: 'POST', url: '/v1/tx/build', payload: makeIntent({ action: actions.native(), nowMs: g.clock() }) })
+    expect(other.statusCode, other.body).toBe(200)
+    const res = await g.app.inject({ method: 'POST', url: '/v1/tx/approve-request', payload: intent })
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json()
+    expect(body).toMatchObject({ approved: true, approvalRequired: false, policyDecision: { decision: 'deny', reasons: [expect.stringMatching(/^rate limit exceeded/)] } })
+    expect(body.warnings).toContainEqual(expect.stringContaining(`signed before (transaction ${TX_HASH}, nonce 7)`))
+    expect(asked).toEqual([])
+    rpc.methods.length = 0
+    const sent = await g.app.inject({ method: 'POST', url: '/v1/tx/sign-and-send', payload: { intent } })
+    expect(sent.statusCode, sent.body).toBe(200)
+    expect(sent.json()).toMatchObject({ txHash: TX_HASH, broadcast: true })
+    expect(rpc.methods).toContain('eth_sendRawTransaction')
   })
 
   // Found by review: it answered "approved" for a transaction sign-and-send then refused to send (its deadline had passed).

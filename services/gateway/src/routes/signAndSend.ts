@@ -7,6 +7,7 @@ import {
   gasCostPolicyProblem,
   isWithinDeadline,
   VALUE_RECEIVING_ROLES,
+  type Address,
   type AuditLog,
   type Clock,
   type Hex,
@@ -21,7 +22,7 @@ import { isNodeRefusal } from '../chain/nodeRefusal.js'
 import type { L1FeeReader } from '../chain/l1Fee.js'
 import { costParts } from '../preflight/runPreflight.js'
 import { broadcastSignedTx } from '../chain/broadcast.js'
-import { notSentAfterDeadline, replacementReason, sentDeadline, type SentTxFates } from '../chain/sentTxFates.js'
+import { notSentAfterDeadline, notSentWhileDenied, replacementReason, sentDeadline, type SentTxFates } from '../chain/sentTxFates.js'
 import { estimateFees, gasLimitFor } from '../chain/fees.js'
 import type { WalletQueue } from '../chain/walletQueue.js'
 import { approvalRequiredBody, policyDeniedBody, signingRefusedSchema, simpleErrorBody, simpleErrorSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
@@ -43,7 +44,7 @@ import { signAndSendInputSchema } from './intentInput.js'
 export const signAndSendRouteSchema = {
   operationId: 'signAndSend',
   description:
-    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one.',
+    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one. An intent signed before is answered with that transaction (sent again when not mined), signing nothing new, unless it was not mined and its deadline has passed or policy\'s rules now deny it (403 policy_denied, the last reason saying it is not sent again).',
   body: signAndSendInputSchema,
   response: {
     200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
@@ -103,6 +104,21 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
     if (fate !== 'open' || isWithinDeadline(deadline, clock())) return
     await denied(intent, 'deadline_passed', { txHash: sent.txHash, nonce: sent.nonce, deadline })
     throw new HttpError(403, policyDeniedBody([notSentAfterDeadline(deadline, sent)]))
+  }
+
+  /**
+   * A transaction signed before and never mined is not sent again once policy denies its intent (a recipient
+   * taken off the allowlist, a lower value limit): sending it would make, now, a payment policy refuses. Before,
+   * a retry of an intent whose broadcast had failed re-broadcast it whatever policy had become (the `prior`
+   * branch ran before policy). Mined ones are answered as they are: nothing is sent. Policy is asked without
+   * side effects (PolicyGate.reconsider): the rate-limit window counted the intent when it was decided.
+   */
+  async function refuseDeniedNow(intent: TxIntent, contract: Address | null, sent: { txHash: string; nonce: number }, fate: string): Promise<void> {
+    if (fate !== 'open') return
+    const now = policyGate.reconsider(intent, { contract })
+    if (now.decision !== 'deny') return
+    await denied(intent, 'policy_deny', { txHash: sent.txHash, nonce: sent.nonce, reasons: now.reasons, reasonCodes: now.reasonCodes })
+    throw new HttpError(403, policyDeniedBody([...now.reasons, notSentWhileDenied(sent)]))
   }
 
   /**
@@ -170,6 +186,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       }
       const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
       await refuseAfterDeadline(intent, prior, fate)
+      await refuseDeniedNow(intent, built.contract, prior, fate)
       // Mined: nothing to send or record again, and nothing to wait behind the wallet's queue for. Before, each
       // retry re-sent it through the queue and audited tx_broadcast again: a flood of retries of one mined intent
       // held the wallet's next real transaction for 20 s (found by review).
@@ -215,6 +232,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         }
         const fate = await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)
         await refuseAfterDeadline(intent, meanwhile, fate)
+        await refuseDeniedNow(intent, built.contract, meanwhile, fate)
         if (fate !== 'dead') {
           return broadcastAndRecord(intent, meanwhile.txRequestHash, { signedTx: meanwhile.signedTx as Hex, txHash: meanwhile.txHash as Hex, nonce: meanwhile.nonce }, req.phases)
         }
