@@ -34,7 +34,8 @@ export interface PolicyGate {
    * recorded or audited: whether its transaction may still be sent. The
    * rate-limit window is not counted (the intent took its place in it when it
    * was decided, and sending its transaction again adds none), and no risk is
-   * scored (nothing is simulated again).
+   * scored (nothing is simulated again). A maxTxPerHour of 0 still denies:
+   * it stops every transaction of the wallet, sent before or not.
    */
   reconsider(intent: TxIntent, extra: { contract: Address | null }): PolicyDecision
   /** How many distinct named operators the intent needs (policy requireQuorumAbove); null when one approval is enough. */

@@ -23,7 +23,7 @@ export const intentTxParamsSchema = typedSchema<{ intentId: string }>()({
 export const intentTxRouteSchema = {
   operationId: 'intentTransaction',
   description:
-    'The transaction countersign signed for an intent, by intent id: after a sign-and-send whose answer never came, whether it was signed and sent. Sending the same intent again is safe either way (it returns this transaction).',
+    'The transaction countersign signed for an intent, by intent id: after a sign-and-send whose answer never came, whether it was signed and sent. Sending the same intent again is safe either way: it returns this transaction, sending it again unless it was not mined and its deadline has passed or policy now denies the intent.',
   params: intentTxParamsSchema,
   response: {
     200: described(

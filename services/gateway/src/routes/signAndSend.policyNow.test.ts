@@ -70,4 +70,11 @@ describe('sign-and-send of an intent signed before, not mined, retried', () => {
     expect(status).toBe(200)
     expect(broadcast).toBe(true)
   })
+
+  it('is refused when the wallet is stopped (maxTxPerHour 0): nothing of it goes out', async () => {
+    const { status, body, broadcast } = await retrySignedBefore({ maxTxPerHour: 0 })
+    expect(status, JSON.stringify(body)).toBe(403)
+    expect((body.reasons as string[])[0]).toMatch(/^rate limit exceeded: 0 transactions in the last hour, limit 0/)
+    expect(broadcast).toBe(false)
+  })
 })

@@ -44,7 +44,7 @@ import { signAndSendInputSchema } from './intentInput.js'
 export const signAndSendRouteSchema = {
   operationId: 'signAndSend',
   description:
-    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one. An intent signed before is answered with that transaction (sent again when not mined), signing nothing new, unless it was not mined and its deadline has passed or policy\'s rules now deny it (403 policy_denied, the last reason saying it is not sent again).',
+    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one. An intent signed before is answered with that transaction (sent again when not mined), signing nothing new, unless it was not mined and its deadline has passed or policy\'s rules now deny it (403 policy_denied, the last reason saying it is not sent again; the hourly limit counted the intent when it was decided and counts it no more, except a maxTxPerHour of 0, which stops every transaction; the risk score is not judged again), or it can never be mined (another transaction took its nonce): then it is signed again as a replacement, which needs an approval token.',
   body: signAndSendInputSchema,
   response: {
     200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
