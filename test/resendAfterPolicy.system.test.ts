@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address, Hex } from 'viem'
 import { anvilAccounts, rpc, startAnvil, type Anvil } from './support/anvil.js'
+import { deployTestToken, erc20Allowance } from './support/contracts.js'
 import { intentFor } from './support/intents.js'
 import { startRpcProxy, type RpcProxy } from './support/rpcProxy.js'
 import { importKey, Stack, writePolicy } from './support/stack.js'
@@ -20,6 +21,7 @@ const AMOUNT = 12_345n
 const allowing = { maxTxPerHour: 1000, requireApprovalAbove: { valueWei: '1000000000000000000' } }
 
 let anvil: Anvil
+let token: Address
 /** Between the gateway and anvil: refuses eth_sendRawTransaction while `sendsFail`, as a node that is down for sends would. */
 let proxy: RpcProxy
 let sendsFail = true
@@ -36,6 +38,7 @@ async function restartGatewayWith(policy: Record<string, unknown>): Promise<void
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 8453 })
+  token = await deployTestToken({ rpcUrl: anvil.rpcUrl, chainId: 8453, deployerKey: owner.privateKey, name: 'Other', symbol: 'OTH', decimals: 6, supply: 1_000_000_000_000n })
   proxy = await startRpcProxy(anvil.rpcUrl, (call) => {
     if (call.method !== 'eth_sendRawTransaction') return undefined
     sends += 1
@@ -83,5 +86,31 @@ describe('a retry of an intent whose broadcast failed', () => {
     expect(allowed.body).toMatchObject({ txHash, broadcast: true })
     expect(sends).toBe(1)
     expect(await balanceOf(FRIEND)).toBe(before + AMOUNT)
+  }, 120_000)
+
+  it('is not sent once its risk score is over the ceiling, as approve-request says', async () => {
+    const lenient = { ...allowing, unlimitedApprovals: 'allow', maxRiskScore: 100 }
+    await restartGatewayWith(lenient)
+    sendsFail = true
+    const unlimited = ((1n << 256n) - 1n).toString()
+    const intent = intentFor(WALLET, { type: 'approve', asset: { kind: 'erc20', address: token, symbol: 'OTH', decimals: 6 }, spender: FRIEND, amount: unlimited })
+    // The signer, started under the first policy, asks an operator for any unlimited approval: one grants it.
+    const approvalTokenId = await stack.grant(intent)
+    const first = await stack.post('/v1/tx/sign-and-send', { intent, approvalTokenId })
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    expect(first.body).toMatchObject({ broadcast: false })
+
+    await restartGatewayWith({ ...lenient, maxRiskScore: 20 })
+    sendsFail = false
+    sends = 0
+    const asked = await stack.post('/v1/tx/approve-request', intent)
+    expect(asked.status, JSON.stringify(asked.body)).toBe(403)
+    expect(asked.body.reasons[0]).toMatch(/^risk score \d+ exceeds the maximum of 20$/)
+    const retry = await stack.post('/v1/tx/sign-and-send', { intent })
+    expect(retry.status, JSON.stringify(retry.body)).toBe(403)
+    expect(retry.body.reasons[0]).toBe(asked.body.reasons[0])
+    expect(retry.body.reasons.at(-1)).toMatch(/is not sent again/)
+    expect(sends).toBe(0)
+    expect(await erc20Allowance(anvil.rpcUrl, token, WALLET, FRIEND)).toBe(0n)
   }, 120_000)
 })
