@@ -104,6 +104,17 @@ describe('approver HTTP', () => {
     expect(again.json()).toMatchObject({ error: 'not_found' })
   })
 
+  // Found by fuzzing: the same request id in upper case (Swift's uuidString writes it so) was 404 not_found.
+  it('decide takes the request id in either case, and answers with it in lower case', async () => {
+    const a = await app()
+    const t = await a.request()
+    const requestId = t.state === 'pending' ? t.requestId : ''
+    const ok = await a.http.inject({ method: 'POST', url: `/v1/approvals/${requestId.toUpperCase()}/decide`, payload: { approved: false }, headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(ok.statusCode, ok.body).toBe(200)
+    expect(ok.json()).toEqual({ decided: true, requestId, approved: false })
+    expect(a.service.pending.list()).toHaveLength(0)
+  })
+
   it.each([[{}], [{ approved: 'yes' }], [{ approved: true, extra: 1 }], [[true]]])('decide with body %j is a 400 in the validation shape', async (payload) => {
     const a = await app()
     const res = await a.http.inject({ method: 'POST', url: `/v1/approvals/${randomUUID()}/decide`, payload: payload as object, headers: { authorization: `Bearer ${TOKEN}` } })

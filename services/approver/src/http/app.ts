@@ -4,7 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { createAjv, type AuditLog, type Clock } from '@countersign/shared'
+import { canonicalUuid, createAjv, type AuditLog, type Clock } from '@countersign/shared'
 import { approvalFeedRouteSchema, clampHistoryLimit, decideRouteSchema, feedUpgradeRequiredBody, historyRouteSchema, originNotAllowedBody, pendingRouteSchema, webhookDeliveriesRouteSchema, dashboardRouteSchema } from '@countersign/shared/http/approvalsContract'
 import { simpleErrorBody } from '@countersign/shared/http/errorBodies'
 import type { SchemaTypeProvider } from '@countersign/shared/http/typeProvider'
@@ -93,7 +93,9 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
     '/v1/approvals/:requestId/decide',
     { schema: decideRouteSchema, preHandler: requireOperator(operators, 'deciding') },
     async (req) => {
-      const { requestId } = req.params
+      // Request ids are UUIDs, minted in lower case; one written in upper case (Swift's uuidString) is the same
+      // request: it was 404 not_found (found by fuzzing), as intent ids and tokens were at the gateway before.
+      const requestId = canonicalUuid(req.params.requestId)
       const { approved } = req.body
       try {
         return await service.decide(requestId, approved, 'web', req.operator?.name ?? undefined)

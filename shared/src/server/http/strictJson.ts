@@ -10,12 +10,32 @@ export class DuplicateJsonMemberError extends HttpError {
   }
 }
 
+/** A body that JSON.parse reads but the default parser refuses: a member that could poison prototypes. */
+const PROTOTYPE_MEMBER = 'body has a member named "__proto__", or a "constructor" holding "prototype", which is refused: read into a plain object it could change what other code finds there'
+
+/** Invalid UTF-8 was read as U+FFFD, so what was hashed and audited was not what the client sent (found by fuzzing). */
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The charset parameter of a Content-Type, lower case, without quotes; null when none is given. */
+export function charsetOf(contentType: string | undefined): string | null {
+  for (const part of (contentType ?? '').split(';').slice(1)) {
+    const eq = part.indexOf('=')
+    if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== 'charset') continue
+    return part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase()
+  }
+  return null
+}
+
+const unsupported = (message: string) => Object.assign(new Error(message), { statusCode: 415 })
+
 /**
  * application/json bodies parsed as fastify does by default (the same
  * poisoning rules and errors), and refused with 400 in the validation shape
  * when an object has a member twice ("amount":"1","amount":"999" is a
- * transfer of 999 to JSON.parse, of 1 to whatever keeps the first). No other
- * media type is read: fastify's text/plain parser is removed too.
+ * transfer of 999 to JSON.parse, of 1 to whatever keeps the first), when the
+ * bytes are not UTF-8, or (naming it) when a member could poison prototypes.
+ * A charset other than UTF-8 is 415. No other media type is read: fastify's
+ * text/plain parser is removed too.
  */
 export function installStrictJson(app: FastifyInstance): void {
   // A text/plain body reached the route as a string and was refused with 400 "body must be object", where every
@@ -23,19 +43,40 @@ export function installStrictJson(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
     // Bodies are read as sent: a compressed one was parsed as text (400 "not valid JSON"), and the header
     // was ignored on a plain one (found by review). 415 names it.
     const encoding = req.headers['content-encoding']
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      return done(Object.assign(new Error(`content encoding ${JSON.stringify(encoding.slice(0, 40))} not supported; send the body uncompressed`), { statusCode: 415 }), undefined)
+      return done(unsupported(`content encoding ${JSON.stringify(encoding.slice(0, 40))} not supported; send the body uncompressed`), undefined)
     }
-    parse(req, body as string, (err: Error | null, value?: unknown) => {
-      if (err) return done(err, undefined)
+    // A UTF-16 body was read as UTF-8 (found by fuzzing); JSON is UTF-8 (RFC 8259 §8.1).
+    const charset = charsetOf(req.headers['content-type'])
+    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(unsupported(`charset ${JSON.stringify(charset.slice(0, 40))} not supported; send the body in UTF-8`), undefined)
+    }
+    let body: string
+    try {
+      body = utf8.decode(raw as Buffer)
+    } catch {
+      return done(new HttpError(400, validationErrorBody('body is not valid UTF-8; send JSON encoded in UTF-8')), undefined)
+    }
+    parse(req, body, (err: Error | null, value?: unknown) => {
+      if (err) return done(isJson(body) ? new HttpError(400, validationErrorBody(PROTOTYPE_MEMBER)) : err, undefined)
       // JSON.parse kept the last of two same-named members; a proxy or log in front may have read the first.
-      const twice = duplicateJsonKey(body as string, 'body')
+      const twice = duplicateJsonKey(body, 'body')
       if (twice !== null) return done(new DuplicateJsonMemberError(twice), undefined)
       done(null, value)
     })
   })
+}
+
+/** Whether JSON.parse reads it: the default parser refused it for a prototype member, not its syntax. */
+function isJson(body: string): boolean {
+  try {
+    JSON.parse(body)
+    return true
+  } catch {
+    return false
+  }
 }
