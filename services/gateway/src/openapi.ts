@@ -157,7 +157,7 @@ function beforeTheRoute(schema: RouteSchema): Record<number, object> {
   if (schema.params) answers[414] = answer('A path segment is longer than the server accepts (before the route runs)')
   if (schema.body) {
     answers[413] = answer('The body is larger than the server accepts (before the route runs)')
-    answers[415] = answer('The body is not application/json, is compressed (a Content-Encoding other than identity), or names a charset other than UTF-8 (before the route runs)')
+    answers[415] = answer('The body is not application/json, or is compressed (a Content-Encoding other than identity) (before the route runs)')
   }
   return answers
 }

@@ -33,11 +33,16 @@ export interface PolicyGate {
    * What policy says now of an intent signed before, with nothing counted,
    * recorded or audited: whether its transaction may still be sent. The
    * rate-limit window is not counted (the intent took its place in it when it
-   * was decided, and sending its transaction again adds none). The risk
-   * ceiling applies to the score the caller found now. A maxTxPerHour of 0
-   * still denies: it stops every transaction of the wallet, sent before or not.
+   * was decided, and sending its transaction again adds none), and no risk is
+   * scored: both belong to the decision made when the intent was signed. A
+   * score of now needs a simulation, and one that fails (a node down) would
+   * have to either pass the transaction unscored or refuse a re-send that
+   * policy's rules allow; and a simulation run after the fate was read can
+   * see the transaction's own effects once mined meanwhile (found by review).
+   * A maxTxPerHour of 0 still denies:
+   * it stops every transaction of the wallet, sent before or not.
    */
-  reconsider(intent: TxIntent, extra: { contract: Address | null; riskScore: number }): PolicyDecision
+  reconsider(intent: TxIntent, extra: { contract: Address | null }): PolicyDecision
   /** How many distinct named operators the intent needs (policy requireQuorumAbove); null when one approval is enough. */
   quorumFor(intent: TxIntent): number | null
 }
@@ -51,7 +56,7 @@ export function createPolicyGate(deps: {
 }): PolicyGate {
   const gate: PolicyGate = {
     quorumFor: (intent) => quorumFor(deps.policy, intent)?.approvals ?? null,
-    reconsider: (intent, extra) => evaluatePolicy(deps.policy, intent, { nowMs: deps.clock(), recentTxCount: 0, contract: extra.contract, riskScore: extra.riskScore }),
+    reconsider: (intent, extra) => evaluatePolicy(deps.policy, intent, { nowMs: deps.clock(), recentTxCount: 0, contract: extra.contract }),
     async check(intent, extra = {}) {
       const { decision, audited } = gate.decide(intent, extra)
       await audited

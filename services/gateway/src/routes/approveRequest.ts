@@ -41,7 +41,7 @@ import { txIntentInputSchema } from './intentInput.js'
 export const approveRequestRouteSchema = {
   operationId: 'approveRequest',
   description:
-    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers). An intent already signed whose transaction was mined or can still be is answered 200 without asking anyone, whatever approval policy requires now, and also when policy would now deny it once mined (approvalRequired false, no token, a warning naming the transaction, and one naming the reasons of a denial): sign-and-send returns that transaction; one not mined that policy\'s rules now deny (not its hourly limit alone: the intent was counted when decided; the risk ceiling with the score found now) is 403 policy_denied, and sign-and-send does not send it again; one not mined whose deadline (the earliest of the bodies it was signed for) has passed is 403 policy_denied, as sign-and-send does not send it again.',
+    'Blocks until an operator decides (web mode), up to 300 s. A client that disconnects does not withdraw the request: sending the same intent again attaches to it, or returns the decision made meanwhile (within the token lifetime). The token binds to txRequestHash and to keccak256(JCS(intent)). Before any operator is asked: 403 policy_denied "the signer holds no key for wallet 0x…" for a wallet the signer does not list in its accounts (checked first; its list is kept 30 s and asked again for a wallet it did not name), 502 no_rpc_client for a chain without RPC, 403 policy_denied when the estimated gas cost at the current max fee already exceeds constraints.maxGasWei (the reason names both numbers). An intent already signed whose transaction was mined or can still be is answered 200 without asking anyone, whatever approval policy requires now, and also when policy would now deny it once mined (approvalRequired false, no token, a warning naming the transaction, and one naming the reasons of a denial): sign-and-send returns that transaction; one not mined that policy\'s rules now deny (not its hourly limit or the risk score alone: the intent was counted when decided, and sign-and-send does not simulate it again) is 403 policy_denied, and sign-and-send does not send it again; one not mined whose deadline (the earliest of the bodies it was signed for) has passed is 403 policy_denied, as sign-and-send does not send it again.',
   body: txIntentInputSchema,
   response: {
     200: described(
@@ -217,10 +217,10 @@ export const approveRequestRoutes: TypedRoutes<ApproveRequestOptions> = async (a
     // allowlist changed): a 403 told the client "denied" of a payment made, which sign-and-send then returned
     // (left open by the review of 2026-12-07). One not mined stays denied: found by review, a 200 here led
     // clients on to a sign-and-send that broadcast, for the first time, a transaction policy now denies.
-    // A denial from the rate-limit window alone does not stop sign-and-send from sending it again
-    // (PolicyGate.reconsider: the intent took its place in the window when it was decided), so it is not
-    // answered 403 here.
-    const sentAnyway = (b: SignedBefore) => b.mined || policyGate.reconsider(intent, { contract: built.contract, riskScore: preflight.riskScore }).decision !== 'deny'
+    // A denial from the rate-limit window or the fresh risk score alone does not stop sign-and-send from sending
+    // it again (PolicyGate.reconsider: the intent took its place in the window when it was decided, and nothing is
+    // simulated again), so neither is answered 403 here.
+    const sentAnyway = (b: SignedBefore) => b.mined || policyGate.reconsider(intent, { contract: built.contract }).decision !== 'deny'
     const answered = before?.fate === 'live' && (decision.decision === 'require_approval' || (decision.decision === 'deny' && sentAnyway(before))) ? before : null
     const created = audit.appendOrdered({
       intentId: intent.id,

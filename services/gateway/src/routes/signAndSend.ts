@@ -7,6 +7,7 @@ import {
   gasCostPolicyProblem,
   isWithinDeadline,
   VALUE_RECEIVING_ROLES,
+  type Address,
   type AuditLog,
   type Clock,
   type Hex,
@@ -30,7 +31,7 @@ import { HttpError } from '@countersign/shared/http/errors'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import { settleAll } from '../pipeline/settleAll.js'
 import type { PhaseTimer } from '../serverTiming.js'
-import type { IntentBuild, IntentBuilder } from '../pipeline/intentBuilder.js'
+import type { IntentBuilder } from '../pipeline/intentBuilder.js'
 import { applyPreflightRules, type PolicyGate } from '../pipeline/policyGate.js'
 import type { AssessAtSignTime } from '../preflight/signTimeRisk.js'
 import type { ReservedIntents } from '../pipeline/reservedIntents.js'
@@ -43,7 +44,7 @@ import { signAndSendInputSchema } from './intentInput.js'
 export const signAndSendRouteSchema = {
   operationId: 'signAndSend',
   description:
-    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one. An intent signed before is answered with that transaction (sent again when not mined), signing nothing new, unless it was not mined and its deadline has passed or policy\'s rules now deny it (403 policy_denied, the last reason saying it is not sent again; the hourly limit counted the intent when it was decided and counts it no more, except a maxTxPerHour of 0, which stops every transaction; the risk ceiling holds with the score of now), or it can never be mined (another transaction took its nonce): then it is signed again as a replacement, which needs an approval token.',
+    'Enforces what approve-request enforces: the risk ceiling (maxRiskScore, 403 policy_denied with the risk reason) and approval when nothing could be simulated, using the preflight of the same transaction from the last 120 s or running one. An intent signed before is answered with that transaction (sent again when not mined), signing nothing new, unless it was not mined and its deadline has passed or policy\'s rules now deny it (403 policy_denied, the last reason saying it is not sent again; the hourly limit counted the intent when it was decided and counts it no more, except a maxTxPerHour of 0, which stops every transaction; the risk score is not judged again), or it can never be mined (another transaction took its nonce): then it is signed again as a replacement, which needs an approval token.',
   body: signAndSendInputSchema,
   response: {
     200: described('Signed (and broadcast unless broadcast is false)', closed({ intentId: str, signedTx: str, txHash: txHashSchema, broadcast: bool, broadcastError: nullableStr })),
@@ -110,14 +111,11 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
    * taken off the allowlist, a lower value limit): sending it would make, now, a payment policy refuses. Before,
    * a retry of an intent whose broadcast had failed re-broadcast it whatever policy had become (the `prior`
    * branch ran before policy). Mined ones are answered as they are: nothing is sent. Policy is asked without
-   * side effects (PolicyGate.reconsider): the rate-limit window counted the intent when it was decided. The
-   * risk ceiling holds with the score of now (a recent preflight of the transaction, or one run now), as at
-   * approve-request.
+   * side effects (PolicyGate.reconsider): the rate-limit window counted the intent when it was decided.
    */
-  async function refuseDeniedNow(intent: TxIntent, built: IntentBuild, sent: { txHash: string; nonce: number }, fate: string): Promise<void> {
+  async function refuseDeniedNow(intent: TxIntent, contract: Address | null, sent: { txHash: string; nonce: number }, fate: string): Promise<void> {
     if (fate !== 'open') return
-    const { riskScore } = await opts.assessRisk(intent, built)
-    const now = policyGate.reconsider(intent, { contract: built.contract, riskScore })
+    const now = policyGate.reconsider(intent, { contract })
     if (now.decision !== 'deny') return
     await denied(intent, 'policy_deny', { txHash: sent.txHash, nonce: sent.nonce, reasons: now.reasons, reasonCodes: now.reasonCodes })
     throw new HttpError(403, policyDeniedBody([...now.reasons, notSentWhileDenied(sent)]))
@@ -188,7 +186,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
       }
       const fate = await fateOf(intent, prior.nonce, prior.txHash as Hex)
       await refuseAfterDeadline(intent, prior, fate)
-      await refuseDeniedNow(intent, built, prior, fate)
+      await refuseDeniedNow(intent, built.contract, prior, fate)
       // Mined: nothing to send or record again, and nothing to wait behind the wallet's queue for. Before, each
       // retry re-sent it through the queue and audited tx_broadcast again: a flood of retries of one mined intent
       // held the wallet's next real transaction for 20 s (found by review).
@@ -234,7 +232,7 @@ export const signAndSendRoutes: TypedRoutes<SignAndSendOptions> = async (app, op
         }
         const fate = await fateOf(intent, meanwhile.nonce, meanwhile.txHash as Hex)
         await refuseAfterDeadline(intent, meanwhile, fate)
-        await refuseDeniedNow(intent, built, meanwhile, fate)
+        await refuseDeniedNow(intent, built.contract, meanwhile, fate)
         if (fate !== 'dead') {
           return broadcastAndRecord(intent, meanwhile.txRequestHash, { signedTx: meanwhile.signedTx as Hex, txHash: meanwhile.txHash as Hex, nonce: meanwhile.nonce }, req.phases)
         }

@@ -192,21 +192,23 @@ describe('skill registration', () => {
     expect(notAnObject.json()).toMatchObject({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed' })
   })
 
-  it('1. schema: a body fastify cannot parse (empty, not JSON, a __proto__ member, a member twice) is schema_validation_failed in the skill body, not a 500', async () => {
+  it('1. schema: a body fastify cannot parse (empty, not JSON, not UTF-8, a __proto__ member, a member twice) is schema_validation_failed in the skill body, not a 500', async () => {
     // Found by test/fuzz.system.test.ts: these failed before the handler ran, and
     // the app's {statusCode, error, message} body did not fit register's 400 schema.
     await setup()
     for (const [payload, message] of [
       ['', /body is empty/],
       ['{"version":', /not valid JSON/],
-      ['{"__proto__":{"polluted":true},"name":"x"}', /not valid JSON/],
-      ['{"constructor":{"prototype":{"polluted":true}}}', /not valid JSON/],
+      ['{"__proto__":{"polluted":true},"name":"x"}', /^body has a member named "__proto__"/],
+      ['{"constructor":{"prototype":{"polluted":true}}}', /^body has a member named "__proto__", or a "constructor" holding "prototype"/],
+      // Found by fuzzing: read as U+FFFD before; then a 500 here until the route knew the new refusal (found by review).
+      [Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), /^body is not valid UTF-8/],
       // Found by review: a 500 (FST_ERR_FAILED_ERROR_SERIALIZATION) before.
       ['{"name":"a","name":"b"}', /name is given twice in one object/],
     ] as const) {
       const res = await gw.app.inject({ method: 'POST', url: '/v1/skills/register', headers: { 'content-type': 'application/json', ...OPERATOR }, payload })
-      expect(res.statusCode, payload).toBe(400)
-      expect(res.json(), payload).toEqual({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [expect.stringMatching(message)] })
+      expect(res.statusCode, String(payload)).toBe(400)
+      expect(res.json(), String(payload)).toEqual({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [expect.stringMatching(message)] })
       expect(events()[0]).toMatchObject({ event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
     }
     // Statuses the 400 schema does not cover keep the app's shape.

@@ -2,7 +2,7 @@ import { createAjv, listValidationErrors, skillManifestSchema, typedSchema, type
 import { simpleErrorBody, simpleErrorSchema, skillNotFoundBody, skillNotFoundSchema, validationErrorSchema } from '@countersign/shared/http/errorBodies'
 import { anyValue, closed, described, int, nullableInt, nullableStr, num, operatorOnly, operatorOrNone, str, strings } from '@countersign/shared/http/schemaParts'
 import { describeClientError } from '@countersign/shared/http/errors'
-import { DuplicateJsonMemberError } from '@countersign/shared/http/strictJson'
+import { UnreadableJsonBodyError } from '@countersign/shared/http/strictJson'
 import type { TypedRoutes } from '@countersign/shared/http/typeProvider'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { requireOperator, type OperatorAuthority, type OperatorCheck } from '../operatorAuthority.js'
@@ -175,18 +175,19 @@ export const skillRoutes: TypedRoutes<SkillRouteOptions> = async (app, opts) => 
   app.decorateRequest('operatorGrant', null)
 
   /**
-   * A body fastify could not parse (empty, not JSON, a __proto__ member, a
-   * member given twice) never reaches the handler: it fails step 1 like any
+   * A body fastify could not parse (empty, not JSON, not UTF-8, a __proto__
+   * member, a member given twice) never reaches the handler: it fails step 1 like any
    * other body that is not a manifest, in the skill error body the 400
    * schema promises. Other errors go on to the app's handler. (A member
    * given twice went on, and its validation-shaped body failed the route's
    * 400 schema: a 500 naming fastify's serializer, found by review.)
    */
   const unparsedBody = async (err: FastifyError, _req: unknown, reply: FastifyReply) => {
-    const twice = (err as unknown) instanceof DuplicateJsonMemberError
+    // Its bytes not UTF-8, a prototype member, a member twice: strictJson's refusals, as fastify's own below.
+    const unreadable = (err as unknown) instanceof UnreadableJsonBodyError ? (err as unknown as UnreadableJsonBodyError) : null
     const tooLarge = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-    if (!twice && !tooLarge && (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_'))) throw err
-    const reason = twice ? err.message : tooLarge ? `the manifest is larger than ${MAX_MANIFEST_BODY_BYTES} bytes` : describeClientError(err)
+    if (!unreadable && !tooLarge && (err.statusCode !== 400 || !err.code?.startsWith('FST_ERR_CTP_'))) throw err
+    const reason = unreadable ? unreadable.reason : tooLarge ? `the manifest is larger than ${MAX_MANIFEST_BODY_BYTES} bytes` : describeClientError(err)
     await audit.append({ intentId: 'system', event: 'skill_registration_failed', data: { skillName: '', reason: 'schema_validation_failed' } })
     return reply.code(400).send({ registered: false, name: '', manifestHash: '', error: 'schema_validation_failed', validationErrors: [reason] })
   }
