@@ -53,6 +53,7 @@ const KIND_TEXT: Record<AuditProblemKind, string> = {
   truncated: 'log shorter than the last checkpoint',
   unaudited_signature: 'unaudited signature',
   signature_not_sealed: 'signature not sealed',
+  unknown_signature: 'signature the signer does not keep',
 }
 
 /** The OK line's note of re-anchors: the log passed, but it once lost the signer's checkpoint. */

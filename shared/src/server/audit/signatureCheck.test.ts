@@ -271,6 +271,47 @@ describe("verify cross-checks the log with signer.db's signatures", () => {
     expect(r.lines.join('\n')).not.toContain(SIGNED_TX_MARK)
   })
 
+  // Found by review: only each kept signature's event was looked for, so events added by another writer of audit.db
+  // (the gateway is in the audit group) passed once the signer's next checkpoint sealed them.
+  it('signature events signer.db does not keep (a second payment of a signed intent, a signature of a denied one), sealed by the next checkpoint, are unknown signatures (exit 1)', async () => {
+    const s = signerStack()
+    const a = newSig()
+    await s.sign(a)
+    const twice = newSig({ intentId: a.intentId, txRequestHash: a.txRequestHash })
+    await log!.append({ intentId: a.intentId, event: 'signature_replaced', data: { ...eventData(twice), replacedTxHash: a.txHash, replacedNonce: a.nonce } })
+    const denied = newSig()
+    await log!.append({ intentId: denied.intentId, event: 'signature_created', data: eventData(denied) })
+    await log!.append({ intentId: randomUUID(), event: 'signature_created', data: { nonce: 1 } })
+    await log!.checkpoint()
+    await s.stop()
+    expect(verifyAuditChain(s.file)).toMatchObject({ ok: true })
+    const result = s.verify()
+    expect(result).toMatchObject({ ok: false, problemCount: 3, kinds: { unknown_signature: 3 } })
+    expect(result.ok ? [] : result.problems).toEqual([
+      {
+        seq: seqOf(s.file, a.intentId, 'signature_replaced'),
+        kind: 'unknown_signature',
+        problem: `this signature_replaced event is for signature ${twice.txHash} of intent ${a.intentId}, which signer.db does not keep: it was written by another process than the signer, or signer.db lost that signature (it was restored from an older copy, or a power cut came before its write reached the disk; the signer then never handed that transaction out)`,
+      },
+      { seq: seqOf(s.file, denied.intentId), kind: 'unknown_signature', problem: expect.stringMatching(new RegExp(`^this signature_created event is for signature ${denied.txHash} of intent ${denied.intentId}, which signer.db does not keep`)) },
+      { seq: expect.any(Number), kind: 'unknown_signature', problem: expect.stringMatching(/^this signature_created event names no txHash \(intent [0-9a-f-]+\), which signer.db does not keep/) },
+    ])
+    const r = s.cli()
+    expect(r.code).toBe(1)
+    expect(r.lines[0]).toMatch(/^audit chain BROKEN at seq \d+ \(signature the signer does not keep\): this signature_replaced event/)
+  })
+
+  it('an event of a transaction signer.db keeps under another intent (both signed byte for byte the same) is not unknown', async () => {
+    const s = signerStack()
+    const a = newSig()
+    await s.sign(a)
+    // replaced_signatures keeps one row per txHash: the other intent's record of the same transaction is under a.
+    await log!.append({ intentId: randomUUID(), event: 'signature_created', data: eventData(a) })
+    await log!.checkpoint()
+    await s.stop()
+    expect(s.verify()).toMatchObject({ ok: true })
+  })
+
   it('a signature a crash left without its event (not marked audited) says the signer writes it at its next start; once it has, verify passes', async () => {
     const s = signerStack()
     const a = newSig()

@@ -154,8 +154,11 @@ interface Seen {
 }
 
 export interface SignatureCheck {
-  /** Each signature event row of the walk, in seq order (isSignatureEvent); rows of other events need not be given. */
-  event(r: { seq: number; event: unknown; intent_id: unknown; data: unknown }): void
+  /**
+   * Each signature event row of the walk, in seq order (isSignatureEvent); rows of other events need not be given.
+   * A problem when the event names a signature signer.db does not keep (reported at once: a flood of them takes no memory).
+   */
+  event(r: { seq: number; event: unknown; intent_id: unknown; data: unknown }): AuditProblem | null
   /** After the walk: a problem for each kept signature without a matching event, or whose event no valid checkpoint follows. */
   problems(lastValidCheckpointSeq: number): Generator<AuditProblem>
   /** After the walk: each kept signature with no event that matches it (missing, or only ones that disagree), in signer.db's order. */
@@ -172,22 +175,32 @@ export interface SignatureCheck {
  */
 export function createSignatureCheck(signatures: SignerSignatures): SignatureCheck {
   const seen = new Map<string, Seen>()
+  // Every txHash signer.db keeps, under any intent, made at the first event it has no key for: replaced_signatures
+  // keeps one row per txHash, so an intent whose transaction was byte for byte another's may be kept under that one.
+  let keptHashes: Set<string> | null = null
+  const keptUnderAnother = (txHash: string) => {
+    keptHashes ??= new Set([...signatures.byKey.values()].map((s) => s.txHash.toLowerCase()))
+    return keptHashes.has(txHash.toLowerCase())
+  }
   return {
     event(r) {
-      if (!isSignatureEvent(r.event) || typeof r.intent_id !== 'string' || typeof r.data !== 'string') return
+      if (!isSignatureEvent(r.event) || typeof r.intent_id !== 'string' || typeof r.data !== 'string') return null
       let data: unknown
       try {
         data = JSON.parse(r.data)
       } catch {
-        return // a broken row, reported as such by the walk
+        return null // a broken row, reported as such by the walk
       }
-      if (typeof data !== 'object' || data === null || Array.isArray(data)) return
+      const event = r.event as string
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) return unknownSignature(r.seq, event, r.intent_id, null)
       const d = data as Record<string, unknown>
-      if (typeof d.txHash !== 'string') return
+      if (typeof d.txHash !== 'string') return unknownSignature(r.seq, event, r.intent_id, null)
       const key = signatureKey(r.intent_id, d.txHash)
       const signature = signatures.byKey.get(key)
-      if (!signature) return
-      const event = r.event as string
+      // Found by review: only the other way was checked (each kept signature needs its event), so a writer of
+      // audit.db could add a signature_replaced making an intent look paid twice, or a signature_created for a
+      // denied one, and the signer's next checkpoint sealed it: verify said OK.
+      if (!signature) return keptUnderAnother(d.txHash) ? null : unknownSignature(r.seq, event, r.intent_id, d.txHash)
       let s = seen.get(key)
       if (!s) {
         s = { matched: null, mismatch: null }
@@ -196,6 +209,7 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
       const fields = disagreements(signature, event, d)
       if (fields.length === 0) s.matched ??= { seq: r.seq, event }
       else s.mismatch ??= { seq: r.seq, event, fields }
+      return null
     },
     *problems(lastValidCheckpointSeq) {
       for (const [key, signature] of signatures.byKey) {
@@ -283,6 +297,18 @@ function disagreeing(s: SignerSignature, at: { seq: number; event: string; field
     problem:
       `this ${shown(at.event)} event for ${named(s)} disagrees with signer.db's record of that signature on ${list(at.fields)}: ` +
       `the event was rewritten, or written by another process than the signer (signer.db, which only the signer writes, has what it signed)`,
+  }
+}
+
+function unknownSignature(seq: number, event: string, intentId: string, txHash: string | null): AuditProblem {
+  const what = txHash === null ? `names no txHash (intent ${shown(intentId)})` : `is for signature ${shown(txHash)} of intent ${shown(intentId)}`
+  return {
+    seq,
+    kind: 'unknown_signature',
+    problem:
+      `this ${shown(event)} event ${what}, which signer.db does not keep: it was written by another process than the signer, or ` +
+      `signer.db lost that signature (it was restored from an older copy, or a power cut came before its write reached the disk; the ` +
+      `signer then never handed that transaction out)`,
   }
 }
 

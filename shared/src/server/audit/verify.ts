@@ -33,6 +33,7 @@ export type AuditProblemKind =
   | 'truncated'
   | 'unaudited_signature'
   | 'signature_not_sealed'
+  | 'unknown_signature'
 
 export interface AuditProblem {
   /**
@@ -161,7 +162,10 @@ export function verifyAuditChain(file: string, anchor?: AuditAnchor): AuditVerif
         if (!anchor || reanchorSignatureValid(anchor.publicKey, fingerprint!, JSON.parse(r.data))) walked.reanchors.push(r.seq)
         else at('bad_checkpoint', 'this audit_reanchored row is not one the signer wrote (its signature does not verify with the audit key): it was put into the file directly, or its fields edited')
       }
-      if (signatures && isSignatureEvent(r.event)) signatures.event(r)
+      if (signatures && isSignatureEvent(r.event)) {
+        const unknown = signatures.event(r)
+        if (unknown !== null) found.add(unknown)
+      }
       if (anchor?.latest && r.seq === anchor.latest.seq) {
         latestSeen = true
         if (r.hash !== anchor.latest.hash) {
