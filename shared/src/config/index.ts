@@ -1,6 +1,6 @@
 export { ConfigError } from './configError.js'
 export { readVariable, type Env } from './read.js'
-export { VARIABLES, LOG_LEVELS, MIN_OPERATOR_TOKEN_LENGTH, MAX_OPERATOR_TOKEN_LENGTH, MIN_WEBHOOK_SECRET_LENGTH, type LogLevel, type VariableName, type VariableSpec, type VariableValue } from './variables.js'
+export { VARIABLES, LOG_LEVELS, MIN_OPERATOR_TOKEN_LENGTH, MAX_OPERATOR_TOKEN_LENGTH, isOperatorTokenShape, MIN_WEBHOOK_SECRET_LENGTH, type LogLevel, type VariableName, type VariableSpec, type VariableValue } from './variables.js'
 export * from './common.js'
 export * from './sockets.js'
 export { duplicateJsonKey } from './duplicateKeys.js'

@@ -97,6 +97,9 @@ export const MIN_OPERATOR_TOKEN_LENGTH = 32
 export const MAX_OPERATOR_TOKEN_LENGTH = 1024
 const OPERATOR_TOKEN = new RegExp(`^[\\x21-\\x7e]{${MIN_OPERATOR_TOKEN_LENGTH},${MAX_OPERATOR_TOKEN_LENGTH}}$`)
 
+/** Whether a token has the shape every operator token must have (the single one, and each named operator's). */
+export const isOperatorTokenShape = (token: string): boolean => OPERATOR_TOKEN.test(token)
+
 export const MIN_WEBHOOK_SECRET_LENGTH = 16
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const

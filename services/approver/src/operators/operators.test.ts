@@ -52,4 +52,24 @@ describe('operators', () => {
     expect(() => loadOperatorsFile(writeOperators(`{"operators":[${a}],"operators":[${a}]}`))).toThrow(/\/operators is given twice/)
     expect(() => loadOperatorsFile(writeOperators(`{"operators":[${a},${b}]}`))).toThrow(/\/operators\/1\/tokenSha256 is given twice/)
   })
+
+  // Found by review: the file holds only hashes, so sha256("a") signed in with "a", and the agent reaches decide
+  // through the gateway, with no limit on guesses.
+  it("a named operator's token shorter than 32 characters (or with spaces) is never accepted, though its hash is listed", () => {
+    const weak = ['a', 'x'.repeat(31), `${'y'.repeat(31)} z`]
+    const ops = parseOperators({ operators: weak.map((t, i) => ({ name: `weak${i}`, tokenSha256: hash(t) })) })
+    const named = loadOperatorsFile(writeOperators({ operators: [...ops, { name: 'alice', tokenSha256: hash(ALICE) }] }))
+    for (const t of weak) expect(named.identify(t), t).toBeNull()
+    expect(named.identify('x'.repeat(32))).toBeNull()
+    expect(named.identify(ALICE)).toEqual({ name: 'alice' })
+  })
+
+  // Found by review: "alice", "alice " and "Alice" were three operators, and two of them met a quorum of two alone.
+  it('names that read the same on a card are refused: a trailing space or dot, another case', () => {
+    const entry = (name: string, token: string) => ({ name, tokenSha256: hash(token) })
+    expect(() => parseOperators({ operators: [entry('alice ', ALICE)] })).toThrow(/not ending with a space or a dot/)
+    expect(() => parseOperators({ operators: [entry('alice.', ALICE)] })).toThrow(/not ending with a space or a dot/)
+    expect(() => parseOperators({ operators: [entry('alice', ALICE), entry('Alice', BOB)] })).toThrow(/"Alice" appears twice \(names are compared ignoring case\)/)
+    expect(parseOperators({ operators: [entry('a', ALICE), entry('alice.smith', BOB), entry('ops@example-1', ALICE + '1')] }).map((o) => o.name)).toEqual(['a', 'alice.smith', 'ops@example-1'])
+  })
 })

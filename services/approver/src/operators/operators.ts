@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { tokenMatches } from '@countersign/shared/http/operatorAuth'
-import { duplicateJsonKey, OperatorError, readSecretFile } from '@countersign/shared'
+import { duplicateJsonKey, isOperatorTokenShape, OperatorError, readSecretFile } from '@countersign/shared'
 
 export class OperatorsFileError extends OperatorError {
   override name = 'ConfigError'
@@ -39,7 +39,9 @@ export function namedOperators(list: readonly NamedOperator[]): Operators {
   const hashes = list.map((o) => ({ name: o.name, hash: Buffer.from(o.tokenSha256, 'hex') }))
   return {
     identify(presented) {
-      if (typeof presented !== 'string' || presented.length === 0) return null
+      // The file holds only hashes, so a weak token cannot be refused at start: it is never accepted instead. Found
+      // by review: sha256("a") signed in with "a", and the agent can reach decide through the gateway to guess.
+      if (typeof presented !== 'string' || !isOperatorTokenShape(presented)) return null
       const given = sha256(presented)
       let found: string | null = null
       // No early exit: the time taken does not say which entry matched.
@@ -50,7 +52,8 @@ export function namedOperators(list: readonly NamedOperator[]): Operators {
   }
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/
+// Ends with a letter, digit, _, @ or -: "alice " and "alice." read as alice on a card (found by review).
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9 ._@-]{0,62}[A-Za-z0-9_@-])?$/
 const HEX64 = /^[0-9a-f]{64}$/
 const MAX_FILE_BYTES = 64 * 1024
 
@@ -68,13 +71,14 @@ export function parseOperators(json: unknown, label = 'SERVICE_OPERATORS_FILE'):
     if (typeof e !== 'object' || e === null || Object.keys(e).some((k) => k !== 'name' && k !== 'tokenSha256')) {
       throw new OperatorsFileError(`${label}: operators[${i}] must have exactly "name" and "tokenSha256"`)
     }
-    if (typeof e.name !== 'string' || !NAME.test(e.name)) throw new OperatorsFileError(`${label}: operators[${i}].name must be 1 to 64 letters, digits, space, . _ @ - (starting with a letter or digit)`)
+    if (typeof e.name !== 'string' || !NAME.test(e.name)) throw new OperatorsFileError(`${label}: operators[${i}].name must be 1 to 64 letters, digits, space, . _ @ - (starting with a letter or digit, not ending with a space or a dot)`)
     if (typeof e.tokenSha256 !== 'string' || !HEX64.test(e.tokenSha256)) {
       throw new OperatorsFileError(`${label}: operators[${i}].tokenSha256 must be 64 lowercase hex digits (printf %s "$TOKEN" | sha256sum)`)
     }
-    if (names.has(e.name)) throw new OperatorsFileError(`${label}: operator name "${e.name}" appears twice`)
+    // Names that differ only in case are one person on a card: two entries of them met a quorum of two alone.
+    if (names.has(e.name.toLowerCase())) throw new OperatorsFileError(`${label}: operator name "${e.name}" appears twice (names are compared ignoring case)`)
     if (hashes.has(e.tokenSha256)) throw new OperatorsFileError(`${label}: operators "${e.name}" and another share a token`)
-    names.add(e.name)
+    names.add(e.name.toLowerCase())
     hashes.add(e.tokenSha256)
     return { name: e.name, tokenSha256: e.tokenSha256 }
   })
