@@ -28,4 +28,12 @@ describe('requireOperator (approver)', () => {
     expect((await (await appWith(alice)).inject({ method: 'POST', url: '/op', headers: { authorization: 'Bearer alice-token' } })).json()).toEqual({ operator: { name: 'alice' } })
     expect((await (await appWith(null)).inject({ method: 'POST', url: '/op' })).json()).toEqual({ operator: { name: null } })
   })
+
+  it('a token of the wrong shape is told so; a wrong token of the right shape is not', async () => {
+    const app = await appWith(alice)
+    const short = await app.inject({ method: 'POST', url: '/op', headers: { authorization: 'Bearer bob-token' } })
+    expect(short.json().message).toMatch(/; operator tokens are 32 to 1024 printable characters without spaces, and this one is not$/)
+    const long = await app.inject({ method: 'POST', url: '/op', headers: { authorization: `Bearer ${'b'.repeat(40)}` } })
+    expect(long.json().message).toBe('deciding needs the operator token: Authorization: Bearer <token> (DATA_DIR/operator-token)')
+  })
 })

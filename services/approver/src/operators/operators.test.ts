@@ -69,6 +69,8 @@ describe('operators', () => {
     const entry = (name: string, token: string) => ({ name, tokenSha256: hash(token) })
     expect(() => parseOperators({ operators: [entry('alice ', ALICE)] })).toThrow(/not ending with a space or a dot/)
     expect(() => parseOperators({ operators: [entry('alice.', ALICE)] })).toThrow(/not ending with a space or a dot/)
+    // A page shows two spaces as one.
+    expect(() => parseOperators({ operators: [entry('alice  smith', ALICE)] })).toThrow(/no two spaces or dots in a row/)
     expect(() => parseOperators({ operators: [entry('alice', ALICE), entry('Alice', BOB)] })).toThrow(/"Alice" appears twice \(names are compared ignoring case\)/)
     expect(parseOperators({ operators: [entry('a', ALICE), entry('alice.smith', BOB), entry('ops@example-1', ALICE + '1')] }).map((o) => o.name)).toEqual(['a', 'alice.smith', 'ops@example-1'])
   })

@@ -71,7 +71,7 @@ export function parseOperators(json: unknown, label = 'SERVICE_OPERATORS_FILE'):
     if (typeof e !== 'object' || e === null || Object.keys(e).some((k) => k !== 'name' && k !== 'tokenSha256')) {
       throw new OperatorsFileError(`${label}: operators[${i}] must have exactly "name" and "tokenSha256"`)
     }
-    if (typeof e.name !== 'string' || !NAME.test(e.name)) throw new OperatorsFileError(`${label}: operators[${i}].name must be 1 to 64 letters, digits, space, . _ @ - (starting with a letter or digit, not ending with a space or a dot)`)
+    if (typeof e.name !== 'string' || !NAME.test(e.name) || /[ .]{2}/.test(e.name)) throw new OperatorsFileError(`${label}: operators[${i}].name must be 1 to 64 letters, digits, space, . _ @ - (starting with a letter or digit, not ending with a space or a dot, no two spaces or dots in a row)`)
     if (typeof e.tokenSha256 !== 'string' || !HEX64.test(e.tokenSha256)) {
       throw new OperatorsFileError(`${label}: operators[${i}].tokenSha256 must be 64 lowercase hex digits (printf %s "$TOKEN" | sha256sum)`)
     }

@@ -7,7 +7,7 @@ import { toShownEvent } from '../../audit/auditLog.js'
 import type { AuditRow } from '../../audit/schema.js'
 import { loadAuditAnchor } from './anchor.js'
 import { AUDIT_PUBLIC_KEY_FILE, auditKeyFingerprint } from '../../audit/checkpoint.js'
-import { verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
+import { readNewestSeq, verifyAuditChain, type AuditAnchor, type AuditProblemKind } from './verify.js'
 import { DamagedDatabaseError } from './fileCheck.js'
 import { auditTableProblem, readSchema } from './schemaCheck.js'
 import { dataDirOption, readDataDir } from '../../config/common.js'
@@ -154,7 +154,9 @@ export function runAuditCli(argv: string[], io: Io): number {
       }
     }
     try {
-      anchor = { ...loadAuditAnchor(key, state), keyFile: key, signerDbFile: state }
+      // Before signer.db: a signature stored after this read has its event after this seq (see AuditAnchor).
+      const logSeq = readNewestSeq(file)
+      anchor = { ...loadAuditAnchor(key, state), keyFile: key, signerDbFile: state, ...(logSeq === null ? {} : { logSeqBeforeSignatures: logSeq }) }
     } catch (err) {
       if (err instanceof DamagedDatabaseError) {
         // A verdict like the log's own damage (exit 1), not a usage error: the files were found, one is broken.

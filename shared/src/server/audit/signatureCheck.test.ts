@@ -12,7 +12,7 @@ import { rewriteAuditRow, tamperAudit } from '../testing/auditTamper.js'
 import { loadAuditAnchor } from './anchor.js'
 import { runAuditCli } from './cli.js'
 import { createSignatureCheck, readSignerSignatures } from './signatureCheck.js'
-import { verifyAuditChain } from './verify.js'
+import { readNewestSeq, verifyAuditChain } from './verify.js'
 
 let log: AuditLog | undefined
 const openSignerDbs: Database.Database[] = []
@@ -301,7 +301,7 @@ describe("verify cross-checks the log with signer.db's signatures", () => {
     expect(r.lines[0]).toMatch(/^audit chain BROKEN at seq \d+ \(signature the signer does not keep\): this signature_replaced event/)
   })
 
-  it('an event of a transaction signer.db keeps under another intent (both signed byte for byte the same) is not unknown', async () => {
+  it('an event of a transaction signer.db keeps under another intent (both signed byte for byte the same) is not unknown; one naming that txHash for another request is', async () => {
     const s = signerStack()
     const a = newSig()
     await s.sign(a)
@@ -310,6 +310,29 @@ describe("verify cross-checks the log with signer.db's signatures", () => {
     await log!.checkpoint()
     await s.stop()
     expect(s.verify()).toMatchObject({ ok: true })
+    // Found by review: a forged event borrowing a's txHash for another intent's request passed as such a twin.
+    s.start()
+    const forged = randomUUID()
+    await log!.append({ intentId: forged, event: 'signature_replaced', data: { ...eventData(a), txRequestHash: hex32('other-req') } })
+    await log!.checkpoint()
+    await s.stop()
+    expect(s.verify()).toMatchObject({ ok: false, problemCount: 1, problems: [{ kind: 'unknown_signature', seq: seqOf(s.file, forged, 'signature_replaced') }] })
+  })
+
+  // Found by review: verify reads signer.db, then walks the log; the signer stores a signature, then writes its event.
+  it('a signature stored and logged while verify runs (after it read signer.db) is not unknown, when verify read the log\'s newest seq first', async () => {
+    const s = signerStack()
+    await s.sign(newSig())
+    const logSeq = readNewestSeq(s.file)
+    expect(logSeq).toBeGreaterThan(0)
+    const anchor = loadAuditAnchor(s.keyFile, s.signerDbFile)
+    await s.sign(newSig())
+    await s.stop()
+    // The checkpoint as signer.db records it at the end (the test's signer records it when it stops).
+    const { latest } = loadAuditAnchor(s.keyFile, s.signerDbFile, { signatures: false })
+    expect(verifyAuditChain(s.file, { ...anchor, latest, logSeqBeforeSignatures: logSeq! })).toMatchObject({ ok: true })
+    expect(verifyAuditChain(s.file, { ...anchor, latest })).toMatchObject({ ok: false, problemCount: 1, kinds: { unknown_signature: 1 } })
+    expect(s.cli().code).toBe(0)
   })
 
   it('a signature a crash left without its event (not marked audited) says the signer writes it at its next start; once it has, verify passes', async () => {

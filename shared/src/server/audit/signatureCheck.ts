@@ -175,12 +175,20 @@ export interface SignatureCheck {
  */
 export function createSignatureCheck(signatures: SignerSignatures): SignatureCheck {
   const seen = new Map<string, Seen>()
-  // Every txHash signer.db keeps, under any intent, made at the first event it has no key for: replaced_signatures
-  // keeps one row per txHash, so an intent whose transaction was byte for byte another's may be kept under that one.
-  let keptHashes: Set<string> | null = null
-  const keptUnderAnother = (txHash: string) => {
-    keptHashes ??= new Set([...signatures.byKey.values()].map((s) => s.txHash.toLowerCase()))
-    return keptHashes.has(txHash.toLowerCase())
+  // The transaction requests signer.db keeps each txHash for, under any intent, made at the first event it has no
+  // key for: replaced_signatures keeps one row per txHash, so an intent whose transaction was byte for byte another's
+  // may be kept under that one. The same transaction is the same request: an event naming another intent's txHash
+  // with another txRequestHash is no such twin (found by review: it passed as one).
+  let keptRequests: Map<string, (string | null)[]> | null = null
+  const keptUnderAnother = (txHash: string, txRequestHash: unknown) => {
+    if (!keptRequests) {
+      keptRequests = new Map()
+      for (const s of signatures.byKey.values()) {
+        const key = s.txHash.toLowerCase()
+        keptRequests.set(key, [...(keptRequests.get(key) ?? []), s.txRequestHash])
+      }
+    }
+    return (keptRequests.get(txHash.toLowerCase()) ?? []).some((kept) => kept === null || sameHex(txRequestHash, kept))
   }
   return {
     event(r) {
@@ -200,7 +208,7 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
       // Found by review: only the other way was checked (each kept signature needs its event), so a writer of
       // audit.db could add a signature_replaced making an intent look paid twice, or a signature_created for a
       // denied one, and the signer's next checkpoint sealed it: verify said OK.
-      if (!signature) return keptUnderAnother(d.txHash) ? null : unknownSignature(r.seq, event, r.intent_id, d.txHash)
+      if (!signature) return keptUnderAnother(d.txHash, d.txRequestHash) ? null : unknownSignature(r.seq, event, r.intent_id, d.txHash)
       let s = seen.get(key)
       if (!s) {
         s = { matched: null, mismatch: null }
