@@ -39,8 +39,8 @@ export interface PolicyGate {
    * have to either pass the transaction unscored or refuse a re-send that
    * policy's rules allow; and a simulation run after the fate was read can
    * see the transaction's own effects once mined meanwhile (found by review).
-   * A maxTxPerHour of 0 still denies:
-   * it stops every transaction of the wallet, sent before or not.
+   * A maxTxPerHour of 0 still denies: it stops every transaction of the
+   * wallet, sent before or not.
    */
   reconsider(intent: TxIntent, extra: { contract: Address | null }): PolicyDecision
   /** How many distinct named operators the intent needs (policy requireQuorumAbove); null when one approval is enough. */

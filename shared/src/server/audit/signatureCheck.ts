@@ -185,7 +185,9 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
       keptRequests = new Map()
       for (const s of signatures.byKey.values()) {
         const key = s.txHash.toLowerCase()
-        keptRequests.set(key, [...(keptRequests.get(key) ?? []), s.txRequestHash])
+        const requests = keptRequests.get(key) ?? []
+        requests.push(s.txRequestHash)
+        keptRequests.set(key, requests)
       }
     }
     return (keptRequests.get(txHash.toLowerCase()) ?? []).some((kept) => kept === null || sameHex(txRequestHash, kept))
@@ -200,7 +202,7 @@ export function createSignatureCheck(signatures: SignerSignatures): SignatureChe
         return null // a broken row, reported as such by the walk
       }
       const event = r.event as string
-      if (typeof data !== 'object' || data === null || Array.isArray(data)) return unknownSignature(r.seq, event, r.intent_id, null)
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) return null // a broken row too, reported as such by the walk
       const d = data as Record<string, unknown>
       if (typeof d.txHash !== 'string') return unknownSignature(r.seq, event, r.intent_id, null)
       const key = signatureKey(r.intent_id, d.txHash)

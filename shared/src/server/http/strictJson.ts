@@ -25,8 +25,6 @@ export class DuplicateJsonMemberError extends UnreadableJsonBodyError {
 /** A body that JSON.parse reads but the default parser refuses: a member that could poison prototypes. */
 const PROTOTYPE_MEMBER = 'body has a member named "__proto__", or a "constructor" holding "prototype", which is refused: read into a plain object it could change what other code finds there'
 
-const unsupported = (message: string) => Object.assign(new Error(message), { statusCode: 415 })
-
 /**
  * application/json bodies parsed as fastify does by default (the same
  * poisoning rules and errors), and refused with 400 in the validation shape
@@ -48,7 +46,7 @@ export function installStrictJson(app: FastifyInstance): void {
     // was ignored on a plain one (found by review). 415 names it.
     const encoding = req.headers['content-encoding']
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      return done(unsupported(`content encoding ${JSON.stringify(encoding.slice(0, 40))} not supported; send the body uncompressed`), undefined)
+      return done(Object.assign(new Error(`content encoding ${JSON.stringify(encoding.slice(0, 40))} not supported; send the body uncompressed`), { statusCode: 415 }), undefined)
     }
     // Invalid UTF-8 was read as U+FFFD, so what was hashed and audited was not what the client sent (found by
     // fuzzing). isUtf8 is strict (no overlong forms, no surrogates) and, with toString, cheaper than a fatal TextDecoder.
