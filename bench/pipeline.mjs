@@ -9,14 +9,24 @@
 // eth_sendRawTransaction; the receipt polled every POLL_MS. countersign's
 // client polls the receipt the same way, straight from the node.
 //
-// The two run interleaved in rounds (each against its own fresh anvil) so a
-// machine that drifts during the run slows both alike.
+// The sequential part also runs two guarantees-only floors (bench/floor-gateway.mjs,
+// bench/floor-signer.mjs): the same two HTTP calls and the bare pipeline's
+// chain calls, a separate signer process behind a Unix socket, and nothing else
+// but the durable points: the one the issue names (token consumption and
+// signature record, with an audit row, in one fsync), or countersign's three in
+// a row (the token before anyone holds it, the signature, the broadcast's audit
+// row). What they take against the bare pipeline is what goal 2's ratio would be
+// for an implementation that did no other work.
+//
+// The arms run interleaved in rounds (each against its own fresh anvil) so a
+// machine that drifts during the run slows them alike.
+import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import { createPublicClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { cpuPerRequest, fmt, nth, profileArgs, threadCpuMs } from './lib.mjs'
 import { transferIntent } from './signing.mjs'
-import { devKeys, startAnvil, startStack } from './stack.mjs'
+import { devKeys, startAnvil, startFloor, startStack } from './stack.mjs'
 
 const POLL_MS = 5
 const CHAIN_ID = 8453
@@ -157,6 +167,33 @@ async function countersignPipeline(stack, client, wallet, n) {
 }
 
 /**
+ * One transfer through the guarantees-only floor (bench/floor-gateway.mjs): the
+ * same two HTTP calls and receipt poll as countersignPipeline, against a
+ * gateway and signer that do only what the guarantees cost.
+ * @param {{ url: string }} floor
+ * @param {Client} client
+ * @param {import('viem').Address} wallet
+ * @param {number} n
+ * @returns {Promise<CountersignRun>} `gateway`: the floor gateway's own timers (ms), from its answers
+ */
+async function floorPipeline(floor, client, wallet, n) {
+  const transfer = { from: wallet, to: TO, value: String(1000 + n) }
+  const t0 = performance.now()
+  const approved = await post(`${floor.url}/approve`, transfer)
+  const { tokenId, phases: inApprove = {} } = /** @type {{ tokenId?: string, phases?: Record<string, number> }} */ (approved.body)
+  if (approved.status !== 200 || !tokenId) throw new Error(`floor approve: ${approved.status} ${JSON.stringify(approved.body)}`)
+  const t1 = performance.now()
+  const sent = await post(`${floor.url}/send`, { ...transfer, tokenId, intentId: randomUUID() })
+  const { txHash, phases: inSend = {} } = /** @type {{ txHash?: import('viem').Hash, phases?: Record<string, number> }} */ (sent.body)
+  if (sent.status !== 200 || !txHash) throw new Error(`floor send: ${sent.status} ${JSON.stringify(sent.body)}`)
+  const t2 = performance.now()
+  const receipt = await pollReceipt(client, txHash)
+  if (receipt.status !== '0x1') throw new Error('floor transfer reverted')
+  const t3 = performance.now()
+  return { phases: { approve: t1 - t0, send: t2 - t1, receipt: t3 - t2 }, total: t3 - t0, hash: txHash, wallet, gateway: { approve: inApprove, sign: inSend } }
+}
+
+/**
  * Each wallet's transactions must carry nonces 0..n-1 with no gap or repeat, and the chain must agree.
  * @param {Client} client
  * @param {Run[]} results
@@ -218,6 +255,17 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoo
   const stack = await startStack({ keys: [devKeys[0]], rpcUrl: anvilCs.rpcUrl, policy: POLICY, approver: 'auto', nodeArgs, env })
   const abStack = anvilAb ? await startStack({ keys: [devKeys[0]], rpcUrl: anvilAb.rpcUrl, policy: POLICY, approver: 'auto', ...ab, env }) : null
   const abArm = abStack && abClient ? { stack: abStack, client: abClient } : null
+  // The guarantees-only floors, each against its own anvil: what goal 2's ratio
+  // would be for a pipeline that did nothing but keep the guarantees.
+  const floors = await Promise.all(
+    [false, true].map(async (durable) => {
+      const anvil = await startAnvil(CHAIN_ID)
+      const floor = await startFloor({ key: devKeys[0], rpcUrl: anvil.rpcUrl, chainId: CHAIN_ID, durable })
+      /** @type {CountersignRun[]} */
+      const runs = []
+      return { durable, anvil, floor, client: publicClient(anvil.rpcUrl), runs }
+    }),
+  )
   /** @type {Run[]} */
   const bare = []
   /** @type {CountersignRun[]} */
@@ -230,15 +278,29 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoo
       await barePipeline(bareClient, account, n++)
       await countersignPipeline(stack, csClient, account.address, n++)
       if (abArm) await countersignPipeline(abArm.stack, abArm.client, account.address, n++)
+      for (const f of floors) await floorPipeline(f.floor, f.client, account.address, n++)
     }
+    /** @type {(() => Promise<void>)[]} each arm's share of a round */
+    const arms = [
+      async () => void bare.push(await barePipeline(bareClient, account, n++)),
+      async () => void cs.push(await countersignPipeline(stack, csClient, account.address, n++)),
+      ...(abArm ? [async () => void abRuns.push(await countersignPipeline(abArm.stack, abArm.client, account.address, n++))] : []),
+      ...floors.map((f) => async () => void f.runs.push(await floorPipeline(f.floor, f.client, account.address, n++))),
+    ]
     for (let r = 0; r < rounds; r++) {
-      for (let i = 0; i < perRound; i++) bare.push(await barePipeline(bareClient, account, n++))
-      for (let i = 0; i < perRound; i++) cs.push(await countersignPipeline(stack, csClient, account.address, n++))
-      if (abArm) for (let i = 0; i < perRound; i++) abRuns.push(await countersignPipeline(abArm.stack, abArm.client, account.address, n++))
+      // Each round starts with another arm, so none always follows the same one.
+      for (let a = 0; a < arms.length; a++) {
+        const arm = /** @type {() => Promise<void>} */ (arms[(a + r) % arms.length])
+        for (let i = 0; i < perRound; i++) await arm()
+      }
     }
   } finally {
     await stack.stop()
     await abStack?.stop()
+    for (const f of floors) {
+      await f.floor.stop()
+      f.anvil.stop()
+    }
     anvilBare.stop()
     anvilCs.stop()
     anvilAb?.stop()
@@ -255,6 +317,12 @@ async function sequential({ rounds, perRound, warmup, nodeArgs, abGateway, abRoo
     console.log(`  A/B: ${abRoot ? `services of ${abRoot}` : ''}${abGateway ? ` gateway ${abGateway}` : ''}   p50 ${fmt(a.p50, 2).padStart(6)} ms  p99 ${fmt(a.p99, 2).padStart(6)} ms   (p50/p99 ms: ${phaseSummary(abRuns).join(', ')})`)
     console.log(`    in the gateway (Server-Timing, p50 ms): approve-request ${serverPhaseSummary(abRuns.map((r) => r.gateway.approve))}`)
     console.log(`                                            sign-and-send ${serverPhaseSummary(abRuns.map((r) => r.gateway.sign))}`)
+  }
+  for (const f of floors) {
+    const q = quantiles(f.runs.map((r) => r.total))
+    const what = f.durable ? 'floor, countersign\'s durable points (3 fsyncs in a row)' : 'floor, the issue\'s named guarantees (1 fsync)'
+    console.log(`  ${what}   p50 ${fmt(q.p50, 2).padStart(6)} ms  p99 ${fmt(q.p99, 2).padStart(6)} ms  = ${fmt(q.p50 / b.p50, 2)}x / ${fmt(q.p99 / b.p99, 2)}x bare   (p50/p99 ms: ${phaseSummary(f.runs).join(', ')})`)
+    console.log(`    in its gateway (p50 ms): approve ${serverPhaseSummary(f.runs.map((r) => r.gateway.approve))}; send ${serverPhaseSummary(f.runs.map((r) => r.gateway.sign))}`)
   }
   console.log(`  ratio p50 ${fmt(c.p50 / b.p50, 2)}x (goal <= 1.5x)   ratio p99 ${fmt(c.p99 / b.p99, 2)}x (goal <= 3x)`)
   return { bare: b, countersign: c }

@@ -122,3 +122,32 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
     },
   }
 }
+
+/**
+ * The guarantees-only floor (bench/floor-gateway.mjs and bench/floor-signer.mjs)
+ * for one key against rpcUrl. `durable`: the token mint and the broadcast's
+ * audit row durable before their replies too, as countersign keeps them;
+ * otherwise only the token consumption and signature record (with its audit
+ * row) are, which is what issue 17 names.
+ * @param {{ key: string, rpcUrl: string, chainId?: number, durable: boolean }} opts
+ * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
+ */
+export async function startFloor({ key, rpcUrl, chainId = 8453, durable }) {
+  const dir = tempDir('cs-floor-')
+  const socket = path.join(dir, 'signer.sock')
+  const flag = durable ? '1' : '0'
+  const signer = await spawnReady(path.join(root, 'bench/floor-signer.mjs'), { FLOOR_SOCKET: socket, FLOOR_DB: path.join(dir, 'signer.db'), FLOOR_KEY: key, FLOOR_DURABLE_MINT: flag }, /floor signer ready/)
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const gateway = await startNode(path.join(root, 'bench/floor-gateway.mjs'), {
+    env: { PORT: String(port), FLOOR_SOCKET: socket, FLOOR_RPC: rpcUrl, FLOOR_CHAIN_ID: String(chainId), FLOOR_AUDIT_DB: path.join(dir, 'audit.db'), FLOOR_DURABLE_BROADCAST_AUDIT: flag },
+    url: `${url}/ready`,
+  })
+  return {
+    url,
+    stop: async () => {
+      await gateway.stop()
+      await signer.stop()
+    },
+  }
+}
