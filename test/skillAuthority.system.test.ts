@@ -164,6 +164,9 @@ describe('named operators (SERVICE_OPERATORS_FILE)', () => {
       expect(r.body).toMatchObject({ registered: false, error: 'operator_auth_required' })
     }
     expect((await stack.get('/v1/skills')).body).toEqual([])
+    // The approver audits refused tokens: the first at once, the rest of the minute summed into one row later.
+    const refused = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { event: string }) => e.event === 'operator_sign_in_failed')
+    expect(refused).toEqual([expect.objectContaining({ intentId: 'system', data: expect.objectContaining({ count: 1, places: { gateway_operator_route: 1 } }) })])
     const byAlice = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'named', key), bearer(ALICE))
     expect(byAlice.status, JSON.stringify(byAlice.body)).toBe(200)
     expect((await del(stack, 'named', bearer(sha256(BOB)))).status).toBe(401)
@@ -171,5 +174,6 @@ describe('named operators (SERVICE_OPERATORS_FILE)', () => {
     const events = JSON.stringify((await stack.get('/v1/approvals/history?limit=50')).body.events)
     expect(events).not.toContain(ALICE)
     expect(events).not.toContain(BOB)
+    expect(events).not.toContain(sha256(ALICE))
   })
 })

@@ -49,6 +49,7 @@ import { ConfigError, isLocalUrl, loadApproverConfig } from './config.js'
 import { buildApproverApp } from './http/app.js'
 import { listenOnSocket } from './http/socketListener.js'
 import { loadOrCreateOperatorToken } from './operatorToken.js'
+import { createFailedSignIns, describeSignInFailures, recordingRefusals, type SignInFailureSummary } from './operators/failedSignIns.js'
 import { loadOperatorsFile, singleTokenOperators } from './operators/operators.js'
 import { quorumStartProblem } from './quorum/quorumStart.js'
 import { DEFAULT_PENDING_LIMITS, PendingRequests } from './requests/pendingRequests.js'
@@ -135,6 +136,16 @@ async function main(): Promise<void> {
     else if (name === 'webhook' && dispatcher) service.addChannel(webhookChannel(dispatcher))
   }
 
+  // Refused operator tokens, wherever presented, become audit rows (a row a minute at most while they go on).
+  let logSignInFailures = (summary: SignInFailureSummary): void => void process.stderr.write(`countersign approver: ${describeSignInFailures(summary)}\n`)
+  const failedSignIns = createFailedSignIns({
+    audit,
+    clock,
+    onRecorded: (summary) => logSignInFailures(summary),
+    onError: (err) => process.stderr.write(`countersign approver: audit.db: ${err.message}\n`),
+  })
+  const gatewayOperators = operators && recordingRefusals(operators, failedSignIns, 'gateway_operator_route')
+
   const ajv = createAjv()
   const validRequest = ajv.compile<RequestApprovalParams>(requestApprovalParamsSchema)
   const validWithdraw = ajv.compile<WithdrawApprovalParams>(withdrawApprovalParamsSchema)
@@ -166,8 +177,8 @@ async function main(): Promise<void> {
       // registration and revocation): the token never leaves this process.
       [approverMethods.verifyOperatorToken]: (params): VerifyOperatorTokenResult => {
         if (!validVerify(params)) throw new RpcError(RPC_INVALID_PARAMS, describeValidationErrors(validVerify.errors, 'params'))
-        if (operators === null) return { required: false, valid: true }
-        return { required: true, valid: operators.identify(params.token) !== null }
+        if (gatewayOperators === null) return { required: false, valid: true }
+        return { required: true, valid: gatewayOperators.identify(params.token) !== null }
       },
     },
   })
@@ -181,11 +192,13 @@ async function main(): Promise<void> {
     clock,
     operatorToken: token?.token ?? null,
     operators,
+    failedSignIns,
     webhooks: outbox,
     logger: { level: config.logLevel },
     connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, maxConnections: config.maxConnections },
   })
   walCheckpointFailed = (err) => app.log.warn({ err: err.message }, WAL_CHECKPOINT_FAILED_MESSAGE)
+  logSignInFailures = (summary) => app.log.warn({ ...summary }, describeSignInFailures(summary))
   // On the socket systemd holds for it when started by its .socket unit (deploy/systemd).
   await listenHttp(app, { host: config.host, port: config.port, portVariable: 'SERVICE_APPROVER_PORT' })
   const closeSocketListener = await listenOnSocket(app, sockets.approverHttp, sockets.mode)
@@ -217,6 +230,7 @@ async function main(): Promise<void> {
     await app.close()
     await rpc.close()
     signer.close()
+    await failedSignIns.close()
     await audit.close()
     process.exit(0)
   }

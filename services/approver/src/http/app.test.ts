@@ -104,6 +104,37 @@ describe('approver HTTP', () => {
     expect(again.json()).toMatchObject({ error: 'not_found' })
   })
 
+  it('a refused token on decide or the feed is an operator_sign_in_failed row in history; a missing one and the right one are not', async () => {
+    const a = await app()
+    const port = await listen(a)
+    const t = await a.request()
+    const url = `/v1/approvals/${t.state === 'pending' ? t.requestId : ''}/decide`
+    const failedRows = async () =>
+      (await a.http.inject({ method: 'GET', url: '/v1/approvals/history?limit=100' })).json<{ events: Array<{ event: string; data: Record<string, unknown> }> }>().events.filter((e) => e.event === 'operator_sign_in_failed')
+    expect((await a.http.inject({ method: 'POST', url, payload: { approved: true } })).statusCode).toBe(401)
+    const f = feed(port)
+    await f.opened
+    f.ws.send(JSON.stringify({ type: 'auth' }))
+    expect(await f.closed).toBe(WS_UNAUTHORISED)
+    expect(await failedRows()).toEqual([])
+
+    expect((await a.http.inject({ method: 'POST', url, payload: { approved: true }, headers: { authorization: `Bearer ${'x'.repeat(36)}` } })).statusCode).toBe(401)
+    expect(a.service.pending.list()).toHaveLength(1)
+    let rows = await failedRows()
+    for (let i = 0; i < 100 && rows.length === 0; i++) rows = await new Promise((r) => setTimeout(r, 10)).then(failedRows)
+    expect(rows).toEqual([expect.objectContaining({ event: 'operator_sign_in_failed', intentId: 'system', data: expect.objectContaining({ count: 1, places: { decide: 1 } }) })])
+    // Within the minute: counted, written when the approver closes.
+    const g = feed(port)
+    await g.opened
+    g.ws.send(JSON.stringify({ type: 'auth', token: 'wrong' }))
+    expect(await g.closed).toBe(WS_UNAUTHORISED)
+    expect((await a.http.inject({ method: 'POST', url, payload: { approved: false }, headers: { authorization: `Bearer ${TOKEN}` } })).statusCode).toBe(200)
+    expect(await failedRows()).toHaveLength(1)
+    await a.http.close()
+    const last = audit!.list({ limit: 100 }).filter((e) => e.event === 'operator_sign_in_failed')
+    expect(last.map((e) => e.data)).toEqual([expect.objectContaining({ count: 1, places: { dashboard: 1 } }), expect.objectContaining({ count: 1, places: { decide: 1 } })])
+  })
+
   // Found by fuzzing: the same request id in upper case (Swift's uuidString writes it so) was 404 not_found.
   it('decide takes the request id in either case, and answers with it in lower case', async () => {
     const a = await app()

@@ -16,6 +16,7 @@ import { responseHeaderLines } from '@countersign/shared/http/responseHeaders'
 import { applyConnectionLimits, DEFAULT_CONNECTION_LIMITS, markUnproven, type ConnectionLimits } from '@countersign/shared/http/connectionLimits'
 import { answerConnect, upgradeOnlyWebSockets } from '@countersign/shared/http/upgradeOffers'
 import { DecisionError, type ApprovalService } from '../approvalService.js'
+import { createFailedSignIns, recordingRefusals, type FailedSignIns } from '../operators/failedSignIns.js'
 import { singleTokenOperators, type Operators } from '../operators/operators.js'
 import { dashboardPolicy } from './dashboardPolicy.js'
 import { requireOperator } from './requireOperator.js'
@@ -38,6 +39,8 @@ export interface ApproverHttpDeps {
   operatorToken: string | null
   /** Named operators (SERVICE_OPERATORS_FILE); when given, they decide instead of operatorToken. */
   operators?: Operators | null
+  /** Where refused operator tokens are recorded; without it the app records them in its own (closed with the app). */
+  failedSignIns?: FailedSignIns
   /** The webhook outbox; null when SERVICE_WEBHOOK_URL is not set. */
   webhooks?: WebhookOutbox | null
   logger?: FastifyServerOptions['logger']
@@ -65,6 +68,8 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   const { service, audit, clock } = deps
   // null: SERVICE_OPERATOR_AUTH=off, anyone may decide.
   const operators: Operators | null = deps.operators ?? (deps.operatorToken !== null ? singleTokenOperators(deps.operatorToken) : null)
+  const failedSignIns = deps.failedSignIns ?? createFailedSignIns({ audit, clock })
+  const ownsFailedSignIns = deps.failedSignIns === undefined
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: 16 * 1024, onProtoPoisoning: 'error', requestIdHeader: false, ...lowLevelErrorOptions }).withTypeProvider<SchemaTypeProvider>()
   applyConnectionLimits(app.server, deps.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, (message) => app.log.warn(message))
   const ajv = createAjv()
@@ -91,7 +96,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
 
   app.post(
     '/v1/approvals/:requestId/decide',
-    { schema: decideRouteSchema, preHandler: requireOperator(operators, 'deciding') },
+    { schema: decideRouteSchema, preHandler: requireOperator(operators && recordingRefusals(operators, failedSignIns, 'decide'), 'deciding') },
     async (req) => {
       // Request ids are UUIDs, minted in lower case; one written in upper case (Swift's uuidString) is the same
       // request: it was 404 not_found (found by fuzzing), as intent ids and tokens were at the gateway before.
@@ -163,6 +168,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
   poll.unref()
   app.addHook('onClose', async () => {
     clearInterval(poll)
+    if (ownsFailedSignIns) await failedSignIns.close()
   })
 
   // A WebSocket is not bound by CORS: a page on any site could open it. So a
@@ -221,7 +227,7 @@ export async function buildApproverApp(deps: ApproverHttpDeps): Promise<FastifyI
         start()
         return
       }
-      const known = operators
+      const known = recordingRefusals(operators, failedSignIns, 'dashboard')
       socket.once('message', (data: Buffer) => {
         clearTimeout(timer)
         let msg: unknown
