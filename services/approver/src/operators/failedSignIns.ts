@@ -58,13 +58,15 @@ export function createFailedSignIns(deps: FailedSignInsDeps): FailedSignIns {
   let writes: Promise<void> = Promise.resolve()
 
   const write = (summary: SignInFailureSummary): void => {
-    const appended = deps.audit.append({ intentId: 'system', event: SIGN_IN_FAILED_EVENT, data: { ...summary } })
-    writes = writes.then(() =>
-      appended.then(
+    // Handled at once: a refusal waiting behind an earlier, slower write would otherwise be unhandled, and stop the process.
+    const done = deps.audit
+      .append({ intentId: 'system', event: SIGN_IN_FAILED_EVENT, data: { ...summary } })
+      .then(
         () => deps.onRecorded?.(summary),
         (err: Error) => deps.onError?.(err),
-      ),
-    )
+      )
+      .catch(() => undefined)
+    writes = writes.then(() => done)
   }
 
   // The window ends: what it counted is written, and a new window starts only if there was any.
