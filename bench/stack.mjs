@@ -128,11 +128,12 @@ export async function startStack({ keys, rpcUrl, chainId = 8453, policy = {}, en
  * for one key against rpcUrl. `durable`: the token mint and the broadcast's
  * audit row durable before their replies too, as countersign keeps them;
  * otherwise only the token consumption and signature record (with its audit
- * row) are, which is what issue 17 names.
- * @param {{ key: string, rpcUrl: string, chainId?: number, durable: boolean }} opts
+ * row) are, which is what issue 17 names. `prefetch`: the reads signing needs
+ * are sent with the simulation and reused, instead of read again at signing.
+ * @param {{ key: string, rpcUrl: string, chainId?: number, durable: boolean, prefetch: boolean }} opts
  * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
  */
-export async function startFloor({ key, rpcUrl, chainId = 8453, durable }) {
+export async function startFloor({ key, rpcUrl, chainId = 8453, durable, prefetch }) {
   const dir = tempDir('cs-floor-')
   const socket = path.join(dir, 'signer.sock')
   const flag = durable ? '1' : '0'
@@ -140,7 +141,7 @@ export async function startFloor({ key, rpcUrl, chainId = 8453, durable }) {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const gateway = await startNode(path.join(root, 'bench/floor-gateway.mjs'), {
-    env: { PORT: String(port), FLOOR_SOCKET: socket, FLOOR_RPC: rpcUrl, FLOOR_CHAIN_ID: String(chainId), FLOOR_AUDIT_DB: path.join(dir, 'audit.db'), FLOOR_DURABLE_BROADCAST_AUDIT: flag },
+    env: { PORT: String(port), FLOOR_SOCKET: socket, FLOOR_RPC: rpcUrl, FLOOR_CHAIN_ID: String(chainId), FLOOR_AUDIT_DB: path.join(dir, 'audit.db'), FLOOR_DURABLE_BROADCAST_AUDIT: flag, FLOOR_PREFETCH: prefetch ? '1' : '0' },
     url: `${url}/ready`,
   })
   return {
