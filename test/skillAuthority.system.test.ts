@@ -6,11 +6,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import Database from 'better-sqlite3'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SUPPORTED_CHAIN_IDS } from '@countersign/shared'
 import { hashSkillFolder, signManifest } from '../services/gateway/dist/cli/skill.js'
-import { tempDataDir } from './support/processes.js'
+import { tempDataDir, waitFor } from './support/processes.js'
 import { Stack } from './support/stack.js'
 
 const listedKey = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' as const
@@ -158,14 +159,16 @@ describe('named operators (SERVICE_OPERATORS_FILE)', () => {
   it("registration and revocation accept any listed operator's token and refuse a wrong one, the hash itself included", async () => {
     expect(existsSync(path.join(stack.dataDir, 'operator-token'))).toBe(false)
     const key = generatePrivateKey()
-    for (const wrong of ['not-a-token', sha256(ALICE), randomBytes(32).toString('base64url')]) {
+    const wrongs = ['not-a-token', sha256(ALICE), randomBytes(32).toString('base64url')]
+    for (const wrong of wrongs) {
       const r = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'named', key), bearer(wrong))
       expect(r.status).toBe(401)
       expect(r.body).toMatchObject({ registered: false, error: 'operator_auth_required' })
     }
     expect((await stack.get('/v1/skills')).body).toEqual([])
     // The approver audits refused tokens: the first at once, the rest of the minute summed into one row later.
-    const refused = (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { event: string }) => e.event === 'operator_sign_in_failed')
+    const refusedRows = async () => (await stack.get('/v1/approvals/history?limit=50')).body.events.filter((e: { event: string }) => e.event === 'operator_sign_in_failed')
+    const refused = await waitFor(async () => ((await refusedRows()).length > 0 ? refusedRows() : null), { what: 'the first operator_sign_in_failed row' })
     expect(refused).toEqual([expect.objectContaining({ intentId: 'system', data: expect.objectContaining({ count: 1, places: { gateway_operator_route: 1 } }) })])
     const byAlice = await stack.post('/v1/skills/register', await manifestFor(skillsDir(), 'named', key), bearer(ALICE))
     expect(byAlice.status, JSON.stringify(byAlice.body)).toBe(200)
@@ -174,6 +177,19 @@ describe('named operators (SERVICE_OPERATORS_FILE)', () => {
     const events = JSON.stringify((await stack.get('/v1/approvals/history?limit=50')).body.events)
     expect(events).not.toContain(ALICE)
     expect(events).not.toContain(BOB)
-    expect(events).not.toContain(sha256(ALICE))
+    // The approver's shutdown writes the minute's remaining refusals (two registrations, one revocation): no token in any row.
+    await stack.approver!.stop()
+    const db = new Database(path.join(stack.dataDir, 'audit.db'), { readonly: true })
+    try {
+      const rows = db.prepare("SELECT data FROM audit_events WHERE event = 'operator_sign_in_failed' ORDER BY seq").all() as Array<{ data: string }>
+      expect(rows.map((r) => JSON.parse(r.data))).toEqual([
+        expect.objectContaining({ count: 1, places: { gateway_operator_route: 1 } }),
+        expect.objectContaining({ count: 3, places: { gateway_operator_route: 3 } }),
+      ])
+      const everything = JSON.stringify(db.prepare('SELECT * FROM audit_events').all())
+      for (const presented of [...wrongs, sha256(BOB), ALICE, BOB]) expect(everything).not.toContain(presented)
+    } finally {
+      db.close()
+    }
   })
 })

@@ -57,12 +57,14 @@ describe('failed operator sign-ins', () => {
     await failures.close()
   })
 
-  it('close writes what the window counted so far: nothing is lost at shutdown', async () => {
+  it('close writes what the window counted so far: nothing is lost at shutdown; after it nothing more is counted', async () => {
     const failures = createFailedSignIns({ audit, clock: () => now })
     failures.record('decide')
     failures.record('decide')
     failures.record('dashboard')
     await failures.close()
+    failures.record('decide')
+    await vi.advanceTimersByTimeAsync(120_000)
     expect(rows().map((r) => r.data)).toEqual([
       { intentId: 'system', count: 1, places: { decide: 1 }, firstAt: T0, lastAt: T0 },
       { intentId: 'system', count: 2, places: { decide: 1, dashboard: 1 }, firstAt: T0, lastAt: T0 },

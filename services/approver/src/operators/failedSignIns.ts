@@ -56,6 +56,7 @@ export function createFailedSignIns(deps: FailedSignInsDeps): FailedSignIns {
   let counted: SignInFailureSummary | null = null
   let timer: NodeJS.Timeout | null = null
   let writes: Promise<void> = Promise.resolve()
+  let closed = false
 
   const write = (summary: SignInFailureSummary): void => {
     // Handled at once: a refusal waiting behind an earlier, slower write would otherwise be unhandled, and stop the process.
@@ -65,6 +66,7 @@ export function createFailedSignIns(deps: FailedSignInsDeps): FailedSignIns {
         () => deps.onRecorded?.(summary),
         (err: Error) => deps.onError?.(err),
       )
+      // A throwing logger must not leave a rejection behind either; the row itself is written.
       .catch(() => undefined)
     writes = writes.then(() => done)
   }
@@ -85,6 +87,8 @@ export function createFailedSignIns(deps: FailedSignInsDeps): FailedSignIns {
 
   return {
     record(place) {
+      // After close the audit log is closing too: nothing more is counted.
+      if (closed) return
       const now = deps.clock()
       if (timer === null) {
         write({ count: 1, places: { [place]: 1 }, firstAt: now, lastAt: now })
@@ -97,6 +101,7 @@ export function createFailedSignIns(deps: FailedSignInsDeps): FailedSignIns {
       counted.lastAt = now
     },
     async close() {
+      closed = true
       if (timer !== null) clearTimeout(timer)
       timer = null
       if (counted !== null) write(counted)
