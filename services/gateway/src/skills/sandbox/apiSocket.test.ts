@@ -10,11 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { createAjv, createRpcClient, SKILL_INTENT_REFUSED, txIntentSchema, type RpcClient, type TxIntent } from '@countersign/shared'
+import { canonicalUuid, createAjv, createRpcClient, SKILL_INTENT_REFUSED, txIntentSchema, type RpcClient, type TxIntent } from '@countersign/shared'
 import { actions, makeIntent } from '@countersign/shared/testing/intents'
 import { clone, mutate, oddValues } from '@countersign/shared/testing/mutate'
 import { seededRandom, type Random } from '@countersign/shared/testing/seededRandom'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { txIntentInputSchema } from '../../routes/intentInput.js'
 import type { UnsignedManifest } from '../manifest.js'
 import { openSkillApiSocket } from './apiSocket.js'
 
@@ -38,7 +39,10 @@ let runDir: string
 let socketPath: string
 let closeSocket: () => Promise<void>
 let client: RpcClient
+/** What may reach the pipeline: the canonical intent (a lower-case id). */
 const isIntent = createAjv().compile<TxIntent>(txIntentSchema)
+/** What the socket takes, as the HTTP routes do: the id in either case. */
+const isIntentInput = createAjv().compile<TxIntent>(txIntentInputSchema)
 
 beforeAll(async () => {
   runDir = mkdtempSync(path.join(os.tmpdir(), 'cs-skillapi-'))
@@ -73,8 +77,8 @@ const valid = (): TxIntent[] => [
   { ...makeIntent({ action: actions.transfer() }), metadata: { source: 'agent:trusted', note: 'pay the invoice' } },
 ]
 
-/** The intent as the pipeline must receive it: the sender's, with only metadata.source set to the skill. */
-const stamped = (intent: TxIntent): TxIntent => ({ ...intent, metadata: { ...intent.metadata, source: `skill:${SKILL}` } })
+/** The intent as the pipeline must receive it: the sender's, with only metadata.source set to the skill and the id in lower case. */
+const stamped = (intent: TxIntent): TxIntent => ({ ...intent, id: canonicalUuid(intent.id), metadata: { ...intent.metadata, source: `skill:${SKILL}` } })
 
 /** A skill's attempts to pass as someone else: every spelling of a source it might hope survives. */
 function spoofSource(rng: Random, intent: Record<string, unknown>): Record<string, unknown> {
@@ -141,6 +145,18 @@ function oddLine(rng: Random, intent: TxIntent): string {
   return rng.pick(choices)()
 }
 
+describe('the skill API socket', () => {
+  it('takes an intent id in either case, as the HTTP routes do, and hands it on in lower case', async () => {
+    const intent = makeIntent({ action: actions.native() })
+    const before = submitted.length
+    const outcome = await submit('submitIntent', { intent: { ...intent, id: intent.id.toUpperCase() } })
+    expect(outcome).toEqual({ kind: 'ok', result: { status: 200, body: { intentId: intent.id } } })
+    expect(submitted.slice(before)).toEqual([stamped(intent)])
+    // Another spelling of the same UUID is not read as it.
+    expect(await submit('submitIntent', { intent: { ...intent, id: `{${intent.id}}` } })).toEqual({ kind: 'invalid' })
+  })
+})
+
 describe('the skill API socket under fuzzed calls', () => {
   it(`lets through only declared, valid intents, stamped with the skill's name (seed ${SEED}, ${ROUNDS} rounds)`, async () => {
     const rng = seededRandom(SEED)
@@ -190,7 +206,7 @@ describe('the skill API socket under fuzzed calls', () => {
         case 'ok': {
           if (arrived.length !== 1) problems.push(`${what}: a result with ${arrived.length} intents submitted`)
           const got = arrived[0]!
-          if (!isIntent(intent)) problems.push(`${what}: an intent that fails the schema went through`)
+          if (!isIntentInput(intent)) problems.push(`${what}: an intent that fails the schema went through`)
           else if (JSON.stringify(got) !== JSON.stringify(stamped(intent))) problems.push(`${what}: submitted ${JSON.stringify(got)}, not the sent intent stamped with the skill`)
           expect(outcome.result).toEqual({ status: 200, body: { intentId: got.id } })
           problems.push(...checkSubmitted(got, round))
@@ -200,14 +216,14 @@ describe('the skill API socket under fuzzed calls', () => {
           if (arrived.length > 0) problems.push(`${what}: refused, yet submitted`)
           if (outcome.reason !== 'forbidden_action') problems.push(`${what}: refused for ${String(outcome.reason)}`)
           if (forbidden.length !== forbiddenBefore + 1) problems.push(`${what}: refused without being reported as forbidden`)
-          const declared = isIntent(intent) && permissions.actions.includes(intent.action.type) && permissions.chains.includes(intent.chain.chainId)
+          const declared = isIntentInput(intent) && permissions.actions.includes(intent.action.type) && permissions.chains.includes(intent.chain.chainId)
           if (declared) problems.push(`${what}: a declared, valid intent was refused as forbidden`)
           break
         }
         case 'invalid':
         case 'no method':
           if (arrived.length > 0) problems.push(`${what}: ${outcome.kind}, yet submitted`)
-          if (outcome.kind === 'invalid' && method === 'submitIntent' && isIntent(intent) && wire !== null && typeof wire === 'object' && Object.keys(wire).length === 1) {
+          if (outcome.kind === 'invalid' && method === 'submitIntent' && isIntentInput(intent) && wire !== null && typeof wire === 'object' && Object.keys(wire).length === 1) {
             problems.push(`${what}: a valid intent refused as invalid params`)
           }
           if (outcome.kind === 'no method' && method === 'submitIntent') problems.push(`${what}: submitIntent unknown`)

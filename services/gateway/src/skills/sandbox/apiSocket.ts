@@ -5,13 +5,14 @@ import {
   RpcError,
   RPC_INVALID_PARAMS,
   SKILL_INTENT_REFUSED,
+  canonicalUuid,
   createAjv,
   createRpcServer,
   describeValidationErrors,
-  txIntentSchema,
   type RpcServer,
   type TxIntent,
 } from '@countersign/shared'
+import { txIntentInputSchema } from '../../routes/intentInput.js'
 import type { UnsignedManifest } from '../manifest.js'
 
 /** What a skill's submitIntent does once the intent passed the manifest's permissions. */
@@ -36,7 +37,8 @@ export async function openSkillApiSocket(opts: {
   const dir = path.join(opts.runDir, 'skills')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const socketPath = path.join(dir, `${randomUUID().slice(0, 8)}.sock`)
-  const validate = createAjv().compile<TxIntent>(txIntentSchema)
+  // The intent as the HTTP routes take it: an id in either case, made canonical before it is handed on.
+  const validate = createAjv().compile<TxIntent>(txIntentInputSchema)
   const { permissions } = opts.skill.manifest
   const server: RpcServer = createRpcServer({
     socketPath,
@@ -55,7 +57,7 @@ export async function openSkillApiSocket(opts: {
           opts.onForbidden(reason)
           throw new RpcError(SKILL_INTENT_REFUSED, reason, { reason: 'forbidden_action' })
         }
-        const stamped: TxIntent = { ...intent, metadata: { ...intent.metadata, source: `skill:${opts.skill.name}` } }
+        const stamped: TxIntent = { ...intent, id: canonicalUuid(intent.id), metadata: { ...intent.metadata, source: `skill:${opts.skill.name}` } }
         return opts.submit(stamped, ctx.signal)
       },
     },
