@@ -1,14 +1,16 @@
 // The gateway of the guarantees-only floor (bench/pipeline.mjs, sequential
-// part): fastify with two routes that make the bare pipeline's chain calls
-// (the four reads before signing in one JSON-RPC batch, or sent with the
-// simulation: FLOOR_PREFETCH below; every call over node:http with a
-// keep-alive agent, the cheapest client here: fetch cost 0.6–0.8 ms more a
-// request) and add only
-// what the goal's guarantees cost: the simulation before approval, a hop to a
-// signer process (bench/floor-signer.mjs) for the token and for the signature,
-// and with FLOOR_DURABLE_BROADCAST_AUDIT=1 the broadcast's audit row durable
-// before the reply, as countersign keeps it. No validation, policy, risk,
-// wallet queue, approver process, nonce bookkeeping or Server-Timing.
+// part): fastify with two routes that make the bare pipeline's chain calls and
+// add only what the goal's guarantees cost: the simulation before approval, a
+// hop to a signer process (bench/floor-signer.mjs) for the token and for the
+// signature, and with FLOOR_DURABLE_BROADCAST_AUDIT=1 the broadcast's audit row
+// durable before the reply, as countersign keeps it. The four reads before
+// signing go as one JSON-RPC batch, or with the simulation (FLOOR_PREFETCH
+// below); every call to the node goes over node:http with a keep-alive agent,
+// the cheapest client here (fetch cost 0.6–0.8 ms more a request). Nothing of
+// countersign's own machinery (its audit log, its RPC layer, viem's transport)
+// is used, so the floor measures the guarantees and not that code. No
+// validation, policy, risk, wallet queue, approver process or Server-Timing;
+// the nonce is only kept per wallet.
 import http from 'node:http'
 import net from 'node:net'
 import Database from 'better-sqlite3'
